@@ -1,0 +1,34 @@
+# make run: install, initialise the SQLite database with the demo world, serve on 127.0.0.1:8000.
+# make test: install, run the test suite.
+VENV   := .venv
+PYTHON := $(VENV)/bin/python
+FLASK  := $(VENV)/bin/flask --app app
+STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: install run test lint bench clean
+
+$(PYTHON):
+	python3 -m venv $(VENV)
+
+$(STAMP): setup.cfg pyproject.toml | $(PYTHON)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(FLASK) db init
+	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn --config gunicorn.conf.py wsgi:app
+
+test: install
+	$(PYTHON) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -1,0 +1,219 @@
+"""Who may call what: access rules as one decorator per view, in the order the contract gives.
+
+token (401) → role, plan, status (403) → rate limit (429) → quota (429) → the view, whose
+argument parsing gives 400/415/422 and whose lookups give 404/409.
+"""
+
+from dataclasses import dataclass
+from functools import wraps
+from http import HTTPStatus
+
+import flask_smorest
+from flask import current_app, g
+from flask_jwt_extended import get_current_user, verify_jwt_in_request
+from flask_limiter.util import get_remote_address
+from webargs import core
+from webargs.flaskparser import FlaskParser, is_json_request
+
+from errors import (
+    PROBLEMS,
+    AccountSuspended,
+    MalformedRequest,
+    RoleRequired,
+    SubscriptionRequired,
+    UnsupportedMediaType,
+)
+from extensions import PROBLEM_JSON, RETRY_AFTER, limiter
+from schemas.common import ProblemSchema
+from services import quotas
+
+#: Rate-limit policy → the configuration key holding its limit.
+POLICY_SETTINGS = {
+    "public-read": "RATELIMIT_PUBLIC",
+    "auth": "RATELIMIT_AUTH",
+    "register": "RATELIMIT_REGISTER",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the access table: the token it needs, who passes, how it is counted."""
+
+    who: str  # for the OpenAPI description
+    token: str  # "none": never read; "optional": if sent, must be valid; "required"
+    policy: str  # a key of POLICY_SETTINGS
+    per: str  # "ip" or "user": what the rate limit counts by
+    roles: tuple[str, ...] = ()  # roles allowed; empty means any
+    pro_or_admin: bool = False
+    quota: bool = False  # counts against the monthly Data API quota
+
+    def admit(self):
+        """Authenticate and authorise the request; the caller (or None when anonymous)."""
+        if self.token == "none":
+            return None
+        if verify_jwt_in_request(optional=self.token == "optional") is None:
+            return None
+        user = get_current_user()
+        if user.status == "suspended":
+            if self.token == "optional":
+                return None  # a public endpoint: a suspended account reads as anonymous
+            raise AccountSuspended()
+        if self.roles and user.role not in self.roles:
+            raise RoleRequired(self.roles)
+        if self.pro_or_admin and not (user.plan == "pro" or user.role == "admin"):
+            raise SubscriptionRequired()
+        return user
+
+    def rate_key(self):
+        """The rate-limit counter this request adds to."""
+        if self.per == "user":
+            return f"user:{g.viewer.id}"
+        return f"ip:{get_remote_address()}"
+
+    def limit_value(self):
+        """This policy's limit, from configuration at request time."""
+        return current_app.config[POLICY_SETTINGS[self.policy]]
+
+    @property
+    def security(self):
+        """OpenAPI security requirement."""
+        if self.token == "none":
+            return []
+        if self.token == "optional":
+            return [{}, {"bearerAuth": []}]
+        return [{"bearerAuth": []}]
+
+    @property
+    def problems(self):
+        """The problems (status → names) this rule can answer before the view runs."""
+        found = {}
+        if self.token == "required":
+            found[403] = ["account-suspended"]
+            if self.roles:
+                found[403].append("role-required")
+            if self.pro_or_admin:
+                found[403].append("subscription-required")
+        found[429] = ["rate-limited", "quota-exceeded"] if self.quota else ["rate-limited"]
+        return found
+
+    @property
+    def summary(self):
+        """A sentence for the OpenAPI description of each endpoint."""
+        counted = "client IP" if self.per == "ip" else "user"
+        text = f"**Access:** {self.who}. **Rate limit:** `{self.policy}`, counted per {counted}."
+        if self.quota:
+            text += " Counts 1 against the monthly Data API request quota."
+        return text
+
+
+PRO_OR_ADMIN = "Plan `pro` or role `admin`"
+
+PUBLIC = Rule(
+    "Anyone; a valid bearer token unlocks premium fields", "optional", "public-read", "ip"
+)
+REGISTER = Rule("Anyone", "none", "register", "ip")
+LOGIN = Rule("Anyone", "none", "auth", "ip")
+SIGNED_IN = Rule("Any signed-in active user", "required", "auth", "user")
+DATA = Rule(PRO_OR_ADMIN, "required", "auth", "user", pro_or_admin=True, quota=True)
+DATA_USAGE = Rule(PRO_OR_ADMIN, "required", "auth", "user", pro_or_admin=True)
+OPS = Rule("Role `admin` or `operator`", "required", "auth", "user", roles=("admin", "operator"))
+ADMIN = Rule("Role `admin`", "required", "auth", "user", roles=("admin",))
+
+
+def guard(rule, view):
+    """``view`` behind ``rule``: admit the caller, then the rate limit, then the quota."""
+
+    @wraps(view)
+    def counted(*args, **kwargs):
+        quotas.consume_request(g.viewer)
+        return view(*args, **kwargs)
+
+    limited = limiter.shared_limit(rule.limit_value, scope=rule.policy, key_func=rule.rate_key)(
+        counted if rule.quota else view
+    )
+
+    @wraps(view)
+    def guarded(*args, **kwargs):
+        g.viewer = rule.admit()
+        return limited(*args, **kwargs)
+
+    return guarded
+
+
+def current_viewer():
+    """The user calling the current request, or None when anonymous."""
+    return g.get("viewer")
+
+
+class RequestParser(FlaskParser):
+    """webargs' parser, answering our problems: 415 for a non-JSON body, 400 for a non-object."""
+
+    def _raw_load_json(self, req):
+        body = req.get_data(cache=True)
+        if not body:
+            return core.missing
+        if not is_json_request(req):
+            raise UnsupportedMediaType(
+                f"The body must be application/json, not {req.mimetype or 'untyped'}."
+            )
+        data = core.parse_json(body)
+        if not isinstance(data, dict):
+            raise MalformedRequest("The body must be a JSON object.")
+        return data
+
+    def _handle_invalid_json_error(self, error, req, *args, **kwargs):
+        raise MalformedRequest("The body is not valid JSON.")
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """flask-smorest's Blueprint with access rules and our request parser."""
+
+    ARGUMENTS_PARSER = RequestParser()
+
+    def access(self, rule):
+        """Decorate a view with ``rule``, at run time and in the OpenAPI description."""
+
+        def decorator(view):
+            guarded = guard(rule, view)
+            if rule.token != "none":
+                guarded = self.alt_response(401, response=HTTPStatus(401).name)(guarded)
+            for status, names in rule.problems.items():
+                guarded = self.problems(status, *names)(guarded)
+            return self.doc(security=rule.security, description=rule.summary)(guarded)
+
+        return decorator
+
+    def problems(self, status, *names):
+        """Document that the view may answer ``status`` with these problem types."""
+        lines = [f"`{name}`: {PROBLEMS[name][2]}" for name in names]
+        headers = {"Retry-After": RETRY_AFTER} if status == 429 else None
+        return self.alt_response(
+            status,
+            schema=ProblemSchema,
+            content_type=PROBLEM_JSON,
+            description="  \n".join(lines),
+            headers=headers,
+        )
+
+    def arguments(self, schema, *, location="json", **kwargs):
+        """As flask-smorest's, and a JSON body also documents what a bad body answers."""
+        decorator = super().arguments(schema, location=location, **kwargs)
+        if location != "json":
+            return decorator
+
+        def with_body_errors(view):
+            documented = decorator(view)
+            for status, name in BODY_PROBLEMS.items():
+                documented = self.problems(status, name)(documented)
+            return documented
+
+        return with_body_errors
+
+
+#: What a JSON body can get wrong before its fields are even read.
+BODY_PROBLEMS = {
+    400: "malformed-request",
+    413: "payload-too-large",
+    415: "unsupported-media-type",
+    422: "validation-error",
+}

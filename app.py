@@ -1,0 +1,277 @@
+"""The application factory: configuration, extensions, database, request hooks, errors, routes."""
+
+import json
+import logging
+import math
+import os
+import re
+import sys
+import time
+import uuid
+from http import HTTPStatus
+from importlib.metadata import version
+
+from flask import Flask, g, request
+from flask_limiter import RateLimitExceeded
+from peewee import InterfaceError, OperationalError
+from werkzeug.exceptions import HTTPException
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from config import config_from_env
+from errors import PROBLEMS, AppError, InvalidCredentials
+from extensions import api, jwt, limiter, problem_type
+from models import db, open_database
+from services.accounts import user_for_token
+
+log = logging.getLogger("picks")
+access_log = logging.getLogger("picks.access")
+
+REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+DATABASE_RETRY_AFTER = 5
+
+#: HTTP statuses raised by Flask, Werkzeug or webargs → our problem names.
+HTTP_PROBLEMS = {
+    400: "malformed-request",
+    404: "not-found",
+    405: "method-not-allowed",
+    413: "payload-too-large",
+    415: "unsupported-media-type",
+    422: "validation-error",
+    429: "rate-limited",
+    500: "internal-error",
+}
+
+
+def create_app(overrides=None):
+    """A configured application; ``overrides`` replace settings read from the environment."""
+    app = Flask(__name__, instance_relative_config=True)
+    app.config.update(config_from_env(os.environ, app.instance_path, overrides))
+    app.config.update(
+        API_TITLE="Sports Pick Service",
+        API_VERSION=version("sports-pick-service"),
+        OPENAPI_VERSION="3.1.0",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist@5/",
+        JWT_TOKEN_LOCATION=["headers"],
+    )
+    app.extensions["started_at"] = time.monotonic()
+    configure_logging(app.config["LOG_LEVEL"])
+    hops = app.config["PROXY_FIX_HOPS"]
+    if hops:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
+
+    db.initialize(open_database(app.config["DATABASE_URL"]))
+    register_request_hooks(app)
+    jwt.init_app(app)
+    register_token_loaders()
+    limiter.init_app(app)
+    api.init_app(app)
+    api.spec.components.security_scheme(
+        "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+    )
+    register_error_handlers(app)
+    register_blueprints(app)
+
+    from cli import register_commands
+
+    register_commands(app)
+    return app
+
+
+def register_blueprints(app):
+    """Every endpoint group."""
+    from blueprints import admin, auth, data, meta, ops
+
+    for module in (meta, auth, data, ops, admin):
+        api.register_blueprint(module.blp)
+
+
+def configure_logging(level):
+    """One line per record on stdout, as a PaaS collects it (set up once per process)."""
+    if not any(getattr(handler, "is_picks", False) for handler in log.handlers):
+        handler = logging.StreamHandler(sys.stdout)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+        handler.is_picks = True
+        log.addHandler(handler)
+    log.setLevel(level)
+
+
+def register_request_hooks(app):
+    """Request ids, rate-limit headers, the access log and closing the database connection."""
+
+    @app.before_request
+    def start_request():
+        given = request.headers.get("X-Request-ID", "")
+        g.request_id = given if REQUEST_ID.match(given) else uuid.uuid4().hex
+        g.started = time.perf_counter()
+
+    @app.after_request
+    def finish_request(response):
+        request_id = g.get("request_id") or uuid.uuid4().hex
+        response.headers["X-Request-ID"] = request_id
+        viewer = g.get("viewer")
+        access_log.info(
+            "method=%s path=%s status=%s duration_ms=%.1f user=%s request_id=%s",
+            request.method,
+            request.path,
+            response.status_code,
+            (time.perf_counter() - g.get("started", time.perf_counter())) * 1000,
+            viewer.id if viewer else "-",
+            request_id,
+        )
+        return response
+
+    @app.after_request
+    def add_rate_limit_headers(response):
+        current = limiter.current_limit
+        if current is None:
+            return response
+        policy, amount = current.request_args[-1], current.limit.amount
+        remaining, reset_at = max(0, current.remaining), current.reset_at
+        response.headers["X-RateLimit-Limit"] = str(amount)
+        response.headers["X-RateLimit-Remaining"] = str(remaining)
+        response.headers["X-RateLimit-Reset"] = str(reset_at)
+        response.headers["RateLimit-Policy"] = (
+            f'"{policy}";q={amount};w={current.limit.get_expiry()}'
+        )
+        response.headers["RateLimit"] = (
+            f'"{policy}";r={remaining};t={seconds_until(current.window[0])}'
+        )
+        return response
+
+    @app.teardown_appcontext
+    def close_database(_exc):
+        if not db.is_closed():
+            db.close()
+
+
+def seconds_until(timestamp) -> int:
+    """Whole seconds from now until ``timestamp`` (epoch), rounded up, at least 1."""
+    return max(1, math.ceil(timestamp - time.time()))
+
+
+def register_token_loaders():
+    """Every flask-jwt-extended failure becomes our bare 401 (its default is a 422 with JSON)."""
+    jwt.user_lookup_loader(lambda _header, data: user_for_token(data["sub"]))
+    jwt.unauthorized_loader(lambda _reason: unauthorized())
+    jwt.invalid_token_loader(lambda _reason: unauthorized(invalid=True))
+    for loader in (
+        jwt.expired_token_loader,
+        jwt.user_lookup_error_loader,
+        jwt.token_verification_failed_loader,
+        jwt.revoked_token_loader,
+        jwt.needs_fresh_token_loader,
+    ):
+        loader(lambda _header, _data: unauthorized(invalid=True))
+
+
+def unauthorized(invalid=False):
+    """The 401: an empty body and a Bearer challenge."""
+    challenge = 'Bearer error="invalid_token"' if invalid else "Bearer"
+    return "", 401, {"WWW-Authenticate": challenge}
+
+
+def problem(status, name, detail, *, errors=None, headers=None):
+    """A problem+json response: the only way this service answers an error with a body.
+
+    ``name`` is one of our problem types, or None for a status we give no meaning of our own
+    (RFC 9457's ``about:blank``, titled by the HTTP reason phrase).
+    """
+    body = {
+        "type": problem_type(name) if name else "about:blank",
+        "title": PROBLEMS[name][1] if name else HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+        "requestId": g.get("request_id"),
+    }
+    if errors:
+        body["errors"] = errors
+    return json.dumps(body), status, {"Content-Type": "application/problem+json", **(headers or {})}
+
+
+def flatten_messages(messages, prefix="") -> dict[str, list[str]]:
+    """Flatten webargs' ``{"json": {"field": [...]}}`` into ``{"field": [...]}``."""
+    flat = {}
+    for key, value in messages.items():
+        if not prefix and key in ("json", "query", "path", "view_args", "headers", "form"):
+            name = ""
+        elif key == "_schema":
+            name = prefix.rstrip(".") or "body"
+        else:
+            name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten_messages(value, f"{name}." if name else ""))
+        else:
+            listed = value if isinstance(value, list) else [value]
+            flat.setdefault(name or "body", []).extend(str(message) for message in listed)
+    return flat
+
+
+def database_reachable() -> bool:
+    """Whether a fresh connection to the database answers a trivial query."""
+    try:
+        if not db.is_closed():
+            db.close()
+        db.execute_sql("SELECT 1")
+    except (OperationalError, InterfaceError):
+        return False
+    return True
+
+
+def register_error_handlers(app):
+    """Every error the service answers, formatted here and nowhere else."""
+
+    @app.errorhandler(AppError)
+    def handle_app_error(error):
+        return problem(
+            error.status, error.problem, error.detail, errors=error.errors, headers=error.headers
+        )
+
+    @app.errorhandler(InvalidCredentials)
+    def handle_invalid_credentials(_error):
+        return unauthorized()
+
+    @app.errorhandler(RateLimitExceeded)
+    def handle_rate_limited(error):
+        current = limiter.current_limit
+        policy = current.request_args[-1] if current else "rate-limit"
+        retry_after = seconds_until(current.window[0]) if current else 1
+        return problem(
+            429,
+            "rate-limited",
+            f"The {policy} policy allows {error.description}; retry in {retry_after} s.",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+    @app.errorhandler(HTTPException)
+    def handle_http_exception(error):
+        name = HTTP_PROBLEMS.get(error.code)
+        data = getattr(error, "data", None) or {}
+        if error.code == 422 and "messages" in data:
+            errors = flatten_messages(data["messages"])
+            fields = ", ".join(sorted(errors))
+            return problem(422, name, f"Invalid input: {fields}.", errors=errors)
+        headers = {}
+        if error.code == 405:
+            headers["Allow"] = ", ".join(error.valid_methods or ())
+        return problem(error.code, name, error.description, headers=headers)
+
+    @app.errorhandler(OperationalError)
+    @app.errorhandler(InterfaceError)
+    def handle_database_error(error):
+        if database_reachable():
+            return handle_unexpected(error)  # SQLite reports bad SQL as OperationalError too
+        log.error("database unavailable request_id=%s: %s", g.get("request_id"), error)
+        return problem(
+            503,
+            "service-unavailable",
+            "The database cannot be reached right now.",
+            headers={"Retry-After": str(DATABASE_RETRY_AFTER)},
+        )
+
+    @app.errorhandler(Exception)
+    def handle_unexpected(error):
+        log.exception("unhandled error request_id=%s", g.get("request_id"))
+        return problem(500, "internal-error", "Something went wrong on our side.")

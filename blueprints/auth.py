@@ -1,0 +1,32 @@
+"""Account endpoints: register and log in."""
+
+from flask.views import MethodView
+
+from access import LOGIN, REGISTER, Blueprint
+from schemas.auth import LoginSchema, RegisterSchema, SessionSchema
+from services import accounts
+
+blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Register and log in.")
+
+
+@blp.route("/register")
+class Register(MethodView):
+    @blp.access(REGISTER)
+    @blp.arguments(RegisterSchema)
+    @blp.response(200, SessionSchema)
+    @blp.problems(409, "email-taken")
+    def post(self, body):
+        """Create an account (user, free, active) and sign it in"""
+        return accounts.register(**body)
+
+
+@blp.route("/login")
+class Login(MethodView):
+    @blp.access(LOGIN)
+    @blp.arguments(LoginSchema)
+    @blp.response(200, SessionSchema)
+    @blp.alt_response(401, response="UNAUTHORIZED")
+    @blp.problems(403, "account-suspended")
+    def post(self, body):
+        """Sign in with email and password"""
+        return accounts.login(**body)

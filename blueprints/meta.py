@@ -1,0 +1,49 @@
+"""About the API itself: where things are, and what each problem type means."""
+
+from flask.views import MethodView
+from marshmallow import Schema, fields
+
+from access import Blueprint
+from errors import PROBLEMS, NotFound
+from extensions import base_url, problem_type
+from schemas.common import ProblemDescriptionSchema
+
+blp = Blueprint("meta", __name__, description="The API's own documentation.")
+
+
+class IndexSchema(Schema):
+    """Where to start."""
+
+    name = fields.String(required=True)
+    openapi = fields.String(required=True)
+    docs = fields.String(required=True)
+
+
+@blp.route("/")
+class Index(MethodView):
+    @blp.response(200, IndexSchema)
+    def get(self):
+        """Where the OpenAPI description and the docs are"""
+        return {
+            "name": "Sports Pick Service",
+            "openapi": f"{base_url()}/openapi.json",
+            "docs": f"{base_url()}/docs",
+        }
+
+
+@blp.route("/problems/<name>")
+class Problem(MethodView):
+    @blp.response(200, ProblemDescriptionSchema)
+    @blp.problems(404, "not-found")
+    def get(self, name):
+        """What a problem type means"""
+        if name not in PROBLEMS:
+            raise NotFound(f"There is no problem type {name!r}.")
+        status, title, description = PROBLEMS[name]
+        return {
+            "name": name,
+            "type": problem_type(name),
+            "title": title,
+            "status": status,
+            "description": description,
+        }

@@ -1,0 +1,102 @@
+"""Configuration from the environment, read each time the application factory runs."""
+
+import os
+import secrets
+from pathlib import Path
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
+
+#: Every setting the environment may give, with its default (None: none, or derived).
+DEFAULTS: dict[str, object] = {
+    "APP_ENV": "development",
+    "DATABASE_URL": None,  # an SQLite file in the instance folder
+    "JWT_SECRET_KEY": None,  # generated once into the instance folder outside production
+    "ACCESS_TOKEN_EXPIRES": 3600,
+    "PUBLIC_BASE_URL": None,
+    "LOG_LEVEL": "INFO",
+    "PASSWORD_HASH_METHOD": "scrypt:32768:8:1",
+    "PROXY_FIX_HOPS": 1,
+    "RATELIMIT_ENABLED": True,
+    "RATELIMIT_STORAGE_URI": "memory://",
+    "RATELIMIT_STRATEGY": "sliding-window-counter",
+    "RATELIMIT_PUBLIC": "120 per minute",
+    "RATELIMIT_AUTH": "20 per minute",
+    "RATELIMIT_REGISTER": "5 per hour",
+    "QUOTA_PRO_REQUESTS": 50_000,
+    "QUOTA_PRO_EXPORTS": 500,
+    "QUOTA_PRO_EXPORT_ROWS": 2_000_000,
+    "QUOTA_WARNING_RATIO": 0.8,
+    "SETTLEMENT_MAX_AGE_HOURS": 26,
+    "CALIBRATION_MAX_AGE_HOURS": 24 * 8,
+    "PICK_MIN_EDGE": 0.02,
+    "RATING_A_EDGE": 0.08,
+    "RATING_A_QUALITY": 0.8,
+    "RATING_B_EDGE": 0.05,
+    "RATING_B_QUALITY": 0.6,
+    "VOID_AFTER_HOURS": 48,
+    "MARGIN_METHOD": "proportional",
+}
+
+
+def as_bool(value) -> bool:
+    """Read a boolean the way people write one in an environment variable."""
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def _typed(name, raw):
+    default = DEFAULTS[name]
+    if isinstance(default, bool):
+        return as_bool(raw)
+    if isinstance(default, int):
+        return int(raw)
+    if isinstance(default, float):
+        return float(raw)
+    return raw
+
+
+def config_from_env(environ, instance_path, overrides=None) -> dict:
+    """Configuration from ``environ``, then ``overrides``; files go in ``instance_path``."""
+    settings = {
+        name: _typed(name, environ[name]) if environ.get(name) not in (None, "") else default
+        for name, default in DEFAULTS.items()
+    }
+    settings.update(overrides or {})
+    production = settings["APP_ENV"] == "production"
+    if not settings["DATABASE_URL"]:
+        settings["DATABASE_URL"] = f"sqlite:///{Path(instance_path) / 'app.db'}"
+    if not settings["JWT_SECRET_KEY"]:
+        if production:
+            raise RuntimeError("JWT_SECRET_KEY must be set when APP_ENV=production")
+        settings["JWT_SECRET_KEY"] = shared_secret(Path(instance_path) / "jwt-secret")
+    settings["RATELIMIT_HEADERS_ENABLED"] = False  # app.py writes every rate-limit header itself
+    settings["RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"] = True
+    settings["RATELIMIT_KEY_PREFIX"] = "picks"
+    settings["JWT_ACCESS_TOKEN_EXPIRES"] = settings["ACCESS_TOKEN_EXPIRES"]
+    settings["MAX_CONTENT_LENGTH"] = 1024 * 1024
+    return settings
+
+
+def shared_secret(path: Path) -> str:
+    """A secret kept in ``path``: created once, then read by every worker and every restart."""
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    draft = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+    draft.write_text(secrets.token_urlsafe(48))
+    draft.chmod(0o600)
+    try:
+        # link() refuses to replace an existing file, so when workers race exactly one secret wins
+        os.link(draft, path)
+    except FileExistsError:
+        pass
+    finally:
+        draft.unlink()
+    return path.read_text().strip()

@@ -1,0 +1,204 @@
+"""Domain errors: what went wrong, with its HTTP status and problem name, without Flask.
+
+The services raise these; the one error handler in ``app.py`` turns them into problem+json.
+``PROBLEMS`` is the catalogue served at ``GET /problems/<name>`` and documented in OpenAPI.
+"""
+
+PROBLEMS: dict[str, tuple[int, str, str]] = {
+    # name: (status, title, description)
+    "malformed-request": (
+        400,
+        "Malformed request",
+        "The body is not valid JSON, or it is JSON but not an object.",
+    ),
+    "unauthorized": (
+        401,
+        "Unauthorized",
+        "No valid bearer token. This status has an empty body and a `WWW-Authenticate: Bearer` "
+        'header, with `error="invalid_token"` when a token was sent but is malformed, badly '
+        "signed, expired or belongs to no user; wrong credentials at login answer the same.",
+    ),
+    "subscription-required": (
+        403,
+        "Subscription required",
+        "The Data API needs a Pro subscription or the admin role.",
+    ),
+    "role-required": (
+        403,
+        "Role required",
+        "The endpoint needs a role the caller does not have; the detail names it.",
+    ),
+    "account-suspended": (
+        403,
+        "Account suspended",
+        "The account is suspended: it cannot log in or call protected endpoints.",
+    ),
+    "not-found": (404, "Not found", "No route, record, slug or operation matches the request."),
+    "method-not-allowed": (
+        405,
+        "Method not allowed",
+        "The path exists but not with this method; the `Allow` header lists the methods it takes.",
+    ),
+    "email-taken": (409, "Email taken", "An account with this email (in any letter case) exists."),
+    "operation-not-finished": (
+        409,
+        "Operation not finished",
+        "The operation is still queued or running, so it has no result yet.",
+    ),
+    "operation-failed": (
+        409,
+        "Operation failed",
+        "The operation failed, so it has no result; the detail carries its error.",
+    ),
+    "match-not-open": (
+        409,
+        "Match not open",
+        "The match is finished or cancelled, so its intelligence can no longer be refreshed.",
+    ),
+    "payload-too-large": (413, "Payload too large", "The request body is larger than 1 MiB."),
+    "unsupported-media-type": (
+        415,
+        "Unsupported media type",
+        "The request has a body that is not `application/json`.",
+    ),
+    "validation-error": (
+        422,
+        "Validation error",
+        "A field is missing, of the wrong type, out of bounds or not allowed. `errors` maps each "
+        "offending field or parameter, by its own name, to its messages.",
+    ),
+    "rate-limited": (
+        429,
+        "Rate limited",
+        "A rate-limit policy is exceeded. `Retry-After` gives the seconds to wait.",
+    ),
+    "quota-exceeded": (
+        429,
+        "Quota exceeded",
+        "The monthly Data API quota is spent. `Retry-After` gives the seconds until it resets.",
+    ),
+    "internal-error": (
+        500,
+        "Internal error",
+        "Something unexpected went wrong. The log holds the details under the request id.",
+    ),
+    "service-unavailable": (
+        503,
+        "Service unavailable",
+        "The database cannot be reached. `Retry-After` gives the seconds to wait.",
+    ),
+}
+
+
+class AppError(Exception):
+    """An error a client can act on: a problem name, its status and a human detail."""
+
+    problem = "internal-error"
+
+    def __init__(self, detail=None, *, errors=None, headers=None):
+        status, title, description = PROBLEMS[self.problem]
+        super().__init__(detail or description)
+        self.status = status
+        self.title = title
+        self.detail = detail or description
+        self.errors = errors
+        self.headers = headers or {}
+
+
+class MalformedRequest(AppError):
+    """The body is not a JSON object."""
+
+    problem = "malformed-request"
+
+
+class SubscriptionRequired(AppError):
+    """The Data API was called without plan pro or role admin."""
+
+    problem = "subscription-required"
+
+    def __init__(self):
+        super().__init__("A Pro subscription or admin role is required.")
+
+
+class RoleRequired(AppError):
+    """The caller's role is not one the endpoint accepts."""
+
+    problem = "role-required"
+
+    def __init__(self, roles):
+        names = " or ".join(roles)
+        super().__init__(f"The {names} role is required.")
+
+
+class AccountSuspended(AppError):
+    """The account is suspended."""
+
+    problem = "account-suspended"
+
+    def __init__(self):
+        super().__init__("This account is suspended.")
+
+
+class NotFound(AppError):
+    """A record the request names does not exist."""
+
+    problem = "not-found"
+
+
+class EmailTaken(AppError):
+    """Registration with an email that is already in use."""
+
+    problem = "email-taken"
+
+    def __init__(self):
+        super().__init__("An account with this email already exists.")
+
+
+class OperationNotFinished(AppError):
+    """The result of an operation that is still queued or running."""
+
+    problem = "operation-not-finished"
+
+
+class OperationFailed(AppError):
+    """The result of an operation that failed."""
+
+    problem = "operation-failed"
+
+
+class MatchNotOpen(AppError):
+    """A refresh of a match that is finished or cancelled."""
+
+    problem = "match-not-open"
+
+
+class UnsupportedMediaType(AppError):
+    """A body that is not JSON."""
+
+    problem = "unsupported-media-type"
+
+
+class ValidationFailed(AppError):
+    """Input that parsed but breaks a rule (fields named in ``errors``)."""
+
+    problem = "validation-error"
+
+
+class QuotaExceeded(AppError):
+    """The monthly Data API quota is spent until ``retry_after`` seconds from now."""
+
+    problem = "quota-exceeded"
+
+    def __init__(self, what, retry_after):
+        super().__init__(
+            f"The monthly {what} quota is spent; it resets at the start of next month (UTC).",
+            headers={"Retry-After": str(max(1, int(retry_after)))},
+        )
+
+
+class InvalidCredentials(Exception):
+    """Login with an unknown email or a wrong password (answered as a bare 401)."""
+
+
+class CommandError(Exception):
+    """A CLI command cannot do what was asked; the message says why."""

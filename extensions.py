@@ -1,0 +1,85 @@
+"""The unbound extension singletons: the API (documenting problem+json), JWT and the limiter."""
+
+import http
+from pathlib import Path
+
+from flask import current_app, request
+from flask_jwt_extended import JWTManager
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from flask_smorest import Api
+
+from schemas.common import ProblemSchema
+
+PROBLEM_JSON = "application/problem+json"
+
+DESCRIPTION = (Path(__file__).parent / "docs" / "openapi.md").read_text(encoding="utf-8")
+
+RETRY_AFTER = {
+    "description": "Whole seconds to wait before trying again (at least 1).",
+    "schema": {"type": "integer", "minimum": 1},
+}
+
+
+class ProblemApi(Api):
+    """flask-smorest's Api, documenting every error as problem+json and 401 as a bare challenge."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def _register_responses(self):
+        for status in http.HTTPStatus:
+            if status < 400:
+                continue
+            self.spec.components.response(status.name, error_response(status), lazy=True)
+        self.spec.components.response(
+            self.DEFAULT_ERROR_RESPONSE_NAME,
+            error_response(
+                http.HTTPStatus.INTERNAL_SERVER_ERROR,
+                "Problem details: `internal-error` (500), `service-unavailable` (503, with "
+                "`Retry-After`).",
+            ),
+            lazy=True,
+        )
+
+
+def error_response(status, description=None):
+    """The OpenAPI response object for an error status."""
+    if status == http.HTTPStatus.UNAUTHORIZED:
+        return {
+            "description": "Missing, invalid or expired token, or wrong credentials at login. "
+            "Empty body.",
+            "headers": {
+                "WWW-Authenticate": {
+                    "description": '`Bearer`, or `Bearer error="invalid_token"` when a token '
+                    "was sent but is not valid.",
+                    "schema": {"type": "string"},
+                }
+            },
+        }
+    response = {
+        "description": description or status.phrase,
+        "content": {PROBLEM_JSON: {"schema": ProblemSchema}},
+    }
+    if status in (http.HTTPStatus.TOO_MANY_REQUESTS, http.HTTPStatus.SERVICE_UNAVAILABLE):
+        response["headers"] = {"Retry-After": RETRY_AFTER}
+    return response
+
+
+api = ProblemApi(
+    spec_kwargs={
+        "info": {"description": DESCRIPTION},
+        "servers": [{"url": "/", "description": "This deployment"}],
+    }
+)
+jwt = JWTManager()
+limiter = Limiter(key_func=get_remote_address)
+
+
+def base_url() -> str:
+    """``PUBLIC_BASE_URL`` when set, else the request's own scheme and host; no trailing slash."""
+    return (current_app.config["PUBLIC_BASE_URL"] or request.host_url).rstrip("/")
+
+
+def problem_type(name: str) -> str:
+    """The URI naming a problem type: ``{base_url}/problems/<name>``."""
+    return f"{base_url()}/problems/{name}"

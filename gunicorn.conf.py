@@ -1,0 +1,18 @@
+"""gunicorn settings, overridable from the environment (PORT, WEB_CONCURRENCY, GUNICORN_THREADS).
+
+With the default in-memory rate-limit storage every count lives in one process, so the service
+runs one worker with threads. With RATELIMIT_STORAGE_URI=redis://… the counts are shared and
+WEB_CONCURRENCY may start several workers.
+"""
+
+import os
+
+_shared_limits = not os.environ.get("RATELIMIT_STORAGE_URI", "memory://").startswith("memory://")
+
+bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2")) if _shared_limits else 1
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
+accesslog = None  # the app writes one access line per request itself
+errorlog = "-"

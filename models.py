@@ -1,0 +1,283 @@
+"""The database: one proxy, the tables of the whole domain, and their small lookups."""
+
+import json
+from datetime import UTC, datetime
+
+from peewee import (
+    BooleanField,
+    CharField,
+    DatabaseProxy,
+    DateField,
+    DateTimeField,
+    DoubleField,
+    ForeignKeyField,
+    IntegerField,
+    Model,
+    SqliteDatabase,
+    TextField,
+)
+from playhouse.db_url import connect
+
+from errors import NotFound
+
+db = DatabaseProxy()
+
+USER_ROLES = ("user", "operator", "admin")
+USER_PLANS = ("free", "pro")
+USER_STATUSES = ("active", "suspended")
+MATCH_STATUSES = ("scheduled", "live", "finished", "postponed", "cancelled")
+COMPETITION_TYPES = ("top-flight", "lower-league", "cup", "international")
+PICK_RATINGS = ("A", "B", "C")
+PICK_STATUSES = ("pending", "won", "lost", "void")
+OPERATION_KINDS = ("intelligence-refresh", "settlement-run", "calibration-run")
+OPERATION_STATUSES = ("queued", "running", "succeeded", "failed")
+
+SQLITE_PRAGMAS = {"journal_mode": "wal", "foreign_keys": 1, "synchronous": "normal"}
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC, to the second."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def open_database(url: str):
+    """A Peewee database for ``url`` (sqlite:///path, postgres://…); SQLite gets WAL and FKs."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url.removeprefix("postgres://")
+    database = connect(url)
+    if isinstance(database, SqliteDatabase):
+        database = connect(url, pragmas=SQLITE_PRAGMAS, timeout=30)
+    return database
+
+
+class UTCDateTimeField(DateTimeField):
+    """Stores naive UTC, hands out timezone-aware UTC: the same on SQLite and PostgreSQL."""
+
+    def db_value(self, value):
+        if isinstance(value, datetime) and value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return super().db_value(value)
+
+    def python_value(self, value):
+        value = super().python_value(value)
+        if isinstance(value, datetime) and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+
+class JSONField(TextField):
+    """A JSON document kept as text, so SQLite and PostgreSQL store it the same way."""
+
+    def db_value(self, value):
+        return None if value is None else json.dumps(value, separators=(",", ":"))
+
+    def python_value(self, value):
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(Model):
+    """Every table: bound to the proxy, snake_case table names."""
+
+    class Meta:
+        database = db
+        legacy_table_names = False
+
+    @classmethod
+    def get_or_raise(cls, record_id, what=None):
+        """The record with ``record_id``, or NotFound naming what was looked for."""
+        record = cls.get_or_none(cls._meta.primary_key == record_id)
+        if record is None:
+            raise NotFound(f"{what or cls.__name__} {record_id} does not exist.")
+        return record
+
+
+class User(BaseModel):
+    """An account: role (user/operator/admin), plan (free/pro), status (active/suspended)."""
+
+    email = CharField(max_length=254, unique=True)
+    password_hash = CharField(max_length=255)
+    role = CharField(max_length=16, default="user", index=True)
+    plan = CharField(max_length=16, default="free", index=True)
+    status = CharField(max_length=16, default="active", index=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    @classmethod
+    def by_email(cls, email):
+        """The user with this (already normalised) email, or None."""
+        return cls.get_or_none(cls.email == email)
+
+
+class League(BaseModel):
+    """A competition, keyed by a stable code (football-data's division code for imports)."""
+
+    code = CharField(max_length=16, unique=True)
+    name = CharField(max_length=100)
+    country = CharField(max_length=64)
+    competition_type = CharField(max_length=16, index=True)
+
+
+class Team(BaseModel):
+    """A club or national team; the same name may exist in two countries."""
+
+    name = CharField(max_length=100)
+    country = CharField(max_length=64)
+
+    class Meta:
+        indexes = ((("name", "country"), True),)
+
+
+class Match(BaseModel):
+    """A fixture and, once played, its result."""
+
+    league = ForeignKeyField(League, backref="matches", on_delete="CASCADE")
+    season = CharField(max_length=16)
+    home_team = ForeignKeyField(Team, backref="home_matches", on_delete="CASCADE")
+    away_team = ForeignKeyField(Team, backref="away_matches", on_delete="CASCADE")
+    kickoff_at = UTCDateTimeField(index=True)
+    status = CharField(max_length=16, default="scheduled")
+    home_goals = IntegerField(null=True)
+    away_goals = IntegerField(null=True)
+    ht_home_goals = IntegerField(null=True)
+    ht_away_goals = IntegerField(null=True)
+    slug = CharField(max_length=255, unique=True)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = (
+            (("league", "kickoff_at"), False),
+            (("home_team", "kickoff_at"), False),
+            (("away_team", "kickoff_at"), False),
+            (("status", "kickoff_at"), False),
+        )
+
+    @classmethod
+    def by_slug(cls, slug):
+        """The match with this SEO slug, or NotFound."""
+        match = cls.get_or_none(cls.slug == slug)
+        if match is None:
+            raise NotFound(f"No match has the slug {slug!r}.")
+        return match
+
+
+class OddsQuote(BaseModel):
+    """One bookmaker's decimal price for one selection, pre-match or at the close."""
+
+    match = ForeignKeyField(Match, backref="odds", on_delete="CASCADE")
+    bookmaker = CharField(max_length=32)
+    market = CharField(max_length=8)
+    selection = CharField(max_length=8)
+    price = DoubleField()
+    is_closing = BooleanField(default=False)
+
+    class Meta:
+        indexes = ((("match", "market", "is_closing", "bookmaker", "selection"), True),)
+
+
+class Prediction(BaseModel):
+    """The published probabilities of one market of one match, and what they were made from."""
+
+    match = ForeignKeyField(Match, backref="predictions", on_delete="CASCADE")
+    market = CharField(max_length=8)
+    probabilities = JSONField()  # {selection: published probability}
+    model_probabilities = JSONField()  # the goal model alone
+    market_probabilities = JSONField(null=True)  # de-margined sharp pre-match odds
+    pool_weight = DoubleField()  # weight of the goal model in the pool
+    model_name = CharField(max_length=64)
+    model_version = CharField(max_length=32)
+    made_at = UTCDateTimeField(default=utcnow)
+    fitted_at = UTCDateTimeField()  # results up to this instant fed the model
+    data_quality = DoubleField()
+    data_quality_parts = JSONField()
+    is_live = BooleanField(default=False)
+
+    class Meta:
+        indexes = ((("match", "market"), True),)
+
+
+class Pick(BaseModel):
+    """A rated bet on the selection with the largest edge, and how it settled."""
+
+    match = ForeignKeyField(Match, backref="picks", on_delete="CASCADE")
+    market = CharField(max_length=8)
+    selection = CharField(max_length=8)
+    bookmaker = CharField(max_length=32)
+    odds = DoubleField()
+    probability = DoubleField()
+    edge = DoubleField()
+    rating = CharField(max_length=1, index=True)
+    data_quality = DoubleField()
+    stake = DoubleField(default=1.0)
+    is_live = BooleanField(default=False)
+    status = CharField(max_length=8, default="pending", index=True)
+    profit = DoubleField(null=True)
+    closing_odds = DoubleField(null=True)
+    closing_bookmaker = CharField(max_length=32, null=True)
+    clv = DoubleField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    settled_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("match", "market"), True),)
+
+
+class MatchIntelligence(BaseModel):
+    """What the model and the history say about a match: form, goals, rest, head-to-head."""
+
+    match = ForeignKeyField(Match, backref="intelligence", unique=True, on_delete="CASCADE")
+    payload = JSONField()
+    updated_at = UTCDateTimeField(default=utcnow)
+
+
+class Operation(BaseModel):
+    """A long-running job (refresh, settlement, calibration): its parameters, state and result."""
+
+    kind = CharField(max_length=32)
+    status = CharField(max_length=16, default="queued")
+    params = JSONField()
+    result = JSONField(null=True)
+    error = TextField(null=True)
+    created_by = ForeignKeyField(User, null=True, on_delete="SET NULL")
+    created_at = UTCDateTimeField(default=utcnow)
+    started_at = UTCDateTimeField(null=True)
+    finished_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("kind", "status", "finished_at"), False),)
+
+
+class UsageCounter(BaseModel):
+    """A user's Data API consumption in one calendar month (UTC)."""
+
+    user = ForeignKeyField(User, backref="usage", on_delete="CASCADE")
+    period = DateField()  # the first day of the month
+    requests = IntegerField(default=0)
+    exports = IntegerField(default=0)
+    export_rows = IntegerField(default=0)
+
+    class Meta:
+        indexes = ((("user", "period"), True),)
+
+
+TABLES = [
+    User,
+    League,
+    Team,
+    Match,
+    OddsQuote,
+    Prediction,
+    Pick,
+    MatchIntelligence,
+    Operation,
+    UsageCounter,
+]
+
+
+def create_tables():
+    """Create every missing table and index (safe to run again)."""
+    db.create_tables(TABLES, safe=True)
+
+
+def drop_tables():
+    """Drop every table (the test suite's reset; never called by the app)."""
+    db.drop_tables(TABLES, safe=True)

@@ -1,0 +1,73 @@
+"""Data API shapes: the catalog and the usage report."""
+
+from marshmallow import fields
+
+from schemas.common import CamelSchema, UTCDateTime
+
+
+class CatalogResourceSchema(CamelSchema):
+    """A resource that can be fetched or exported."""
+
+    name = fields.String(required=True)
+    path = fields.String(
+        allow_none=True, metadata={"description": "Its GET endpoint, when it has one."}
+    )
+    fields_ = fields.List(fields.String(), required=True, data_key="fields")
+    filters = fields.List(fields.String(), required=True)
+    includes = fields.List(fields.String(), required=True)
+    export_formats = fields.List(fields.String(), required=True)
+
+
+class CatalogLeagueSchema(CamelSchema):
+    """A league with the data held for it."""
+
+    id = fields.Integer(required=True)
+    code = fields.String(required=True)
+    name = fields.String(required=True)
+    country = fields.String(required=True)
+    competition_type = fields.String(required=True)
+    seasons = fields.List(fields.String(), required=True)
+    match_count = fields.Integer(required=True)
+    first_kickoff_at = UTCDateTime(allow_none=True)
+    last_kickoff_at = UTCDateTime(allow_none=True)
+
+
+class CatalogSchema(CamelSchema):
+    """What the Data API offers."""
+
+    resources = fields.List(fields.Nested(CatalogResourceSchema), required=True)
+    export_formats = fields.List(fields.String(), required=True)
+    leagues = fields.List(fields.Nested(CatalogLeagueSchema), required=True)
+
+
+class CounterSchema(CamelSchema):
+    """One quota counter; a null limit means unlimited."""
+
+    used = fields.Integer(required=True)
+    limit = fields.Integer(required=True, allow_none=True)
+    remaining = fields.Integer(required=True, allow_none=True)
+
+
+class PeriodSchema(CamelSchema):
+    """A calendar month in UTC; ``end`` is exclusive (the next month's first instant)."""
+
+    start = UTCDateTime(required=True)
+    end = UTCDateTime(required=True)
+
+
+class UsageSchema(CamelSchema):
+    """Current-period consumption and quota state."""
+
+    period = fields.Nested(PeriodSchema, required=True)
+    plan = fields.String(required=True)
+    requests = fields.Nested(CounterSchema, required=True)
+    exports = fields.Nested(CounterSchema, required=True)
+    export_rows = fields.Nested(CounterSchema, required=True)
+    state = fields.String(
+        required=True,
+        metadata={
+            "enum": ["ok", "warning", "exceeded"],
+            "description": "`warning` from 80 % of any limit, `exceeded` once one is spent.",
+        },
+    )
+    resets_at = UTCDateTime(required=True)

@@ -1,0 +1,83 @@
+"""Health of what the service depends on: database, rate-limit storage, and fresh results."""
+
+import time
+from datetime import timedelta
+from importlib.metadata import version
+
+from flask import current_app
+from peewee import SQL, DatabaseError, InterfaceError
+
+from extensions import limiter
+from models import Operation, db, utcnow
+
+#: The operation kinds whose recency the health report watches → their maximum-age setting.
+FRESHNESS = {
+    "settlement-run": ("settlement", "SETTLEMENT_MAX_AGE_HOURS"),
+    "calibration-run": ("calibration", "CALIBRATION_MAX_AGE_HOURS"),
+}
+
+
+def _timed(check):
+    started = time.perf_counter()
+    status, detail = check()
+    return status, detail, round((time.perf_counter() - started) * 1000, 2)
+
+
+def _database():
+    try:
+        db.execute(SQL("SELECT 1")).fetchone()
+    except (DatabaseError, InterfaceError) as exc:
+        return "down", f"{type(exc).__name__}: {exc}".strip()
+    return "ok", type(db.obj).__name__
+
+
+def _rate_limit_storage():
+    uri = current_app.config["RATELIMIT_STORAGE_URI"].split("://", 1)[0]
+    if not limiter.enabled:
+        return "degraded", "rate limiting is disabled"
+    if limiter.storage.check():
+        return "ok", f"{uri} storage"
+    return "down", f"{uri} storage does not answer; limits fall back to per-process memory"
+
+
+def _freshness(kind, setting):
+    last = (
+        Operation.select(Operation.finished_at)
+        .where((Operation.kind == kind) & (Operation.status == "succeeded"))
+        .order_by(Operation.finished_at.desc())
+        .first()
+    )
+    if last is None:
+        return "degraded", f"no {kind} has succeeded yet"
+    age = utcnow() - last.finished_at
+    hours = current_app.config[setting]
+    word = "ok" if age <= timedelta(hours=hours) else "degraded"
+    return word, f"last succeeded {int(age.total_seconds() // 60)} minutes ago (limit {hours} h)"
+
+
+def report() -> dict:
+    """Each dependency's status and latency, and the overall status: ok, degraded or down."""
+    services = []
+    checks = [("database", _database), ("rate-limit-storage", _rate_limit_storage)]
+    checks += [
+        (name, lambda kind=kind, setting=setting: _freshness(kind, setting))
+        for kind, (name, setting) in FRESHNESS.items()
+    ]
+    for name, check in checks:
+        status, detail, latency = _timed(check)
+        services.append({"name": name, "status": status, "latency_ms": latency, "detail": detail})
+        if name == "database" and status == "down":
+            break  # the freshness checks need the database
+    statuses = {service["name"]: service["status"] for service in services}
+    if statuses["database"] == "down":
+        overall = "down"
+    elif all(status == "ok" for status in statuses.values()):
+        overall = "ok"
+    else:
+        overall = "degraded"
+    return {
+        "status": overall,
+        "services": services,
+        "version": version("sports-pick-service"),
+        "uptime_seconds": round(time.monotonic() - current_app.extensions["started_at"], 1),
+    }

@@ -1,0 +1,64 @@
+"""Users as operators see them: the admin listing and the CLI's create and update."""
+
+from errors import CommandError
+from models import USER_PLANS, USER_ROLES, USER_STATUSES, User, db, utcnow
+from services.accounts import hash_password, normalise_email
+
+
+def search(search=None, plan=None, status=None, page=1, page_size=20) -> dict:
+    """One page of users, newest first, filtered by email substring, plan and status."""
+    query = User.select()
+    if search:
+        query = query.where(User.email.contains(normalise_email(search)))
+    if plan:
+        query = query.where(User.plan == plan)
+    if status:
+        query = query.where(User.status == status)
+    return {
+        "items": list(query.order_by(User.id.desc()).paginate(page, page_size)),
+        "page": page,
+        "page_size": page_size,
+        "total": query.count(),
+    }
+
+
+def _check(role=None, plan=None, status=None):
+    for value, allowed, what in (
+        (role, USER_ROLES, "role"),
+        (plan, USER_PLANS, "plan"),
+        (status, USER_STATUSES, "status"),
+    ):
+        if value is not None and value not in allowed:
+            raise CommandError(f"{what} must be one of: {', '.join(allowed)} (got {value!r})")
+
+
+def create(email, password, role="user", plan="free") -> tuple[User, bool]:
+    """Create the user, or bring an existing one to these values; (user, created)."""
+    _check(role=role, plan=plan)
+    if not 8 <= len(password) <= 128:
+        raise CommandError("the password must be 8 to 128 characters long")
+    email = normalise_email(email)
+    with db.atomic():
+        user = User.by_email(email)
+        created = user is None
+        if created:
+            user = User(email=email)
+        user.password_hash = hash_password(password)
+        user.role, user.plan, user.updated_at = role, plan, utcnow()
+        user.save()
+    return user, created
+
+
+def update(email, role=None, plan=None, status=None) -> User:
+    """Change an existing user's role, plan or status; CommandError if there is no such user."""
+    _check(role=role, plan=plan, status=status)
+    user = User.by_email(normalise_email(email))
+    if user is None:
+        raise CommandError(f"no user has the email {email!r}")
+    changes = {"role": role, "plan": plan, "status": status}
+    for name, value in changes.items():
+        if value is not None:
+            setattr(user, name, value)
+    user.updated_at = utcnow()
+    user.save()
+    return user

@@ -1,0 +1,157 @@
+"""Who may call what: every row of the access table, every token failure, the check order."""
+
+import base64
+import json
+import time
+from datetime import timedelta
+
+import jwt as pyjwt
+import pytest
+from flask_jwt_extended import create_access_token, create_refresh_token
+
+from models import User
+from tests import asserts, factories
+
+DATA = "/api/v1/data/catalog"
+USAGE = "/api/v1/data/usage"
+OPS = "/api/v1/ops/health/services"
+ADMIN = "/api/admin/users"
+PROTECTED = [DATA, USAGE, OPS, ADMIN]
+
+SUBSCRIPTION = ("subscription-required", "A Pro subscription or admin role is required.")
+OPS_ROLE = ("role-required", "The admin or operator role is required.")
+ADMIN_ROLE = ("role-required", "The admin role is required.")
+
+#: (kind, path) → None for 200, else (problem, detail)
+EXPECTED = {
+    ("free", DATA): SUBSCRIPTION,
+    ("free", USAGE): SUBSCRIPTION,
+    ("free", OPS): OPS_ROLE,
+    ("free", ADMIN): ADMIN_ROLE,
+    ("pro", DATA): None,
+    ("pro", USAGE): None,
+    ("pro", OPS): OPS_ROLE,
+    ("pro", ADMIN): ADMIN_ROLE,
+    ("operator", DATA): SUBSCRIPTION,
+    ("operator", USAGE): SUBSCRIPTION,
+    ("operator", OPS): None,
+    ("operator", ADMIN): ADMIN_ROLE,
+    ("admin", DATA): None,
+    ("admin", USAGE): None,
+    ("admin", OPS): None,
+    ("admin", ADMIN): None,
+}
+
+
+@pytest.mark.parametrize(("kind", "path"), list(EXPECTED))
+def test_access_table(client, people, kind, path):
+    response = client.get(path, headers=people[kind][1])
+    expected = EXPECTED[(kind, path)]
+    if expected is None:
+        assert response.status_code == 200, response.get_data(as_text=True)
+        assert response.mimetype == "application/json"
+    else:
+        body = asserts.problem(response, 403, expected[0])
+        assert body["detail"] == expected[1]
+
+
+@pytest.mark.parametrize("kind", ["suspended", "suspended-admin"])
+@pytest.mark.parametrize("path", PROTECTED)
+def test_suspended_accounts_are_refused_everywhere(client, people, kind, path):
+    asserts.problem(client.get(path, headers=people[kind][1]), 403, "account-suspended")
+
+
+@pytest.mark.parametrize("path", PROTECTED)
+def test_no_token_is_a_bare_401(client, path):
+    asserts.unauthorized(client.get(path))
+
+
+@pytest.mark.parametrize("path", PROTECTED)
+def test_a_non_bearer_authorization_header_is_a_bare_401(client, path):
+    asserts.unauthorized(client.get(path, headers={"Authorization": "Basic dXNlcjpwYXNz"}))
+
+
+def _segment(data):
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+def _claims(user_id):
+    now = int(time.time())
+    return {
+        "sub": str(user_id),
+        "type": "access",
+        "fresh": False,
+        "iat": now,
+        "nbf": now,
+        "exp": now + 600,
+        "jti": "test",
+    }
+
+
+def bad_tokens(app, user):
+    """Each way a token can be wrong, by name."""
+    with app.app_context():
+        expired = create_access_token(str(user.id), expires_delta=timedelta(seconds=-30))
+        refresh = create_refresh_token(str(user.id))
+    claims = _claims(user.id)
+    return {
+        "garbage": "not-a-token",
+        "three-dots": "a.b.c",
+        "alg-none": f"{_segment({'alg': 'none', 'typ': 'JWT'})}.{_segment(claims)}.",
+        "other-key": pyjwt.encode(
+            claims, "another-secret-that-is-long-enough-0123456789", algorithm="HS256"
+        ),
+        "expired": expired,
+        "refresh-token": refresh,
+        "tampered-subject": expired.rsplit(".", 1)[0] + "." + "A" * 43,
+        "subject-not-an-id": pyjwt.encode(
+            {**claims, "sub": "admin"}, app.config["JWT_SECRET_KEY"], algorithm="HS256"
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "garbage",
+        "three-dots",
+        "alg-none",
+        "other-key",
+        "expired",
+        "refresh-token",
+        "tampered-subject",
+        "subject-not-an-id",
+    ],
+)
+@pytest.mark.parametrize("path", PROTECTED)
+def test_invalid_tokens_are_a_401_invalid_token(app, client, people, kind, path):
+    token = bad_tokens(app, people["admin"][0])[kind]
+    asserts.unauthorized(client.get(path, headers=factories.bearer(token)), invalid_token=True)
+
+
+def test_a_token_for_a_deleted_user_is_a_401(app, client, people):
+    user, headers = people["admin"]
+    with app.app_context():
+        User.delete_by_id(user.id)
+    asserts.unauthorized(client.get(ADMIN, headers=headers), invalid_token=True)
+
+
+def test_role_plan_and_status_changes_apply_at_once(app, client, people):
+    user, headers = people["free"]
+    assert client.get(DATA, headers=headers).status_code == 403
+    with app.app_context():
+        factories.users.update(user.email, plan="pro")
+    assert client.get(DATA, headers=headers).status_code == 200
+    with app.app_context():
+        factories.users.update(user.email, status="suspended")
+    asserts.problem(client.get(DATA, headers=headers), 403, "account-suspended")
+
+
+def test_403_comes_before_validation(client, people):
+    """A caller without the role learns nothing about the parameters."""
+    response = client.get(f"{ADMIN}?page=0&pageSize=1000", headers=people["pro"][1])
+    asserts.problem(response, 403, "role-required")
+
+
+def test_401_comes_before_everything(client):
+    asserts.unauthorized(client.get(f"{ADMIN}?page=0"))

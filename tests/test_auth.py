@@ -1,0 +1,218 @@
+"""Register and login: the happy path, the bad input, and what login never reveals."""
+
+import statistics
+import time
+
+import pytest
+
+from models import User
+from tests import asserts, factories
+
+REGISTER = "/api/auth/register"
+LOGIN = "/api/auth/login"
+
+
+def test_register_creates_a_free_user_and_signs_it_in(client):
+    response = client.post(
+        REGISTER, json={"email": "  New.Person@Example.COM ", "password": "s3cret-pass"}
+    )
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["user"]["email"] == "new.person@example.com"
+    assert (body["user"]["role"], body["user"]["plan"], body["user"]["status"]) == (
+        "user",
+        "free",
+        "active",
+    )
+    assert body["tokenType"] == "Bearer"
+    assert body["expiresIn"] == 3600
+    assert body["user"]["createdAt"].endswith("Z")
+    usage = client.get("/api/v1/data/usage", headers=factories.bearer(body["accessToken"]))
+    asserts.problem(usage, 403, "subscription-required")
+
+
+def test_the_password_is_stored_as_a_slow_hash(app, client):
+    client.post(REGISTER, json={"email": "a@example.com", "password": "s3cret-pass"})
+    with app.app_context():
+        stored = User.get(User.email == "a@example.com").password_hash
+    assert stored.startswith("scrypt:") and "s3cret-pass" not in stored
+
+
+def test_the_default_hash_is_full_cost_scrypt(tmp_path):
+    from config import config_from_env
+
+    settings = config_from_env({}, tmp_path, {"JWT_SECRET_KEY": "k" * 40})
+    assert settings["PASSWORD_HASH_METHOD"] == "scrypt:32768:8:1"
+
+
+@pytest.mark.parametrize("email", ["same@example.com", "SAME@Example.com"])
+def test_an_email_registers_once_in_any_case(client, email):
+    assert (
+        client.post(
+            REGISTER, json={"email": "same@example.com", "password": "password-1"}
+        ).status_code
+        == 200
+    )
+    response = client.post(REGISTER, json={"email": email, "password": "password-2"})
+    asserts.problem(response, 409, "email-taken")
+
+
+@pytest.mark.parametrize(
+    ("email", "stored"),
+    [("José@Exämple.com", "josé@exämple.com"), ("ÜNICODE@example.org", "ünicode@example.org")],
+)
+def test_unicode_emails_are_accepted_and_stored_lower_case(client, email, stored):
+    response = client.post(REGISTER, json={"email": email, "password": "password-1"})
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["user"]["email"] == stored
+    assert (
+        client.post(LOGIN, json={"email": stored.upper(), "password": "password-1"}).status_code
+        == 200
+    )
+
+
+LONG = "x" * 10_000
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({}, {"email", "password"}),
+        ({"email": "a@example.com"}, {"password"}),
+        ({"email": None, "password": None}, {"email", "password"}),
+        ({"email": 12, "password": ["a"]}, {"email", "password"}),
+        ({"email": "not-an-email", "password": "password-1"}, {"email"}),
+        ({"email": "a@example.com", "password": "short"}, {"password"}),
+        ({"email": "a@example.com", "password": "p" * 129}, {"password"}),
+        ({"email": f"{LONG}@example.com", "password": "password-1"}, {"email"}),
+        ({"email": "a@example.com", "password": LONG}, {"password"}),
+        ({"email": "a@example.com", "password": "password-1", "role": "admin"}, {"role"}),
+    ],
+)
+def test_register_rejects_bad_fields_by_name(client, body, fields):
+    response = client.post(REGISTER, json=body)
+    problem = asserts.problem(response, 422, "validation-error")
+    assert set(problem["errors"]) == fields
+    assert all(isinstance(m, str) for messages in problem["errors"].values() for m in messages)
+
+
+@pytest.mark.parametrize("path", [REGISTER, LOGIN])
+@pytest.mark.parametrize(
+    ("kwargs", "status", "name"),
+    [
+        (
+            {"data": "email=a@example.com", "content_type": "application/x-www-form-urlencoded"},
+            415,
+            "unsupported-media-type",
+        ),
+        ({"data": "hello", "content_type": "text/plain"}, 415, "unsupported-media-type"),
+        ({"data": "{not json", "content_type": "application/json"}, 400, "malformed-request"),
+        ({"data": b"\xff\xfe", "content_type": "application/json"}, 400, "malformed-request"),
+        ({"json": ["a@example.com", "password-1"]}, 400, "malformed-request"),
+        ({"json": "a string"}, 400, "malformed-request"),
+        ({"json": 42}, 400, "malformed-request"),
+        (
+            {
+                "data": '{"email": "' + "a" * (1024 * 1024) + '"}',
+                "content_type": "application/json",
+            },
+            413,
+            "payload-too-large",
+        ),
+    ],
+)
+def test_bodies_that_are_not_json_objects(client, path, kwargs, status, name):
+    asserts.problem(client.post(path, **kwargs), status, name)
+
+
+def test_bad_input_loses_nothing(app, client):
+    client.post(REGISTER, json={"email": "keep@example.com", "password": "password-1"})
+    client.post(REGISTER, json=[{"email": "x@example.com"}])
+    client.post(REGISTER, json={"email": "keep@example.com", "password": "other-pass"})
+    with app.app_context():
+        assert [u.email for u in User.select()] == ["keep@example.com"]
+    assert (
+        client.post(LOGIN, json={"email": "keep@example.com", "password": "password-1"}).status_code
+        == 200
+    )
+
+
+def test_login_answers_the_same_session_shape(client, ctx):
+    user = factories.user("me@example.com")
+    response = client.post(LOGIN, json={"email": "ME@example.com", "password": factories.PASSWORD})
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["user"]["id"] == user.id and body["tokenType"] == "Bearer"
+    assert (
+        client.get("/api/admin/users", headers=factories.bearer(body["accessToken"])).status_code
+        == 403
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"email": "me@example.com", "password": "wrong-password"},
+        {"email": "nobody@example.com", "password": factories.PASSWORD},
+        {"email": None, "password": None},
+        {"email": "me@example.com", "password": None},
+        {},
+    ],
+)
+def test_failed_logins_are_one_bare_401(client, ctx, body):
+    factories.user("me@example.com")
+    asserts.unauthorized(client.post(LOGIN, json=body))
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({"email": 5, "password": "x"}, {"email"}),
+        ({"email": "me@example.com", "password": LONG}, {"password"}),
+        ({"email": "me@example.com", "password": "x", "remember": True}, {"remember"}),
+    ],
+)
+def test_login_rejects_malformed_fields(client, body, fields):
+    assert (
+        set(asserts.problem(client.post(LOGIN, json=body), 422, "validation-error")["errors"])
+        == fields
+    )
+
+
+def test_a_suspended_user_cannot_log_in_but_a_wrong_password_reveals_nothing(client, ctx):
+    factories.user("gone@example.com", status="suspended")
+    right = client.post(LOGIN, json={"email": "gone@example.com", "password": factories.PASSWORD})
+    asserts.problem(right, 403, "account-suspended")
+    wrong = client.post(LOGIN, json={"email": "gone@example.com", "password": "not-the-password"})
+    asserts.unauthorized(wrong)
+
+
+def test_login_takes_about_as_long_for_an_unknown_email(make_app):
+    app = make_app(PASSWORD_HASH_METHOD="scrypt:16384:8:1")  # slow enough to dominate the timing
+    client = app.test_client()
+    with app.app_context():
+        factories.user("known@example.com")
+
+    def median_seconds(email):
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            client.post(LOGIN, json={"email": email, "password": "wrong-password"})
+            times.append(time.perf_counter() - started)
+        return statistics.median(times)
+
+    known, unknown = median_seconds("known@example.com"), median_seconds("unknown@example.com")
+    assert 0.5 < unknown / known < 2.0, (known, unknown)
+
+
+def test_tokens_carry_a_string_subject_and_the_configured_lifetime(make_app):
+    app = make_app(ACCESS_TOKEN_EXPIRES=120)
+    client = app.test_client()
+    body = client.post(
+        REGISTER, json={"email": "t@example.com", "password": "password-1"}
+    ).get_json()
+    import jwt as pyjwt
+
+    claims = pyjwt.decode(body["accessToken"], app.config["JWT_SECRET_KEY"], algorithms=["HS256"])
+    assert claims["sub"] == str(body["user"]["id"])
+    assert claims["exp"] - claims["iat"] == 120 == body["expiresIn"]

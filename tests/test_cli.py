@@ -1,0 +1,79 @@
+"""The Flask CLI: db init and the user commands, idempotent and with clear errors."""
+
+import pytest
+
+from models import User
+from tests import factories
+
+
+@pytest.fixture
+def run(app):
+    runner = app.test_cli_runner()
+
+    def invoke(*args):
+        return runner.invoke(args=list(args))
+
+    return invoke
+
+
+def test_db_init_is_idempotent(run):
+    for _ in range(2):
+        result = run("db", "init")
+        assert result.exit_code == 0 and "database ready" in result.output
+
+
+def test_users_create_then_again_updates(app, run):
+    first = run(
+        "users", "create", "Ops@Example.com", "--password", "password-1", "--role", "operator"
+    )
+    assert (
+        first.exit_code == 0 and first.output.strip() == "created ops@example.com (operator, free)"
+    )
+    again = run(
+        "users", "create", "ops@example.com", "--password", "password-2", "--role", "operator"
+    )
+    assert again.exit_code == 0 and again.output.startswith("updated ops@example.com")
+    with app.app_context():
+        assert User.select().count() == 1
+    login = app.test_client().post(
+        "/api/auth/login", json={"email": "ops@example.com", "password": "password-2"}
+    )
+    assert login.status_code == 200
+
+
+def test_users_update_changes_plan_role_and_status(app, run):
+    with app.app_context():
+        factories.user("who@example.com")
+    result = run("users", "update", "WHO@example.com", "--plan", "pro", "--role", "admin")
+    assert (
+        result.exit_code == 0
+        and result.output.strip() == "updated who@example.com (admin, pro, active)"
+    )
+    assert run("users", "update", "who@example.com", "--status", "suspended").exit_code == 0
+    with app.app_context():
+        user = User.get(User.email == "who@example.com")
+        assert (user.role, user.plan, user.status) == ("admin", "pro", "suspended")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("users", "update", "ghost@example.com", "--plan", "pro"),
+            "no user has the email 'ghost@example.com'",
+        ),
+        (
+            ("users", "create", "a@example.com", "--password", "short"),
+            "the password must be 8 to 128",
+        ),
+        (
+            ("users", "update", "a@example.com", "--plan", "gold"),
+            "'gold' is not one of 'free', 'pro'",
+        ),
+        (("users", "create", "a@example.com"), "Missing option '--password'"),
+    ],
+)
+def test_clear_errors(run, args, message):
+    result = run(*args)
+    assert result.exit_code != 0
+    assert message in result.output

@@ -1,0 +1,86 @@
+"""/openapi.json and /docs: every endpoint with its security, schemas and problem responses."""
+
+import pytest
+
+from errors import PROBLEMS
+
+
+@pytest.fixture
+def spec(client):
+    response = client.get("/openapi.json")
+    assert response.status_code == 200
+    return response.get_json()
+
+
+def test_docs_are_served(client):
+    response = client.get("/docs")
+    assert response.status_code == 200 and b"swagger" in response.data.lower()
+
+
+def test_every_api_route_is_documented(app, spec):
+    documented = {(path, method.upper()) for path, ops in spec["paths"].items() for method in ops}
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint.startswith(("api-docs", "static")):
+            continue
+        path = rule.rule.replace("<", "{").replace(">", "}")
+        for method in rule.methods - {"HEAD", "OPTIONS"}:
+            assert (path, method) in documented, (path, method)
+
+
+PROTECTED = {
+    ("/api/v1/data/catalog", "get"): 403,
+    ("/api/v1/data/usage", "get"): 403,
+    ("/api/v1/ops/health/services", "get"): 403,
+    ("/api/admin/users", "get"): 403,
+}
+
+
+@pytest.mark.parametrize(("path", "method"), list(PROTECTED))
+def test_protected_operations_document_bearer_auth_and_their_problems(spec, path, method):
+    operation = spec["paths"][path][method]
+    assert operation["security"] == [{"bearerAuth": []}]
+    responses = operation["responses"]
+    assert {"200", "401", "403", "429", "default"} <= set(responses)
+    assert "Access:" in operation["description"]
+    assert list(responses["403"]["content"]) == ["application/problem+json"]
+    assert "`account-suspended`" in responses["403"]["description"]
+    assert "Retry-After" in responses["429"]["headers"]
+
+
+def test_every_error_response_is_problem_json_or_the_bare_401(spec):
+    components = spec["components"]["responses"]
+    assert "content" not in components["UNAUTHORIZED"]
+    assert "WWW-Authenticate" in components["UNAUTHORIZED"]["headers"]
+    assert spec["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            if method == "parameters":
+                continue
+            for status, response in operation["responses"].items():
+                if status.startswith("2"):
+                    continue
+                ref = response.get("$ref", "").rsplit("/", 1)[-1]
+                if ref == "UNAUTHORIZED":
+                    continue
+                resolved = components[ref] if ref else response
+                assert list(resolved["content"]) == ["application/problem+json"], (
+                    path,
+                    method,
+                    status,
+                )
+
+
+def test_body_endpoints_document_malformed_and_media_type_errors(spec):
+    register = spec["paths"]["/api/auth/register"]["post"]
+    assert {"200", "400", "409", "413", "415", "422", "429"} <= set(register["responses"])
+    assert register["security"] == []
+    assert register["requestBody"]["content"]["application/json"]
+    assert "`email-taken`" in register["responses"]["409"]["description"]
+    assert "`malformed-request`" in register["responses"]["400"]["description"]
+
+
+def test_the_description_names_every_problem_type(spec):
+    description = spec["info"]["description"]
+    for name in PROBLEMS:
+        if name != "unauthorized":
+            assert f"`{name}`" in description, name

@@ -21,6 +21,7 @@ install: $(STAMP)
 
 run: install
 	$(FLASK) db init
+	$(FLASK) data demo
 	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn --config gunicorn.conf.py wsgi:app
 
 test: install
@@ -29,6 +30,9 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+bench: install
+	$(PYTHON) bench/engine.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -1,11 +1,14 @@
 """Flask CLI commands (``flask --app app …``): the same services the API calls, for operators."""
 
+import json
+import sys
+
 import click
 from flask.cli import AppGroup
 
-from errors import CommandError
+from errors import AppError, CommandError
 from models import USER_PLANS, USER_ROLES, USER_STATUSES, create_tables
-from services import users
+from services import calibration, demo, imports, operations, predictions, settlement, users
 
 
 def _fail(error):
@@ -57,7 +60,117 @@ def users_update(email, role, plan, status):
     click.echo(f"updated {user.email} ({user.role}, {user.plan}, {user.status})")
 
 
+@click.group("data", cls=AppGroup)
+def data_group():
+    """Fixtures, results and odds."""
+
+
+@data_group.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def data_import(files):
+    """Import football-data.co.uk CSV files (re-importing changes nothing)."""
+    total, failed = imports.ImportSummary(), []
+    for path in files:
+        try:
+            summary = imports.import_file(path)
+        except (OSError, ValueError) as error:
+            failed.append(path)
+            click.echo(f"{path}: not imported: {error}", err=True)
+            continue
+        for row in summary.rejected:
+            click.echo(f"{row['file']}:{row['line']}: rejected: {row['reason']}", err=True)
+        click.echo(f"{path}: {_describe(summary)}")
+        total.add(summary)
+    click.echo(f"total: {_describe(total)}")
+    if failed:
+        raise click.ClickException(f"{len(failed)} of {len(files)} files could not be imported")
+
+
+def _describe(summary):
+    return (
+        f"{summary.rows_read} rows read, {summary.matches_new} matches new, "
+        f"{summary.matches_updated} updated, {summary.odds_stored} odds stored, "
+        f"{summary.rows_rejected} rows rejected, {summary.prices_skipped} prices skipped"
+    )
+
+
+@data_group.command("demo")
+def data_demo():
+    """Load the deterministic demo world, then backfill, settle and calibrate over it."""
+    loaded = demo.load()
+    click.echo(
+        f"demo world: {len(loaded['leagues'])} leagues, {loaded['matches']} matches, "
+        f"{loaded['odds']} odds"
+    )
+    for kind, params, work in (
+        ("model-backfill", {}, predictions.backfill),
+        ("settlement-run", {"lastDays": 3650}, lambda: settlement.run(3650)),
+        ("calibration-run", {"windowDays": 3650}, lambda: calibration.run(3650)),
+    ):
+        _report(operations.run(kind, params, work))
+
+
+@click.group("model", cls=AppGroup)
+def model_group():
+    """The prediction model."""
+
+
+@model_group.command("backfill")
+def model_backfill():
+    """Predict every match walk-forward, make the picks and settle what has finished."""
+    _report(operations.run("model-backfill", {}, predictions.backfill))
+
+
+@click.group("ops", cls=AppGroup)
+def ops_group():
+    """Operations, for a scheduler: the same work as the Operations API."""
+
+
+@ops_group.command("settle")
+@click.option("--last-days", type=click.IntRange(1, 3650), default=7, show_default=True)
+def ops_settle(last_days):
+    """Settle pending picks of matches from the last N days."""
+    _report(
+        operations.run("settlement-run", {"lastDays": last_days}, lambda: settlement.run(last_days))
+    )
+
+
+@ops_group.command("calibrate")
+@click.option("--window-days", type=click.IntRange(7, 3650), default=90, show_default=True)
+def ops_calibrate(window_days):
+    """Score the published probabilities of the last N days against the closing odds."""
+    _report(
+        operations.run(
+            "calibration-run", {"windowDays": window_days}, lambda: calibration.run(window_days)
+        )
+    )
+
+
+@ops_group.command("refresh")
+@click.argument("match_id", type=int)
+def ops_refresh(match_id):
+    """Refresh one open match's intelligence, prediction and pick."""
+    try:
+        predictions.check_open(match_id)
+    except AppError as error:
+        _fail(CommandError(error.detail))
+    _report(
+        operations.run(
+            "intelligence-refresh", {"matchId": match_id}, lambda: predictions.refresh(match_id)
+        )
+    )
+
+
+def _report(operation):
+    """Print an operation's outcome; a failed one makes the command fail."""
+    click.echo(f"operation {operation.id} {operation.kind}: {operation.status}")
+    if operation.status == "failed":
+        raise click.ClickException(operation.error)
+    json.dump(operation.result, sys.stdout, indent=2, default=str)
+    click.echo()
+
+
 def register_commands(app):
     """Attach every command group to ``app``."""
-    for group in (db_group, users_group):
+    for group in (db_group, users_group, data_group, model_group, ops_group):
         app.cli.add_command(group)

@@ -1,8 +1,11 @@
 """The database: one proxy, the tables of the whole domain, and their small lookups."""
 
 import json
+import re
+import unicodedata
 from datetime import UTC, datetime
 
+import numpy as np
 from peewee import (
     BooleanField,
     CharField,
@@ -29,10 +32,16 @@ MATCH_STATUSES = ("scheduled", "live", "finished", "postponed", "cancelled")
 COMPETITION_TYPES = ("top-flight", "lower-league", "cup", "international")
 PICK_RATINGS = ("A", "B", "C")
 PICK_STATUSES = ("pending", "won", "lost", "void")
-OPERATION_KINDS = ("intelligence-refresh", "settlement-run", "calibration-run")
+OPERATION_KINDS = ("intelligence-refresh", "settlement-run", "calibration-run", "model-backfill")
 OPERATION_STATUSES = ("queued", "running", "succeeded", "failed")
 
 SQLITE_PRAGMAS = {"journal_mode": "wal", "foreign_keys": 1, "synchronous": "normal"}
+
+
+def slugify(text: str) -> str:
+    """``Nott'm Forest`` → ``nott-m-forest``: ASCII letters and digits joined by hyphens."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
 
 
 def utcnow() -> datetime:
@@ -145,11 +154,18 @@ class Match(BaseModel):
 
     class Meta:
         indexes = (
+            (("league", "season", "home_team", "away_team"), False),
             (("league", "kickoff_at"), False),
             (("home_team", "kickoff_at"), False),
             (("away_team", "kickoff_at"), False),
             (("status", "kickoff_at"), False),
         )
+
+    @staticmethod
+    def slug_for(home_team: str, away_team: str, kickoff_at: datetime) -> str:
+        """The SEO slug: ``home-team-vs-away-team-YYYY-MM-DD`` (the UTC kick-off date)."""
+        day = kickoff_at.astimezone(UTC).date().isoformat()
+        return f"{slugify(home_team)}-vs-{slugify(away_team)}-{day}"
 
     @classmethod
     def by_slug(cls, slug):
@@ -257,6 +273,104 @@ class UsageCounter(BaseModel):
 
     class Meta:
         indexes = ((("user", "period"), True),)
+
+
+def _driver_values(fields, rows) -> list[tuple]:
+    """Rows of plain values ready for the driver: only datetime and JSON columns need converting
+    (numbers, strings, booleans and None pass as they are)."""
+    convert = [
+        index
+        for index, field in enumerate(fields)
+        if isinstance(field, UTCDateTimeField | JSONField)
+    ]
+    if not convert:
+        return [tuple(row) for row in rows]
+    converted = []
+    for row in rows:
+        row = list(row)
+        for index in convert:
+            row[index] = fields[index].db_value(row[index])
+        converted.append(tuple(row))
+    return converted
+
+
+def fetch_rows(query) -> list[tuple]:
+    """The query's rows as the driver returns them, without Peewee's per-value conversion.
+
+    For reading hundreds of thousands of rows into arrays: datetimes come back as SQLite text or
+    PostgreSQL naive datetimes (see ``epoch_seconds``), booleans as 0/1 on SQLite.
+    """
+    return db.execute(query).fetchall()
+
+
+def epoch_seconds(values) -> np.ndarray:
+    """Stored UTC datetimes, as ``fetch_rows`` returns them, as int64 epoch seconds."""
+    return np.array(values, dtype="datetime64[s]").astype(np.int64)
+
+
+def _is_sqlite() -> bool:
+    return isinstance(db.obj, SqliteDatabase)
+
+
+def insert_rows(model, names: list[str], rows, page_size=5000) -> None:
+    """Insert many plain tuples (values in ``names`` order) in few statements.
+
+    Peewee's ``insert_many`` builds its SQL value by value, which costs far more than the database
+    does for hundreds of thousands of rows; this hands the driver one prepared statement
+    (SQLite) or a page of rows per round trip (PostgreSQL's execute_values).
+    """
+    if not rows:
+        return
+    fields = [model._meta.fields[name] for name in names]
+    columns = ", ".join(f'"{field.column_name}"' for field in fields)
+    converted = _driver_values(fields, rows)
+    cursor = db.cursor()
+    if _is_sqlite():
+        marks = ", ".join("?" for _ in fields)
+        cursor.executemany(
+            f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})', converted
+        )
+        return
+    from psycopg2.extras import execute_values
+
+    execute_values(
+        cursor,
+        f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES %s',
+        converted,
+        page_size=page_size,
+    )
+
+
+def update_rows(model, columns: dict[str, str], rows, page_size=5000) -> None:
+    """Set ``columns`` on many rows by id in a few statements: ``rows`` are ``(id, value, …)``.
+
+    ``columns`` maps each field to its SQL type, so PostgreSQL types the VALUES list (NULLs
+    included). SQLite runs one prepared UPDATE over all rows; PostgreSQL joins each page of
+    rows as a VALUES list (psycopg2's execute_values), a round trip per page, not per row.
+    """
+    if not rows:
+        return
+    table = model._meta.table_name
+    converted = _driver_values([model.id, *(getattr(model, name) for name in columns)], rows)
+    cursor = db.cursor()
+    if _is_sqlite():
+        assignments = ", ".join(f'"{name}" = ?' for name in columns)
+        cursor.executemany(
+            f'UPDATE "{table}" SET {assignments} WHERE "id" = ?',
+            [(*values, row_id) for row_id, *values in converted],
+        )
+        return
+    from psycopg2.extras import execute_values
+
+    assignments = ", ".join(f'"{name}" = v."{name}"::{kind}' for name, kind in columns.items())
+    names = ", ".join(f'"{name}"' for name in ["id", *columns])
+    execute_values(
+        cursor,
+        f'UPDATE "{table}" SET {assignments} FROM (VALUES %s) AS v({names}) '
+        f'WHERE "{table}"."id" = v."id"',
+        converted,
+        page_size=page_size,
+    )
 
 
 TABLES = [

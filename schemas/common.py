@@ -11,6 +11,15 @@ def camelcase(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def camel_keys(value):
+    """A JSON-like value with every dict key in camelCase, recursively."""
+    if isinstance(value, dict):
+        return {camelcase(str(key)): camel_keys(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [camel_keys(item) for item in value]
+    return value
+
+
 class CamelSchema(Schema):
     """Python attributes in snake_case, JSON in camelCase (also in validation errors)."""
 

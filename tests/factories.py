@@ -1,8 +1,12 @@
 """Test data, built through the same services the app uses."""
 
+from datetime import timedelta
+
 from flask_jwt_extended import create_access_token
 
-from services import users
+from engine.records import LeagueRecord, MatchRecord, OddsRecord
+from models import Match, Pick, utcnow
+from services import imports, users
 
 PASSWORD = "correct-horse-battery"
 
@@ -43,3 +47,47 @@ def people() -> dict:
         record = user(f"{kind}@example.com", role=role, plan=plan, status=status)
         found[kind] = (record, bearer(token(record)))
     return found
+
+
+def match(
+    home="Alpha",
+    away="Beta",
+    kickoff=None,
+    status="finished",
+    goals=(2, 1),
+    odds=(),
+    league=("TST", "Test League", "Testland", "top-flight"),
+    season="2026-27",
+):
+    """A stored match with its odds, through the importer (needs an app context).
+
+    ``odds`` are ``(bookmaker, market, selection, price, is_closing)`` tuples.
+    """
+    kickoff = kickoff or utcnow() - timedelta(days=1)
+    home_goals, away_goals = goals if status == "finished" else (None, None)
+    record = MatchRecord(
+        league=LeagueRecord(*league),
+        season=season,
+        kickoff_at=kickoff,
+        home_team=home,
+        away_team=away,
+        status=status,
+        home_goals=home_goals,
+        away_goals=away_goals,
+        odds=[OddsRecord(*quote) for quote in odds],
+    )
+    imports.store([record])
+    return Match.get(Match.slug == Match.slug_for(home, away, kickoff))
+
+
+def pick(match_record, market="1x2", selection="home", odds=2.0, bookmaker="bet365", **fields):
+    """A pending pick on ``match_record`` (needs an app context)."""
+    values = {"probability": 0.55, "edge": 0.1, "rating": "B", "data_quality": 0.9, **fields}
+    return Pick.create(
+        match=match_record,
+        market=market,
+        selection=selection,
+        odds=odds,
+        bookmaker=bookmaker,
+        **values,
+    )

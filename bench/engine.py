@@ -1,0 +1,315 @@
+"""Benchmark of the pick engine on the whole shared football-data set.
+
+    .venv/bin/python bench/engine.py [--data DIR] [--database-url URL]
+
+Prints import speed, backfill time, forecast quality against the Pinnacle closing line, CLV and
+ROI of the backfilled picks by rating, backtest latency and the settlement of 100,000 picks.
+Every speed figure stands beside a baseline measured in the same run on the same machine.
+Uses a fresh SQLite file in a temporary folder unless --database-url names a database it may
+wipe.
+"""
+
+import argparse
+import csv
+import statistics
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app import create_app  # noqa: E402
+from engine import metrics  # noqa: E402
+from engine import odds as odds_engine  # noqa: E402
+from engine.markets import MARKETS  # noqa: E402
+from engine.walkforward import outcome_indices  # noqa: E402
+from models import (  # noqa: E402
+    League,
+    Match,
+    OddsQuote,
+    Pick,
+    Prediction,
+    Team,
+    create_tables,
+    db,
+    drop_tables,
+    utcnow,
+)
+from services import backtest, imports, odds, predictions, settlement  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "football-data"
+SETTLEMENT_PICKS = 100_000
+
+
+def timed(work):
+    """(result, seconds) of ``work()``."""
+    started = time.perf_counter()
+    result = work()
+    return result, time.perf_counter() - started
+
+
+def bench_import(files):
+    """Import every file; baseline: reading the same files with the csv module alone."""
+
+    def read_only():
+        rows = 0
+        for path in files:
+            with path.open(newline="", encoding="utf-8-sig") as handle:
+                rows += sum(1 for row in csv.reader(handle) if any(row)) - 1
+        return rows
+
+    rows, baseline = timed(read_only)
+    total = imports.ImportSummary()
+
+    def import_all():
+        for path in files:
+            total.add(imports.import_file(path))
+        return total
+
+    _, seconds = timed(import_all)
+    print(
+        f"import: {total.rows_read} rows, {total.matches_new} matches, {total.odds_stored} odds "
+        f"in {seconds:.1f} s = {total.rows_read / seconds:,.0f} rows/s "
+        f"(baseline csv.reader only: {rows / baseline:,.0f} rows/s, ratio "
+        f"{seconds / baseline:.0f}x); rejected {total.rows_rejected}"
+    )
+    _, again = timed(import_all)
+    print(
+        f"re-import (idempotent): {again:.1f} s, "
+        f"{Match.select().count()} matches, {OddsQuote.select().count()} odds"
+    )
+
+
+def bench_backfill():
+    """The whole walk-forward backfill (goal ≤ 120 s on 2 cores)."""
+    result, seconds = timed(predictions.backfill)
+    print(
+        f"backfill: {seconds:.1f} s for {result['matches']} matches ({result['fits']} fits, "
+        f"model {result['modelSeconds']:.1f} s) -> {result['predictions']} predictions, "
+        f"{result['picks']} picks; goal <= 120 s"
+    )
+
+
+def _third_season_on():
+    """Match ids of each league's third season onwards (two seasons of history before them)."""
+    seasons = {}
+    for league_id, season in Match.select(Match.league, Match.season).distinct().tuples():
+        seasons.setdefault(league_id, []).append(season)
+    keep = []
+    for league_id, names in seasons.items():
+        later = sorted(names)[2:]
+        if later:
+            keep += [
+                m
+                for (m,) in Match.select(Match.id)
+                .where((Match.league == league_id) & Match.season.in_(later))
+                .tuples()
+            ]
+    return np.array(sorted(keep), dtype=np.int64)
+
+
+def _pinnacle(match_ids, market, closing, method="proportional"):
+    cube = odds.load(match_ids, closing=closing)[market]
+    if "pinnacle" not in cube.bookmakers:
+        return np.full((len(match_ids), len(MARKETS[market])), np.nan)
+    return odds_engine.remove_margin(
+        cube.prices[:, cube.bookmakers.index("pinnacle")], method=method
+    )
+
+
+def bench_quality():
+    """Forecast quality against de-margined Pinnacle closing odds on the same matches."""
+    match_ids = _third_season_on()
+    goals = dict(Match.select(Match.id, Match.home_goals).tuples())
+    away = dict(Match.select(Match.id, Match.away_goals).tuples())
+    hg = np.array([goals[m] for m in match_ids], dtype=float)
+    ag = np.array([away[m] for m in match_ids], dtype=float)
+    stored = {
+        (match_id, market): (published, model)
+        for match_id, market, published, model in Prediction.select(
+            Prediction.match,
+            Prediction.market,
+            Prediction.probabilities,
+            Prediction.model_probabilities,
+        ).tuples()
+    }
+    for market, score, name in (
+        ("1x2", metrics.rps, "RPS"),
+        ("ou25", metrics.log_loss, "log loss"),
+    ):
+        selections = MARKETS[market]
+        published = np.array([[stored[(m, market)][0][s] for s in selections] for m in match_ids])
+        model = np.array([[stored[(m, market)][1][s] for s in selections] for m in match_ids])
+        pre = _pinnacle(match_ids, market, closing=False)
+        close = _pinnacle(match_ids, market, closing=True)
+        outcome = outcome_indices(hg, ag)[market]
+        rows = np.isfinite(pre).all(1) & np.isfinite(close).all(1) & (outcome >= 0)
+        reference = score(close[rows], outcome[rows])
+        figures = {
+            "Dixon-Coles alone": score(model[rows], outcome[rows]),
+            "Pinnacle pre-match": score(pre[rows], outcome[rows]),
+            "published pool": score(published[rows], outcome[rows]),
+        }
+        print(
+            f"{market} {name} / Pinnacle closing {name}, {rows.sum()} matches from each "
+            f"league's third season (closing {reference:.5f}):"
+        )
+        for label, value in figures.items():
+            print(f"  {label:20s} {value:.5f}  ratio {value / reference:.4f}")
+        by_method = {
+            method: score(_pinnacle(match_ids, market, True, method)[rows], outcome[rows])
+            for method in odds_engine.METHODS
+        }
+        print(
+            f"  margin removal of the closing odds ({name}): "
+            + ", ".join(f"{method} {value:.5f}" for method, value in by_method.items())
+        )
+    print("  goals: Dixon-Coles alone <= 1.035; pool <= 1.008 and <= Pinnacle pre-match")
+
+
+def bench_picks():
+    """Average CLV and ROI of the backfilled picks, by rating."""
+    print("backfilled picks by rating (settled, flat 1-unit stakes):")
+    for rating in ("A", "B", "C"):
+        rows = list(
+            Pick.select(Pick.status, Pick.profit, Pick.clv)
+            .where((~Pick.is_live) & (Pick.rating == rating))
+            .tuples()
+        )
+        status = np.array([r[0] for r in rows])
+        profit = np.array([r[1] for r in rows], dtype=float)
+        clv = np.array([r[2] for r in rows], dtype=float)
+        decided = np.isin(status, ("won", "lost"))
+        roi = profit[decided].sum() / decided.sum() if decided.any() else float("nan")
+        mean_clv = np.nanmean(clv) if np.isfinite(clv).any() else float("nan")
+        print(
+            f"  {rating}: {len(rows):6d} picks, avg CLV {mean_clv:+.4f}, ROI {roi:+.4f}, "
+            f"hit rate {(status[decided] == 'won').mean():.3f}"
+        )
+
+
+def bench_backtest(runs=31):
+    """Median milliseconds of a backtest over every backfilled pick; baseline: loading them."""
+    load_times = [timed(backtest.pick_frame)[1] for _ in range(runs)]
+    run_times = [timed(backtest.run)[1] for _ in range(runs)]
+    picks = len(backtest.pick_frame()["pick_id"])
+    print(
+        f"backtest over {picks} backfilled picks: median {statistics.median(run_times) * 1000:.1f}"
+        f" ms (baseline, loading the picks alone: {statistics.median(load_times) * 1000:.1f} ms)"
+        f"; goal <= 50 ms"
+    )
+
+
+def bench_settlement():
+    """Settle 100,000 pending picks; baseline: one UPDATE touching the same rows."""
+    drop_tables()
+    create_tables()
+    league = League.create(
+        code="BENCH", name="Bench", country="Benchland", competition_type="top-flight"
+    )
+    teams = [Team.create(name=f"Team {n}", country="Benchland") for n in range(2)]
+    kickoff = utcnow() - timedelta(days=1)
+    count = SETTLEMENT_PICKS // len(MARKETS) + 1
+    rng = np.random.default_rng(1)
+    goals = rng.poisson(1.4, size=(count, 2))
+    rows = [
+        {
+            "league": league.id,
+            "season": "x",
+            "home_team": teams[0].id,
+            "away_team": teams[1].id,
+            "kickoff_at": kickoff,
+            "status": "finished",
+            "home_goals": int(h),
+            "away_goals": int(a),
+            "slug": f"bench-{n}",
+        }
+        for n, (h, a) in enumerate(goals)
+    ]
+    with db.atomic():
+        for start in range(0, len(rows), 2000):
+            Match.insert_many(rows[start : start + 2000]).execute()
+        match_ids = [m for (m,) in Match.select(Match.id).tuples()]
+        quotes, picks = [], []
+        for match_id in match_ids:
+            for market, selections in MARKETS.items():
+                picks.append(
+                    {
+                        "match": match_id,
+                        "market": market,
+                        "selection": selections[0],
+                        "bookmaker": "bench",
+                        "odds": 2.0,
+                        "probability": 0.55,
+                        "edge": 0.1,
+                        "rating": "B",
+                        "data_quality": 0.9,
+                    }
+                )
+                quotes += [
+                    {
+                        "match": match_id,
+                        "market": market,
+                        "selection": s,
+                        "bookmaker": "pinnacle",
+                        "price": 1.9,
+                        "is_closing": True,
+                    }
+                    for s in selections
+                ]
+        for start in range(0, len(picks), 2000):
+            Pick.insert_many(picks[start : start + 2000]).execute()
+        for start in range(0, len(quotes), 2000):
+            OddsQuote.insert_many(quotes[start : start + 2000]).execute()
+    total = Pick.select().count()
+
+    def baseline():
+        with db.atomic():
+            Pick.update(status="pending", profit=None, settled_at=None).execute()
+
+    _, floor = timed(baseline)
+
+    def settle():
+        with db.atomic():
+            return settlement.settle_pending()
+
+    counts, seconds = timed(settle)
+    print(
+        f"settlement of {total:,} pending picks: {seconds:.2f} s (won {counts['won']:,}, lost "
+        f"{counts['lost']:,}); baseline, one UPDATE of the same rows: {floor:.2f} s, ratio "
+        f"{seconds / floor:.1f}x; goal <= 5 s"
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--database-url")
+    args = parser.parse_args()
+    files = sorted(args.data.glob("*.csv"))
+    if not files:
+        parser.error(f"no CSV files in {args.data}")
+    with tempfile.TemporaryDirectory() as folder:
+        url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"
+        app = create_app(
+            {"DATABASE_URL": url, "JWT_SECRET_KEY": "bench-" + "k" * 40, "LOG_LEVEL": "WARNING"}
+        )
+        with app.app_context():
+            print(f"database: {db.obj.__class__.__name__}; {len(files)} files from {args.data}")
+            drop_tables()
+            create_tables()
+            bench_import(files)
+            bench_backfill()
+            bench_quality()
+            bench_picks()
+            bench_backtest()
+            bench_settlement()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,590 @@
+"""A deterministic synthetic football world: leagues, fixtures, results and odds for demos."""
+
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+
+import numpy as np
+
+from engine.markets import MARKETS
+from engine.records import LeagueRecord, MatchRecord, OddsRecord
+from engine.scores import MAX_GOALS, market_probabilities, score_matrix
+
+#: The competitions of the world, by their stable codes.
+LEAGUES: dict[str, LeagueRecord] = {
+    league.code: league
+    for league in (
+        LeagueRecord("NL1", "Northland Premier Division", "Northland", "top-flight"),
+        LeagueRecord("NL2", "Northland First Division", "Northland", "lower-league"),
+        LeagueRecord("NLC", "Northland Cup", "Northland", "cup"),
+        LeagueRecord("SL1", "Southland Primera", "Southland", "top-flight"),
+        LeagueRecord("INT", "Continental Nations League", "International", "international"),
+    )
+}
+
+#: Northland's clubs: the first TOP_FLIGHT_CLUBS start in NL1, the rest in NL2. Invented names.
+NORTHLAND_CLUBS = (
+    "Aldermoor Athletic",
+    "Brackenholt United",
+    "Caskbridge Rovers",
+    "Dunmere City",
+    "Eastwold Town",
+    "Fernwick Albion",
+    "Gallowmere",
+    "Harrowdene United",
+    "Ironbeck Athletic",
+    "Juniper Vale",
+    "Kestrelby Town",
+    "Lowmarsh Rangers",
+    "Millhaven City",
+    "Northcairn United",
+    "Oakenspire Wanderers",
+    "Pellmoor Rovers",
+    "Quarrymouth Athletic",
+    "Ravenholme City",
+    "Saltmere Town",
+    "Thistlecombe United",
+    "Umberwick Albion",
+    "Valecross Rangers",
+    "Wetherfold Town",
+    "Yarrowmere United",
+    "Ambervale Athletic",
+    "Blackfen Rovers",
+    "Copperhill Town",
+    "Deepwell City",
+    "Elmbrook Wanderers",
+    "Foxhollow United",
+    "Greymantle Athletic",
+    "Highmarsh Town",
+    "Kingsweir City",
+    "Longbarrow Rovers",
+    "Moorhaven United",
+    "Nettlefield Town",
+    "Orchardgate Albion",
+    "Stormhaven Athletic",
+)
+
+#: Southland's top flight. All names are invented.
+SOUTHLAND_CLUBS = (
+    "Atletico Miramonte",
+    "Deportivo Solterra",
+    "Sporting Vallebruna",
+    "Union Puertoalto",
+    "Real Cantamar",
+    "Racing Lunaverde",
+    "CF Torrenegra",
+    "Olimpico Sierrazul",
+    "Academia Rocaclara",
+    "Estrella Bahiafria",
+    "Club Marisquero",
+    "Ciudad Pinaroja",
+    "Juventud Altomar",
+    "Atlas Campoluz",
+    "Fortaleza Arenadorada",
+    "Nacional Riocristal",
+)
+
+#: The national teams of the international competition. All invented countries.
+NATIONS = (
+    "Aldoria",
+    "Brevania",
+    "Corvinia",
+    "Drakmark",
+    "Estovia",
+    "Fenwald",
+    "Halvonia",
+    "Istrovar",
+)
+
+#: Kick-off slots as (days after the week's Monday, hour, minute UTC, relative weight).
+NORTHLAND_WEEKEND = ((4, 19, 45, 1), (5, 11, 30, 1), (5, 14, 0, 5), (5, 16, 30, 1), (6, 13, 0, 1))
+NORTHLAND_WEEKEND += ((6, 15, 30, 1), (7, 19, 0, 1))
+SOUTHLAND_WEEKEND = ((4, 19, 0, 1), (5, 13, 0, 1), (5, 15, 15, 1), (5, 17, 30, 1), (5, 20, 0, 1))
+SOUTHLAND_WEEKEND += ((6, 11, 0, 1), (6, 13, 15, 1), (6, 15, 30, 1), (6, 18, 0, 1), (7, 19, 0, 1))
+MIDWEEK = ((1, 18, 45, 2), (1, 19, 0, 1), (2, 18, 45, 1), (2, 19, 45, 2))
+INTERNATIONAL = {3: ((3, 16, 0, 1), (3, 18, 45, 2)), 6: ((6, 13, 0, 1), (6, 16, 0, 1))}
+
+#: Clubs in Northland's top flight; the rest of NORTHLAND_CLUBS play in NL2.
+TOP_FLIGHT_CLUBS = 18
+#: Weeks of the season with a cup round (Tuesday/Wednesday), from the first round to the final:
+#: never a week with a midweek league round (week % 4 == 2), so no club plays twice a day.
+CUP_WEEKS = (1, 7, 13, 19, 25)
+#: Clubs in the cup's first round: one round per cup week down to the final.
+CUP_ENTRANTS = 2 ** len(CUP_WEEKS)
+#: Weeks of the season with an international window (a Thursday round and a Sunday round).
+INTERNATIONAL_WEEKS = (3, 9, 15, 21, 27, 33, 39)
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    """The knobs of the world; the defaults give realistic football and bookmaker numbers."""
+
+    #: Past (complete) seasons before the current one.
+    past_seasons: int = 3
+    #: The current season's first week starts about this many days before ``today``…
+    days_before: int = 28
+    #: …and its fixtures run to this many days after it.
+    days_after: int = 7
+    #: Mean goals of an average side away from home, per country (log-linear model's base).
+    base_rate: tuple[tuple[str, float], ...] = (
+        ("Northland", 1.3),
+        ("Southland", 1.22),
+        ("International", 1.2),
+    )
+    #: Home advantage on the log scale of the goal rate.
+    home_advantage: float = 0.24
+    #: The Dixon-Coles low-score correction of the true process.
+    rho: float = -0.08
+    #: Spread of attack and defence ratings at the start (clubs / national teams).
+    club_spread: float = 0.2
+    nation_spread: float = 0.28
+    #: How much weaker NL2 clubs are, on both attack and defence, than NL1 clubs on average.
+    lower_league_gap: float = 0.3
+    #: Ratings revert this much towards their division's mean between seasons…
+    season_reversion: float = 0.9
+    #: …and drift by this much (standard deviation).
+    season_drift: float = 0.08
+    #: Clubs promoted from NL2 / relegated from NL1 each season.
+    promoted: int = 3
+    #: Share of a side's goals scored in the first half (binomial thinning).
+    half_time_share: float = 0.45
+    #: Bookmakers as (slug, margin, own pre-match noise on the log-probability scale).
+    bookmakers: tuple[tuple[str, float, float], ...] = (
+        ("pinnacle", 0.025, 0.012),
+        ("bet365", 0.05, 0.035),
+        ("william-hill", 0.065, 0.04),
+        ("bwin", 0.06, 0.035),
+        ("unibet", 0.045, 0.045),
+    )
+    #: The market's shared pre-match error on the log-probability scale.
+    market_noise: float = 0.03
+    #: Share of the pre-match error still in the closing price (closing-line movement)…
+    closing_carry: float = 0.4
+    #: …plus a fresh shared error of this size, and each book's own noise shrunk by this factor.
+    closing_noise: float = 0.015
+    closing_book_factor: float = 0.3
+    #: Lowest price a book offers.
+    min_price: float = 1.02
+
+
+@dataclass(frozen=True)
+class MatchTruth:
+    """The process behind one match: its true goal rates and market probabilities."""
+
+    home_rate: float
+    away_rate: float
+    probabilities: dict[str, tuple[float, ...]]  # market → selections in MARKETS order
+
+
+@dataclass
+class DemoWorld:
+    """The generated world: competitions, matches (oldest first) and the truth of each match."""
+
+    leagues: list[LeagueRecord]
+    matches: list[MatchRecord]
+    truth: list[MatchTruth] = field(default_factory=list)  # aligned with matches
+    now: datetime | None = None  # midnight UTC of ``today``: earlier kick-offs are finished
+
+
+@dataclass
+class _Fixture:
+    """A match while the world is being built."""
+
+    code: str
+    season: str
+    kickoff: datetime
+    home: str
+    away: str
+    home_rate: float = 0.0
+    away_rate: float = 0.0
+    home_goals: int = 0
+    away_goals: int = 0
+    ht_home: int = 0
+    ht_away: int = 0
+
+
+def generate(today: date, seed: int = 7, settings: DemoSettings | None = None) -> DemoWorld:
+    """The world as of midnight UTC of ``today``: the same ``today`` and ``seed`` give it exactly.
+
+    Northland (NL1 18 clubs, NL2 20 clubs with 3 up / 3 down by the table, a 32-club knockout
+    cup NLC), Southland (SL1, 16 clubs) and an 8-nation double round robin (INT). There are
+    ``past_seasons`` complete seasons and the current one, whose fixtures run from about four
+    weeks before ``today`` to a week after it. Results follow a Dixon-Coles process with
+    drifting attack/defence ratings; kick-offs before midnight are finished, later ones
+    scheduled, and one past league match of the current season is postponed and one cancelled
+    (both more than 48 hours before midnight, without scores or closing odds). Every match has
+    pre-match 1x2, ou25 and btts odds from each bookmaker; matches that kicked off also have
+    closing odds, nearer the truth than the pre-match ones. ``today`` may also be a datetime:
+    its UTC date is used. ``settings`` (default ``DemoSettings()``) holds every other knob.
+    """
+    settings = settings or DemoSettings()
+    if isinstance(today, datetime):
+        today = today.astimezone(UTC).date() if today.tzinfo else today.date()
+    streams = np.random.SeedSequence(seed).spawn(2)
+    results_rng = np.random.Generator(np.random.PCG64(streams[0]))
+    odds_rng = np.random.Generator(np.random.PCG64(streams[1]))
+    now = datetime.combine(today, time(0), UTC)
+    first_monday = today - timedelta(days=settings.days_before)
+    first_monday -= timedelta(days=first_monday.weekday())
+    cutoff = today + timedelta(days=settings.days_after)
+    base = dict(settings.base_rate)
+
+    ratings = _initial_ratings(results_rng, settings)
+    northland = {
+        "NL1": list(NORTHLAND_CLUBS[:TOP_FLIGHT_CLUBS]),
+        "NL2": list(NORTHLAND_CLUBS[TOP_FLIGHT_CLUBS:]),
+    }
+    fixtures: list[_Fixture] = []
+    starts = _season_starts(first_monday, settings.past_seasons)
+    for index, start in enumerate(starts):
+        current = index == len(starts) - 1
+        label = f"{start.year}-{(start.year + 1) % 100:02d}"
+        last_day = cutoff if current else None
+        season: list[_Fixture] = []
+        divisions = (
+            ("NL1", northland["NL1"], NORTHLAND_WEEKEND),
+            ("NL2", northland["NL2"], NORTHLAND_WEEKEND),
+            ("SL1", list(SOUTHLAND_CLUBS), SOUTHLAND_WEEKEND),
+        )
+        for code, teams, weekend in divisions:
+            rounds = _double_round_robin(_shuffled(results_rng, teams))
+            for slot, pairs in zip(_league_slots(start, weekend), rounds, strict=False):
+                season += _place(results_rng, code, label, slot, pairs, last_day)
+        rounds = _double_round_robin(_shuffled(results_rng, NATIONS))
+        for slot, pairs in zip(_international_slots(start), rounds, strict=False):
+            season += _place(results_rng, "INT", label, slot, pairs, last_day)
+        _play(results_rng, season, ratings, base, settings)
+        season += _cup(results_rng, label, start, northland, ratings, base, settings, last_day, now)
+        fixtures += season
+        if not current:
+            northland = _promote(season, northland, settings.promoted)
+            ratings = _drift(results_rng, ratings, northland, settings)
+
+    fixtures.sort(key=lambda f: (f.kickoff, f.code, f.home))
+    statuses = _statuses(results_rng, fixtures, now, starts[-1])
+    truths = _truths(fixtures, settings.rho)
+    odds = _odds(odds_rng, truths, [status == "finished" for status in statuses], settings)
+    matches = [
+        _record(fixture, status, quotes)
+        for fixture, status, quotes in zip(fixtures, statuses, odds, strict=True)
+    ]
+    return DemoWorld(leagues=list(LEAGUES.values()), matches=matches, truth=truths, now=now)
+
+
+def _season_starts(first_monday: date, past_seasons: int) -> list[date]:
+    """The Monday each season starts, oldest first: one calendar year apart, each in its own year.
+
+    Past seasons start on the Monday of the same week of the year, moved a week later if that
+    Monday falls in the previous year, so labels (by start year) never collide.
+    """
+    starts = []
+    for back in range(past_seasons, 0, -1):
+        year = first_monday.year - back
+        try:
+            anchor = first_monday.replace(year=year)
+        except ValueError:  # 29 February
+            anchor = first_monday.replace(year=year, day=28)
+        monday = anchor - timedelta(days=anchor.weekday())
+        if monday.year < year:
+            monday += timedelta(days=7)
+        starts.append(monday)
+    return [*starts, first_monday]
+
+
+def _initial_ratings(rng, settings: DemoSettings) -> dict[str, np.ndarray]:
+    """Attack and defence (log scale, higher defence concedes less) of every team."""
+    ratings = {}
+    for position, club in enumerate(NORTHLAND_CLUBS):
+        offset = 0.0 if position < TOP_FLIGHT_CLUBS else -settings.lower_league_gap
+        ratings[club] = offset + rng.normal(0.0, settings.club_spread, 2)
+    for club in SOUTHLAND_CLUBS:
+        ratings[club] = rng.normal(0.0, settings.club_spread, 2)
+    for nation in NATIONS:
+        ratings[nation] = rng.normal(0.0, settings.nation_spread, 2)
+    return ratings
+
+
+def _shuffled(rng, teams) -> list[str]:
+    """The teams in a random order, so each season's fixture list differs."""
+    return [teams[i] for i in rng.permutation(len(teams))]
+
+
+def _double_round_robin(teams: list[str]) -> list[list[tuple[str, str]]]:
+    """Rounds of (home, away) in which every pair meets twice, once at each ground."""
+    size = len(teams)
+    order = list(teams)
+    first_half = []
+    for number in range(size - 1):
+        pairs = []
+        for i in range(size // 2):
+            home, away = order[i], order[size - 1 - i]
+            # Alternate grounds so no club is at home (or away) all the time.
+            if (i == 0 and number % 2) or (i > 0 and i % 2):
+                home, away = away, home
+            pairs.append((home, away))
+        first_half.append(pairs)
+        order = [order[0], order[-1], *order[1:-1]]
+    return first_half + [[(away, home) for home, away in pairs] for pairs in first_half]
+
+
+def _league_slots(start: date, weekend):
+    """Round dates of a league: every weekend, plus a midweek round every fourth week."""
+    week = 0
+    while True:
+        monday = start + timedelta(weeks=week)
+        # A midweek round comes before that week's weekend round; see CUP_WEEKS.
+        if week % 4 == 2:
+            yield monday, MIDWEEK
+        yield monday, weekend
+        week += 1
+
+
+def _international_slots(start: date):
+    """Round dates of the nations' competition: two rounds per international window."""
+    for week in INTERNATIONAL_WEEKS:
+        monday = start + timedelta(weeks=week)
+        for day in sorted(INTERNATIONAL):
+            yield monday, INTERNATIONAL[day]
+
+
+def _place(rng, code, season, slot, pairs, last_day) -> list[_Fixture]:
+    """Fixtures of one round at kick-offs drawn from the slot; those after last_day dropped."""
+    monday, times = slot
+    weights = np.array([weight for *_, weight in times], dtype=float)
+    picks = rng.choice(len(times), size=len(pairs), p=weights / weights.sum())
+    fixtures = []
+    for (home, away), pick in zip(pairs, picks.tolist(), strict=True):
+        days, hour, minute, _ = times[pick]
+        day = monday + timedelta(days=days)
+        if last_day is not None and day > last_day:
+            continue
+        kickoff = datetime.combine(day, time(hour, minute), UTC)
+        fixtures.append(_Fixture(code, season, kickoff, home, away))
+    return fixtures
+
+
+def _play(rng, fixtures: list[_Fixture], ratings, base, settings: DemoSettings) -> None:
+    """Give fixtures their true goal rates and sampled full- and half-time scores."""
+    if not fixtures:
+        return
+    home = np.array([ratings[f.home] for f in fixtures])
+    away = np.array([ratings[f.away] for f in fixtures])
+    level = np.log([base[LEAGUES[f.code].country] for f in fixtures])
+    home_rate = np.exp(level + settings.home_advantage + home[:, 0] - away[:, 1])
+    away_rate = np.exp(level + away[:, 0] - home[:, 1])
+    matrix = score_matrix(home_rate, away_rate, settings.rho).reshape(len(fixtures), -1)
+    cells = (matrix.cumsum(axis=1) < rng.random(len(fixtures))[:, None]).sum(axis=1)
+    cells = np.minimum(cells, matrix.shape[1] - 1)
+    home_goals, away_goals = np.divmod(cells, MAX_GOALS + 1)
+    ht_home = rng.binomial(home_goals, settings.half_time_share)
+    ht_away = rng.binomial(away_goals, settings.half_time_share)
+    columns = zip(
+        fixtures,
+        home_rate.tolist(),
+        away_rate.tolist(),
+        home_goals.tolist(),
+        away_goals.tolist(),
+        ht_home.tolist(),
+        ht_away.tolist(),
+        strict=True,
+    )
+    for fixture, *values in columns:
+        (
+            fixture.home_rate,
+            fixture.away_rate,
+            fixture.home_goals,
+            fixture.away_goals,
+            fixture.ht_home,
+            fixture.ht_away,
+        ) = values
+
+
+def _cup(rng, season, start, northland, ratings, base, settings, last_day, now) -> list[_Fixture]:
+    """The knockout cup: all NL1 clubs and 14 drawn NL2 clubs, single ties, 31 matches.
+
+    A drawn tie is decided by a shoot-out (a coin toss) that the recorded score does not show.
+    Rounds stop at ``last_day``, and after a round not yet fully played by ``now``.
+    """
+    extra = CUP_ENTRANTS - len(northland["NL1"])
+    lower = northland["NL2"]
+    drawn = sorted(rng.choice(len(lower), extra, replace=False).tolist())
+    remaining = _shuffled(rng, northland["NL1"] + [lower[i] for i in drawn])
+    fixtures: list[_Fixture] = []
+    for week in CUP_WEEKS:
+        pairs = list(zip(remaining[::2], remaining[1::2], strict=True))
+        slot = (start + timedelta(weeks=week), MIDWEEK)
+        ties = _place(rng, "NLC", season, slot, pairs, last_day)
+        if len(ties) < len(pairs):
+            break
+        _play(rng, ties, ratings, base, settings)
+        fixtures += ties
+        if any(tie.kickoff >= now for tie in ties):
+            break
+        shoot_out = (rng.random(len(ties)) < 0.5).tolist()
+        winners = []
+        for tie, home_wins_shoot_out in zip(ties, shoot_out, strict=True):
+            if tie.home_goals == tie.away_goals:
+                winners.append(tie.home if home_wins_shoot_out else tie.away)
+            else:
+                winners.append(tie.home if tie.home_goals > tie.away_goals else tie.away)
+        remaining = _shuffled(rng, winners)
+    return fixtures
+
+
+def _table(fixtures: list[_Fixture], code: str) -> list[str]:
+    """A league's final order: points, goal difference, goals scored, then name."""
+    rows: dict[str, list[int]] = {}
+    for f in fixtures:
+        if f.code != code:
+            continue
+        home = rows.setdefault(f.home, [0, 0, 0])
+        away = rows.setdefault(f.away, [0, 0, 0])
+        home_points, away_points = (
+            (3, 0)
+            if f.home_goals > f.away_goals
+            else ((1, 1) if f.home_goals == f.away_goals else (0, 3))
+        )
+        home[0] += home_points
+        away[0] += away_points
+        home[1] += f.home_goals - f.away_goals
+        away[1] += f.away_goals - f.home_goals
+        home[2] += f.home_goals
+        away[2] += f.away_goals
+    return sorted(rows, key=lambda team: (-rows[team][0], -rows[team][1], -rows[team][2], team))
+
+
+def _promote(fixtures, northland, promoted: int) -> dict[str, list[str]]:
+    """Next season's divisions: NL1's bottom ``promoted`` swap with NL2's top ``promoted``."""
+    top, lower = _table(fixtures, "NL1"), _table(fixtures, "NL2")
+    return {
+        "NL1": sorted(top[:-promoted] + lower[:promoted]),
+        "NL2": sorted(lower[promoted:] + top[-promoted:]),
+    }
+
+
+def _drift(rng, ratings, northland, settings: DemoSettings) -> dict[str, np.ndarray]:
+    """Ratings one season on: pulled towards their division's mean, plus a random drift."""
+    means = dict.fromkeys(northland["NL2"], -settings.lower_league_gap)
+    drifted = {}
+    for team, rating in ratings.items():
+        mean = means.get(team, 0.0)
+        noise = rng.normal(0.0, settings.season_drift, 2)
+        drifted[team] = mean + settings.season_reversion * (rating - mean) + noise
+    return drifted
+
+
+def _statuses(rng, fixtures: list[_Fixture], now: datetime, current_start: date) -> list[str]:
+    """Finished before ``now``, scheduled after; one recent league match postponed, one cancelled.
+
+    Both are drawn from the current season's NL1 and SL1 matches 3 to 21 days before ``now``,
+    so they are void cases well past the usual 48-hour grace of settlement.
+    """
+    statuses = ["finished" if f.kickoff < now else "scheduled" for f in fixtures]
+    start = datetime.combine(current_start, time(0), UTC)
+    window = (max(start, now - timedelta(days=21)), now - timedelta(days=3))
+    candidates = [
+        i
+        for i, f in enumerate(fixtures)
+        if f.code in ("NL1", "SL1") and window[0] <= f.kickoff <= window[1]
+    ]
+    if len(candidates) >= 2:
+        postponed, cancelled = rng.choice(candidates, 2, replace=False).tolist()
+        statuses[postponed] = "postponed"
+        statuses[cancelled] = "cancelled"
+    return statuses
+
+
+def _truths(fixtures: list[_Fixture], rho: float) -> list[MatchTruth]:
+    """The true rates and market probabilities of every fixture."""
+    home_rate = np.array([f.home_rate for f in fixtures])
+    away_rate = np.array([f.away_rate for f in fixtures])
+    probabilities = market_probabilities(score_matrix(home_rate, away_rate, rho))
+    columns = {market: probabilities[market].tolist() for market in MARKETS}
+    return [
+        MatchTruth(
+            home_rate=home,
+            away_rate=away,
+            probabilities={market: tuple(columns[market][i]) for market in MARKETS},
+        )
+        for i, (home, away) in enumerate(zip(home_rate.tolist(), away_rate.tolist(), strict=True))
+    ]
+
+
+def _odds(rng, truths, closed, settings: DemoSettings) -> list[list[OddsRecord]]:
+    """Every match's pre-match odds, and closing odds where ``closed``, from noisy truth.
+
+    Each book prices log(true probability) + a shared market error + its own error, takes its
+    margin by the power method (implied probabilities q**k summing to 1 + margin) and rounds
+    the price down to two decimals. At the close the errors keep ``closing_carry`` of their
+    pre-match value and add smaller fresh ones, so closing prices are nearer the truth and the
+    line really moves between the two.
+    """
+    size = len(truths)
+    books = settings.bookmakers
+    margins = np.array([margin for _, margin, _ in books])
+    noises = np.array([noise for _, _, noise in books])
+    quotes: list[list[OddsRecord]] = [[] for _ in range(size)]
+    for market, selections in MARKETS.items():
+        truth = np.array([t.probabilities[market] for t in truths]).reshape(size, 1, -1)
+        legs = len(selections)
+        shared = rng.normal(0.0, settings.market_noise, (size, 1, legs))
+        own = rng.normal(0.0, 1.0, (size, len(books), legs)) * noises[:, None]
+        shared_close = settings.closing_carry * shared + rng.normal(
+            0.0, settings.closing_noise, (size, 1, legs)
+        )
+        own_close = settings.closing_carry * own + rng.normal(
+            0.0, 1.0, (size, len(books), legs)
+        ) * (settings.closing_book_factor * noises[:, None])
+        for is_closing, error in ((False, shared + own), (True, shared_close + own_close)):
+            prices = _prices(np.log(truth) + error, margins, settings.min_price)
+            # Records are immutable: one per distinct price of each (book, selection), shared.
+            table = np.empty((size, len(books) * legs), dtype=object)
+            for b, (slug, _, _) in enumerate(books):
+                for leg, selection in enumerate(selections):
+                    distinct, where = np.unique(prices[:, b, leg], return_inverse=True)
+                    made = np.empty(len(distinct), dtype=object)
+                    made[:] = [
+                        OddsRecord(slug, market, selection, price, is_closing)
+                        for price in distinct.tolist()
+                    ]
+                    table[:, b * legs + leg] = made[where]
+            for i, row in enumerate(table.tolist()):
+                if closed[i] or not is_closing:
+                    quotes[i].extend(row)
+    return quotes
+
+
+def _prices(log_probability, margins, min_price: float) -> np.ndarray:
+    """Decimal prices (…, legs) from noisy log-probabilities, with each book's margin."""
+    fair = np.exp(log_probability)
+    fair /= fair.sum(axis=-1, keepdims=True)
+    target = (1.0 + margins)[None, :, None]
+    log_fair = np.log(fair)
+    # Power method: find k in (0, 1] with sum(fair**k) = 1 + margin, by bisection (to ~1e-9).
+    low = np.full((*fair.shape[:-1], 1), 0.05)
+    high = np.ones_like(low)
+    for _ in range(30):
+        middle = (low + high) / 2
+        over = np.exp(middle * log_fair).sum(axis=-1, keepdims=True) > target
+        low = np.where(over, middle, low)
+        high = np.where(over, high, middle)
+    price = np.exp(-(low + high) / 2 * log_fair)
+    # Books round prices down, which only ever adds to their margin.
+    return np.maximum(np.floor(price * 100 + 1e-9) / 100, min_price)
+
+
+def _record(fixture: _Fixture, status: str, odds: list[OddsRecord]) -> MatchRecord:
+    """The MatchRecord of a fixture with its status (scores only when finished)."""
+    played = status == "finished"
+    return MatchRecord(
+        league=LEAGUES[fixture.code],
+        season=fixture.season,
+        kickoff_at=fixture.kickoff,
+        home_team=fixture.home,
+        away_team=fixture.away,
+        status=status,
+        home_goals=fixture.home_goals if played else None,
+        away_goals=fixture.away_goals if played else None,
+        ht_home_goals=fixture.ht_home if played else None,
+        ht_away_goals=fixture.ht_away if played else None,
+        odds=odds,
+    )

@@ -1,0 +1,199 @@
+"""Bookmaker prices: margin removal and the quote cubes (match × bookmaker × selection) built on it.
+
+A quote cube is an array of decimal prices of shape ``(n_matches, n_bookmakers, k)`` with NaN
+where a bookmaker did not quote, together with the list of bookmaker slugs along its second axis.
+A bookmaker quotes a match only when all ``k`` of its prices are valid (finite and above 1.0).
+"""
+
+import numpy as np
+
+from engine.records import AGGREGATE_BOOKMAKERS, SHARP_BOOKMAKER
+
+#: Margin-removal methods understood by :func:`remove_margin`.
+METHODS = ("proportional", "shin", "power")
+
+#: The aggregate used when the sharp bookmaker has no quote for a match.
+FALLBACK_BOOKMAKER = "market-average"
+
+
+def valid_rows(prices):
+    """True where every price on the last axis is finite and above 1.0 (a usable quote)."""
+    prices = np.asarray(prices, dtype=float)
+    return np.all(np.isfinite(prices) & (prices > 1.0), axis=-1)
+
+
+def overround(prices):
+    """The bookmaker's margin, Σ 1/o − 1 over the last axis (0.05 is 5 %); NaN for invalid rows."""
+    prices = np.asarray(prices, dtype=float)
+    valid = valid_rows(prices)
+    implied = 1.0 / np.where(valid[..., None], prices, 2.0)
+    return np.where(valid, implied.sum(axis=-1) - 1.0, np.nan)
+
+
+def remove_margin(prices, method="proportional", tol=1e-12, max_iter=200):
+    """Fair probabilities from decimal prices (..., k): each row sums to 1; invalid rows are NaN.
+
+    ``proportional`` scales the implied probabilities 1/o by their sum. ``shin`` solves Shin's
+    (1993) insider-trading model for the share ``z`` of informed money per row. ``power`` raises
+    the implied probabilities to the exponent κ that makes them sum to 1. Both solvers bisect all
+    rows at once until every bracket is narrower than ``tol`` (or ``max_iter`` halvings). A row
+    whose implied probabilities already sum to 1 or less has no margin to remove; Shin's model
+    then reduces to the proportional answer, the power method still solves for its κ (≤ 1).
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown margin-removal method {method!r}; expected one of {METHODS}")
+    prices = np.asarray(prices, dtype=float)
+    if prices.ndim == 0:
+        raise ValueError("prices need a last axis of selections")
+    valid = valid_rows(prices)
+    # Invalid rows get a harmless placeholder so the solvers never see NaN; they are masked below.
+    implied = 1.0 / np.where(valid[..., None], prices, 2.0)
+    if method == "proportional":
+        probs = implied / implied.sum(axis=-1, keepdims=True)
+    elif method == "shin":
+        probs = _shin(implied, tol, max_iter)
+    else:
+        probs = _power(implied, tol, max_iter)
+    return np.where(valid[..., None], probs, np.nan)
+
+
+def _bisect_decreasing(excess, lo, hi, tol, max_iter):
+    """Per-row root of a decreasing function ``excess`` between the brackets ``lo`` and ``hi``."""
+    lo, hi = lo.copy(), hi.copy()
+    for _ in range(max_iter):
+        if not np.any(hi - lo > tol):
+            break
+        mid = 0.5 * (lo + hi)
+        above = excess(mid) > 0.0
+        lo = np.where(above, mid, lo)
+        hi = np.where(above, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+def _shin_probabilities(implied, booksum, z):
+    """Shin's fair probabilities for a given share of insider money ``z`` (< 1) per row."""
+    z = z[..., None]
+    return (np.sqrt(z * z + 4.0 * (1.0 - z) * implied**2 / booksum) - z) / (2.0 * (1.0 - z))
+
+
+def _shin(implied, tol, max_iter):
+    """Shin's method: z in [0, 1) such that the fair probabilities sum to 1, row by row."""
+    booksum = implied.sum(axis=-1, keepdims=True)
+    # Σp(z) falls from √booksum at z = 0 to below 1 as z → 1, so a root exists only with a margin.
+    hi = np.where(booksum[..., 0] > 1.0, 1.0, 0.0)
+    lo = np.zeros_like(hi)
+    z = _bisect_decreasing(
+        lambda zz: _shin_probabilities(implied, booksum, zz).sum(axis=-1) - 1.0,
+        lo,
+        hi,
+        tol,
+        max_iter,
+    )
+    probs = _shin_probabilities(implied, booksum, z)
+    # The last renormalisation removes the bisection's residual (and is exact for z = 0 rows).
+    return probs / probs.sum(axis=-1, keepdims=True)
+
+
+def _power(implied, tol, max_iter):
+    """Power method: κ such that Σ (1/o_i)^κ = 1, row by row."""
+    k = implied.shape[-1]
+    log_implied = np.log(implied)
+    # k·min^κ ≥ 1 ≥ k·max^κ brackets the root: Σ π^κ lies between those two bounds.
+    lo = np.log(k) / -log_implied.min(axis=-1)
+    hi = np.log(k) / -log_implied.max(axis=-1)
+    kappa = _bisect_decreasing(
+        lambda kk: np.exp(kk[..., None] * log_implied).sum(axis=-1) - 1.0,
+        lo,
+        hi,
+        tol,
+        max_iter,
+    )
+    probs = np.exp(kappa[..., None] * log_implied)
+    return probs / probs.sum(axis=-1, keepdims=True)
+
+
+def _check_cube(prices, bookmakers):
+    """The cube as a float array, after checking it matches its bookmaker list."""
+    prices = np.asarray(prices, dtype=float)
+    if prices.ndim != 3 or prices.shape[1] != len(bookmakers):
+        raise ValueError(
+            f"prices must have shape (n_matches, {len(bookmakers)} bookmakers, k), "
+            f"got {prices.shape}"
+        )
+    return prices
+
+
+def _real_bookmakers(bookmakers, exclude):
+    """Boolean mask over the bookmaker axis: True for bookmakers not in ``exclude``."""
+    excluded = frozenset(exclude or ())
+    return np.array([name not in excluded for name in bookmakers], dtype=bool)
+
+
+def has_quote(prices, bookmakers):
+    """(n, b) True where a bookmaker quotes a match: all of its k prices are valid."""
+    return valid_rows(_check_cube(prices, bookmakers))
+
+
+def quoting_count(prices, bookmakers, exclude=AGGREGATE_BOOKMAKERS):
+    """(n,) number of bookmakers, aggregates excluded, with a full valid quote for each match."""
+    quoted = has_quote(prices, bookmakers) & _real_bookmakers(bookmakers, exclude)
+    return quoted.sum(axis=1)
+
+
+def best_prices(prices, bookmakers, exclude=AGGREGATE_BOOKMAKERS):
+    """Best price per selection over real bookmakers that quote the match.
+
+    Returns ``(best, book_index)``, both (n, k): the highest price (NaN where no bookmaker quotes)
+    and the index of the bookmaker offering it (−1 where none; the first listed wins a tie).
+    """
+    prices = _check_cube(prices, bookmakers)
+    if not bookmakers:  # nobody quotes this market at all (BTTS in football-data files)
+        shape = (prices.shape[0], prices.shape[2])
+        return np.full(shape, np.nan), np.full(shape, -1, dtype=np.int64)
+    usable = valid_rows(prices) & _real_bookmakers(bookmakers, exclude)
+    masked = np.where(usable[:, :, None], prices, -np.inf)
+    book_index = masked.argmax(axis=1)
+    best = np.take_along_axis(masked, book_index[:, None, :], axis=1)[:, 0, :]
+    found = np.isfinite(best)
+    return np.where(found, best, np.nan), np.where(found, book_index, -1)
+
+
+def _anchor(prices, bookmakers, sharp, fallback):
+    """Per match, the sharp book's quote when it has one, else the fallback's: (rows, source)."""
+    prices = _check_cube(prices, bookmakers)
+    quoted = valid_rows(prices)
+    source = np.full(prices.shape[0], -1, dtype=np.int64)
+    # The fallback is written first so that the sharp book overwrites it where it quotes.
+    for name in (fallback, sharp):
+        if name is not None and name in bookmakers:
+            position = bookmakers.index(name)
+            source = np.where(quoted[:, position], position, source)
+    if not bookmakers:
+        return np.full((prices.shape[0], prices.shape[2]), np.nan), source
+    rows = prices[np.arange(prices.shape[0]), np.maximum(source, 0)]
+    return np.where((source >= 0)[:, None], rows, np.nan), source
+
+
+def sharp_probabilities(
+    prices,
+    bookmakers,
+    sharp=SHARP_BOOKMAKER,
+    fallback=FALLBACK_BOOKMAKER,
+    method="proportional",
+):
+    """De-margined probabilities from the sharp book, else the fallback aggregate, else NaN.
+
+    Returns ``(probs, source)``: probs (n, k) and source (n,), the index in ``bookmakers`` of the
+    book used (−1 where neither quotes). ``fallback=None`` disables the fallback.
+    """
+    rows, source = _anchor(prices, bookmakers, sharp, fallback)
+    return remove_margin(rows, method=method), source
+
+
+def closing_prices(prices, bookmakers, sharp=SHARP_BOOKMAKER, fallback=FALLBACK_BOOKMAKER):
+    """Closing prices to settle CLV against, from a cube of closing quotes.
+
+    Returns ``(price, source)``: price (n, k) from the sharp book where it quotes the match, else
+    from the fallback aggregate, else NaN; source (n,) the index of the book used or −1.
+    """
+    return _anchor(prices, bookmakers, sharp, fallback)

@@ -1,0 +1,107 @@
+"""Logarithmic pooling of the model's probabilities with the de-margined sharp market's.
+
+The published forecast is p proportional to model^w * market^(1 - w): a geometric mixture that
+stays a proper distribution, keeps the market's sharpness when w is small and lets the model move
+it only where the two disagree. ``w`` is fitted by minimising log loss on past matches only.
+"""
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+#: Weight on the model while there is too little history to fit one. Measured walk-forward on
+#: five leagues and seven seasons, the fitted weights of 1x2 and over/under 2.5 are 0 at every
+#: cutoff: the sharp pre-match price already carries what a goals-only model knows, and a model
+#: with little history knows even less. So until the data say otherwise, the market alone.
+PRIOR_WEIGHT = 0.0
+
+#: Fewer usable past matches than this and fit_weight returns the prior weight: with a few
+#: hundred matches the log-loss curve is too flat for its minimum to mean anything.
+MIN_ROWS = 300
+
+#: Probabilities are floored here before taking logs, so a zero never becomes -inf.
+_FLOOR = 1e-12
+
+
+def market_available(market_probs) -> np.ndarray:
+    """(n,) True where a market row has every probability finite."""
+    return np.all(np.isfinite(np.asarray(market_probs, dtype=float)), axis=1)
+
+
+def pool(model_probs, market_probs, weight) -> np.ndarray:
+    """Pooled probabilities p ∝ model^weight · market^(1 - weight), rows summing to 1.
+
+    ``weight`` is a scalar or one value per row. Rows whose market has a NaN get the model alone.
+    """
+    model = np.asarray(model_probs, dtype=float)
+    market = np.asarray(market_probs, dtype=float)
+    has_market = market_available(market)
+    w = np.broadcast_to(np.asarray(weight, dtype=float), (model.shape[0],))[:, None]
+    log_model = np.log(np.clip(model, _FLOOR, None))
+    log_market = np.log(np.clip(np.where(has_market[:, None], market, 1.0), _FLOOR, None))
+    logits = np.where(has_market[:, None], w * log_model + (1.0 - w) * log_market, log_model)
+    logits -= logits.max(axis=1, keepdims=True)
+    pooled = np.exp(logits)
+    return pooled / pooled.sum(axis=1, keepdims=True)
+
+
+def log_loss(probs, outcome_idx) -> float:
+    """Mean negative log probability of the outcomes (``outcome_idx`` is (n,) int)."""
+    probs = np.asarray(probs, dtype=float)
+    picked = probs[np.arange(len(probs)), np.asarray(outcome_idx, dtype=np.intp)]
+    return float(-np.mean(np.log(np.clip(picked, _FLOOR, None))))
+
+
+def usable_rows(model_probs, market_probs, outcome_idx) -> np.ndarray:
+    """(n,) True where a row can train a weight: model and market finite and an outcome known."""
+    model = np.asarray(model_probs, dtype=float)
+    outcome = np.asarray(outcome_idx)
+    return (
+        np.all(np.isfinite(model), axis=1)
+        & market_available(market_probs)
+        & (outcome >= 0)
+        & (outcome < model.shape[1])
+    )
+
+
+def fit_weight(
+    model_probs,
+    market_probs,
+    outcome_idx,
+    prior: float = PRIOR_WEIGHT,
+    min_rows: int = MIN_ROWS,
+) -> float:
+    """Weight on the model in [0, 1] minimising the pooled log loss of past matches.
+
+    Rows without a market, with a non-finite model or a negative outcome index (no result) are
+    skipped; with fewer than ``min_rows`` usable rows the ``prior`` weight is returned.
+    """
+    model = np.asarray(model_probs, dtype=float)
+    market = np.asarray(market_probs, dtype=float)
+    outcome = np.asarray(outcome_idx, dtype=np.intp)
+    keep = usable_rows(model, market, outcome)
+    if keep.sum() < min_rows:
+        return float(prior)
+    rows = np.arange(int(keep.sum()))
+    # Selections along the first axis: the per-row sums below then add whole contiguous rows.
+    log_model = np.log(np.clip(model[keep], _FLOOR, None)).T.copy()
+    log_market = np.log(np.clip(market[keep], _FLOOR, None)).T.copy()
+    diff = log_model - log_market
+    picked = outcome[keep]
+    mean_picked_market = log_market[picked, rows].mean()
+    mean_picked_diff = diff[picked, rows].mean()
+
+    def loss(w: float) -> float:
+        # Each logit lies between the floored logs of two probabilities, in [log(_FLOOR), 0],
+        # so exp() can neither overflow nor lose the whole row: no max-shift is needed.
+        log_norm = np.log(np.exp(log_market + w * diff).sum(axis=0))
+        return float(log_norm.mean() - mean_picked_market - w * mean_picked_diff)
+
+    result = minimize_scalar(loss, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-5})
+    # The bounded search never lands exactly on a bound; the loss is convex in w, so when the
+    # optimum is a bound that bound itself is the answer.
+    best, best_loss = float(result.x), float(result.fun)
+    for bound in (0.0, 1.0):
+        bound_loss = loss(bound)
+        if bound_loss < best_loss:
+            best, best_loss = bound, bound_loss
+    return best

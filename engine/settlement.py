@@ -1,0 +1,95 @@
+"""Settlement: a pick's status and profit from its match, and its closing-line value.
+
+Settlement is a pure function of the picks and their matches, so running it twice on the same
+inputs gives the same answer: the services may re-run it as often as they like.
+"""
+
+import numpy as np
+
+from engine.markets import MARKETS
+
+#: Pick statuses: ``pending`` until the match decides the pick, then one of the other three.
+STATUSES = ("pending", "won", "lost", "void")
+
+_SECONDS_PER_HOUR = 3600.0
+
+
+def winning_selection(market, home_goals, away_goals):
+    """The winning selection of each pick's market for a final score (engine.markets.outcome).
+
+    ``market`` is a str array, goals numeric arrays; rows without a score get an empty string.
+    """
+    market = np.asarray(market, dtype=str)
+    home = np.asarray(home_goals, dtype=float)
+    away = np.asarray(away_goals, dtype=float)
+    scored = np.isfinite(home) & np.isfinite(away)
+    # Same rules as engine.markets.outcome; the tests check the two agree on every score.
+    by_market = {
+        "1x2": np.where(home > away, "home", np.where(home == away, "draw", "away")),
+        "ou25": np.where(home + away > 2, "over", "under"),
+        "btts": np.where((home > 0) & (away > 0), "yes", "no"),
+    }
+    winner = np.select([market == name for name in by_market], list(by_market.values()), default="")
+    return np.where(scored, winner, "")
+
+
+def _check_selections(market, selection):
+    """Raise ValueError for a market or a selection the engine does not know."""
+    known = np.zeros(market.shape, dtype=bool)
+    for name, selections in MARKETS.items():
+        known |= (market == name) & np.isin(selection, selections)
+    if not known.all():
+        bad = sorted({f"{m}/{s}" for m, s in zip(market[~known], selection[~known], strict=True)})
+        raise ValueError(f"unknown market/selection: {', '.join(bad)}")
+
+
+def settle(
+    market,
+    selection,
+    odds,
+    stake,
+    match_status,
+    home_goals,
+    away_goals,
+    kickoff,
+    now,
+    void_after_hours=48,
+):
+    """Status and profit of each pick from its match.
+
+    A ``finished`` match with both scores settles the pick ``won`` (profit stake × (odds − 1)) or
+    ``lost`` (−stake); a ``cancelled`` match voids it (profit 0), and so does a ``postponed`` one
+    once more than ``void_after_hours`` have passed since the original ``kickoff`` (epoch seconds,
+    like ``now``). Everything else stays ``pending`` with a NaN profit. Returns
+    ``(status, profit)``: a str array and a float array.
+    """
+    market = np.asarray(market, dtype=str)
+    selection = np.asarray(selection, dtype=str)
+    match_status = np.asarray(match_status, dtype=str)
+    odds = np.asarray(odds, dtype=float)
+    stake = np.asarray(stake, dtype=float)
+    _check_selections(market, selection)
+
+    scored = np.isfinite(np.asarray(home_goals, dtype=float)) & np.isfinite(
+        np.asarray(away_goals, dtype=float)
+    )
+    decided = (match_status == "finished") & scored
+    won = decided & (selection == winning_selection(market, home_goals, away_goals))
+    elapsed = np.asarray(now, dtype=float) - np.asarray(kickoff, dtype=float)
+    void = (match_status == "cancelled") | (
+        (match_status == "postponed") & (elapsed > void_after_hours * _SECONDS_PER_HOUR)
+    )
+    status = np.select([won, decided, void], ["won", "lost", "void"], default="pending")
+    profit = np.select(
+        [won, decided, void], [stake * (odds - 1.0), -stake, np.zeros_like(stake)], default=np.nan
+    )
+    return status, profit
+
+
+def clv(odds, closing_odds):
+    """Closing-line value, odds ÷ closing − 1; NaN where the closing price is missing or ≤ 1.0."""
+    odds = np.asarray(odds, dtype=float)
+    closing = np.asarray(closing_odds, dtype=float)
+    known = np.isfinite(closing) & (closing > 1.0)
+    safe = np.where(known, closing, 1.0)
+    return np.where(known, odds / safe - 1.0, np.nan)

@@ -1,0 +1,69 @@
+"""Calibration runs: how well the published probabilities matched what happened, per market,
+beside the bookmakers' closing implied probabilities scored on the same matches."""
+
+from datetime import timedelta
+
+import numpy as np
+from flask import current_app
+
+from engine import calibration
+from engine import odds as odds_engine
+from engine.markets import MARKETS, ORDERED_MARKETS
+from engine.walkforward import outcome_indices
+from models import Match, Prediction, utcnow
+from schemas.common import camel_keys
+from services import odds
+
+
+def run(window_days: int, now=None) -> dict:
+    """The calibration-run operation over matches finished in the last ``window_days`` days."""
+    now = now or utcnow()
+    start = now - timedelta(days=window_days)
+    rows = list(
+        Prediction.select(
+            Prediction.match,
+            Prediction.market,
+            Prediction.probabilities,
+            Match.home_goals,
+            Match.away_goals,
+        )
+        .join(Match)
+        .where(
+            (Match.status == "finished") & (Match.kickoff_at >= start) & (Match.kickoff_at < now)
+        )
+        .order_by(Prediction.match)
+        .tuples()
+    )
+    markets = {}
+    for market, selections in MARKETS.items():
+        mine = [row for row in rows if row[1] == market]
+        match_ids = np.array([row[0] for row in mine], dtype=np.int64)
+        probs = np.array(
+            [[row[2][name] for name in selections] for row in mine], dtype=float
+        ).reshape(len(mine), len(selections))
+        goals = np.array([row[3:5] for row in mine], dtype=float).reshape(len(mine), 2)
+        outcome = outcome_indices(goals[:, 0], goals[:, 1])[market]
+        markets[market] = camel_keys(
+            calibration.evaluate(
+                probs,
+                outcome,
+                reference=_closing_probabilities(match_ids, market),
+                ordered=market in ORDERED_MARKETS,
+            )
+        )
+    return {
+        "windowDays": window_days,
+        "from": start.isoformat(),
+        "to": now.isoformat(),
+        "referenceMethod": f"closing odds, {current_app.config['MARGIN_METHOD']} margin removal",
+        "markets": markets,
+    }
+
+
+def _closing_probabilities(match_ids, market):
+    """The de-margined sharp closing probabilities (Pinnacle, else the market average)."""
+    cube = odds.load(match_ids, closing=True)[market]
+    probs, _ = odds_engine.sharp_probabilities(
+        cube.prices, cube.bookmakers, method=current_app.config["MARGIN_METHOD"]
+    )
+    return probs

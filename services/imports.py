@@ -1,0 +1,228 @@
+"""Storing fixtures, results and odds from any source: football-data files and the demo world.
+
+Idempotent: a record is found again by (league, season, home team, away team), so importing the
+same data twice changes nothing, and a later file (a result, a moved kick-off, a closing price)
+updates what it knows better.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine import footballdata
+from models import League, Match, OddsQuote, Team, db, insert_rows, utcnow
+
+BATCH = 2000
+
+
+@dataclass
+class ImportSummary:
+    """What an import did, for the CLI and the operations log."""
+
+    rows_read: int = 0
+    matches_new: int = 0
+    matches_updated: int = 0
+    odds_stored: int = 0
+    rows_rejected: int = 0
+    prices_skipped: int = 0
+    rejected: list[dict] = field(default_factory=list)  # {"file", "line", "reason"}
+
+    def add(self, other):
+        """Fold ``other`` into this summary."""
+        for name in (
+            "rows_read",
+            "matches_new",
+            "matches_updated",
+            "odds_stored",
+            "rows_rejected",
+            "prices_skipped",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.rejected.extend(other.rejected)
+
+
+def import_file(path) -> ImportSummary:
+    """Read one football-data CSV and store it in one transaction; bad rows are reported."""
+    path = Path(path)
+    parsed = footballdata.parse(path.read_bytes().decode("utf-8-sig", errors="replace"))
+    with db.atomic():
+        summary = store(parsed.matches)
+    summary.rows_read = parsed.rows_read
+    summary.prices_skipped = parsed.prices_skipped
+    summary.rows_rejected = len(parsed.rejected)
+    summary.rejected = [
+        {"file": str(path), "line": row.line, "reason": row.reason} for row in parsed.rejected
+    ]
+    return summary
+
+
+def _chunks(items, size=BATCH):
+    items = list(items)
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _leagues(records) -> dict[str, int]:
+    wanted = {record.league.code: record.league for record in records}
+    known = {league.code: league for league in League.select().where(League.code.in_(list(wanted)))}
+    for code, league in wanted.items():
+        fields = {
+            "name": league.name,
+            "country": league.country,
+            "competition_type": league.competition_type,
+        }
+        if code not in known:
+            known[code] = League.create(code=code, **fields)
+        elif any(getattr(known[code], name) != value for name, value in fields.items()):
+            League.update(fields).where(League.id == known[code].id).execute()
+    return {code: league.id for code, league in known.items()}
+
+
+def _teams(records) -> dict[tuple[str, str], int]:
+    wanted = set()
+    for record in records:
+        wanted.add((record.home_team, record.league.country))
+        wanted.add((record.away_team, record.league.country))
+    countries = sorted({country for _, country in wanted})
+
+    def known():
+        query = Team.select(Team.id, Team.name, Team.country).where(Team.country.in_(countries))
+        return {(name, country): team_id for team_id, name, country in query.tuples()}
+
+    found = known()
+    missing = [{"name": name, "country": country} for name, country in wanted - set(found)]
+    for chunk in _chunks(missing):
+        Team.insert_many(chunk).execute()
+    return known() if missing else found
+
+
+MATCH_FIELDS = (
+    "kickoff_at",
+    "status",
+    "home_goals",
+    "away_goals",
+    "ht_home_goals",
+    "ht_away_goals",
+)
+
+
+def _updates(existing, record):
+    """The fields ``record`` changes on the stored match (a fixture never erases a result)."""
+    changes = {}
+    for name in MATCH_FIELDS:
+        value = getattr(record, name)
+        if value is None or (
+            name == "status" and record.home_goals is None and existing[name] == "finished"
+        ):
+            continue
+        if existing[name] != value:
+            changes[name] = value
+    return changes
+
+
+def store(records) -> ImportSummary:
+    """Store match records with their odds (the caller owns the transaction)."""
+    summary = ImportSummary()
+    if not records:
+        return summary
+    league_ids = _leagues(records)
+    team_ids = _teams(records)
+
+    def key(record):
+        country = record.league.country
+        return (
+            league_ids[record.league.code],
+            record.season,
+            team_ids[(record.home_team, country)],
+            team_ids[(record.away_team, country)],
+        )
+
+    seasons = sorted({record.season for record in records})
+    stored = {}
+    query = Match.select(
+        Match.id,
+        Match.league,
+        Match.season,
+        Match.home_team,
+        Match.away_team,
+        *(getattr(Match, name) for name in MATCH_FIELDS),
+    ).where(Match.league.in_(sorted(set(league_ids.values()))) & Match.season.in_(seasons))
+    for row in query.dicts():
+        stored[(row["league"], row["season"], row["home_team"], row["away_team"])] = row
+
+    now = utcnow()
+    keyed = {key(record): record for record in records}  # a repeated row: the last one wins
+    new_rows = []
+    for match_key, record in keyed.items():
+        existing = stored.get(match_key)
+        if existing is None:
+            new_rows.append(_new_match(match_key, record, now))
+            continue
+        changes = _updates(existing, record)
+        if changes:
+            if "kickoff_at" in changes:
+                changes["slug"] = Match.slug_for(
+                    record.home_team, record.away_team, changes["kickoff_at"]
+                )
+            Match.update(**changes, updated_at=now).where(Match.id == existing["id"]).execute()
+            existing.update(changes)
+            summary.matches_updated += 1
+    for chunk in _chunks(new_rows):
+        Match.insert_many(chunk).execute()
+    summary.matches_new = len(new_rows)
+    if new_rows:
+        query = Match.select(
+            Match.id, Match.league, Match.season, Match.home_team, Match.away_team
+        ).where(Match.slug.in_([row["slug"] for row in new_rows]))
+        for match_id, *match_key in query.tuples():
+            stored[tuple(match_key)] = {"id": match_id}
+    summary.odds_stored = _store_odds(
+        {stored[match_key]["id"]: record for match_key, record in keyed.items()}
+    )
+    return summary
+
+
+def _new_match(match_key, record, now) -> dict:
+    league_id, season, home_id, away_id = match_key
+    return {
+        "league": league_id,
+        "season": season,
+        "home_team": home_id,
+        "away_team": away_id,
+        "slug": Match.slug_for(record.home_team, record.away_team, record.kickoff_at),
+        "updated_at": now,
+        **{name: getattr(record, name) for name in MATCH_FIELDS},
+    }
+
+
+QUOTE_KEY = ["match", "market", "is_closing", "bookmaker", "selection"]
+
+
+def _store_odds(records_by_match) -> int:
+    """Insert new quotes and reprice changed ones; returns how many were written."""
+    stored = {}
+    for chunk in _chunks(records_by_match, 500):
+        query = OddsQuote.select(
+            OddsQuote.id,
+            OddsQuote.match,
+            OddsQuote.market,
+            OddsQuote.is_closing,
+            OddsQuote.bookmaker,
+            OddsQuote.selection,
+            OddsQuote.price,
+        ).where(OddsQuote.match.in_(chunk))
+        for quote_id, match_id, market, closing, bookmaker, selection, price in query.tuples():
+            stored[(match_id, market, bool(closing), bookmaker, selection)] = (quote_id, price)
+    new, repriced = [], []
+    for match_id, record in records_by_match.items():
+        for quote in record.odds:
+            quote_key = (match_id, quote.market, quote.is_closing, quote.bookmaker, quote.selection)
+            existing = stored.get(quote_key)
+            if existing is None:
+                new.append((*quote_key, quote.price))
+                stored[quote_key] = (None, quote.price)
+            elif existing[1] != quote.price:
+                repriced.append((existing[0], quote.price))
+    insert_rows(OddsQuote, [*QUOTE_KEY, "price"], new)
+    for quote_id, price in repriced:
+        OddsQuote.update(price=price).where(OddsQuote.id == quote_id).execute()
+    return len(new) + len(repriced)

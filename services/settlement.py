@@ -1,0 +1,119 @@
+"""Settlement: pending picks become won, lost or void, with their profit, closing odds and CLV."""
+
+from datetime import timedelta
+
+import numpy as np
+from flask import current_app
+
+from engine import odds as odds_engine
+from engine import settlement
+from engine.markets import MARKETS
+from models import Match, Pick, epoch_seconds, fetch_rows, update_rows, utcnow
+from services import odds
+
+SETTLED_COLUMNS = {
+    "status": "text",
+    "profit": "float",
+    "closing_odds": "float",
+    "closing_bookmaker": "text",
+    "clv": "float",
+    "settled_at": "timestamp",
+}
+
+
+def settle_pending(now=None, kickoff_from=None) -> dict:
+    """Settle every pending pick whose match kicked off before ``now`` (and after kickoff_from).
+
+    Idempotent: a settled pick is never read again, and a pick whose match has no result yet
+    stays pending. Returns the counts of what it decided.
+    """
+    now = now or utcnow()
+    query = (
+        Pick.select(
+            Pick.id,
+            Pick.market,
+            Pick.selection,
+            Pick.odds,
+            Pick.stake,
+            Match.id,
+            Match.status,
+            Match.home_goals,
+            Match.away_goals,
+            Match.kickoff_at,
+        )
+        .join(Match)
+        .where((Pick.status == "pending") & (Match.kickoff_at < now))
+    )
+    if kickoff_from is not None:
+        query = query.where(Match.kickoff_at >= kickoff_from)
+    rows = fetch_rows(query)
+    counts = {"examined": len(rows), "won": 0, "lost": 0, "void": 0, "pending": len(rows)}
+    if not rows:
+        return counts
+    pick_id, market, selection, price, stake, match_id, status, home, away, kickoff = (
+        np.array(column) for column in zip(*rows, strict=True)
+    )
+    price = price.astype(float)
+    decided, profit = settlement.settle(
+        market,
+        selection,
+        price,
+        stake.astype(float),
+        status,
+        home.astype(float),
+        away.astype(float),
+        epoch_seconds(kickoff),
+        now.timestamp(),
+        void_after_hours=current_app.config["VOID_AFTER_HOURS"],
+    )
+    done = decided != "pending"
+    closing, closing_book = _closing(match_id.astype(np.int64), market, selection, done)
+    clv = settlement.clv(price, closing)
+    updates = zip(
+        pick_id[done].tolist(),
+        decided[done].tolist(),
+        profit[done].tolist(),
+        _nullable(closing[done]),
+        closing_book[done].tolist(),
+        _nullable(clv[done]),
+        [now] * int(done.sum()),
+        strict=True,
+    )
+    update_rows(Pick, SETTLED_COLUMNS, list(updates))
+    for state in ("won", "lost", "void"):
+        counts[state] = int((decided == state).sum())
+    counts["pending"] = int((~done).sum())
+    return counts
+
+
+def _closing(match_ids, market, selection, rows):
+    """Sharp closing price and its bookmaker for each pick in ``rows`` (NaN and None elsewhere)."""
+    price = np.full(len(match_ids), np.nan)
+    bookmaker = np.full(len(match_ids), None, dtype=object)
+    wanted = np.unique(match_ids[rows])
+    position = np.searchsorted(wanted, match_ids)
+    cubes = odds.load(wanted, closing=True)
+    for name, selections in MARKETS.items():
+        cube = cubes[name]
+        mine = rows & (market == name)
+        if not mine.any():
+            continue
+        prices, source = odds_engine.closing_prices(cube.prices, cube.bookmakers)
+        at = position[mine]
+        column = np.array([selections.index(value) for value in selection[mine]])
+        price[mine] = prices[at, column]
+        names = np.array([*cube.bookmakers, None], dtype=object)
+        bookmaker[mine] = np.where(np.isfinite(price[mine]), names[source[at]], None)
+    return price, bookmaker
+
+
+def _nullable(values) -> list:
+    """Floats as a list, with None where a value is missing (NaN)."""
+    return np.where(np.isfinite(values), values, None).tolist()
+
+
+def run(last_days: int, now=None) -> dict:
+    """The settlement-run operation: settle picks of matches from the last ``last_days`` days."""
+    now = now or utcnow()
+    counts = settle_pending(now=now, kickoff_from=now - timedelta(days=last_days))
+    return {"lastDays": last_days, "settledAt": now.isoformat(), **counts}

@@ -1,0 +1,434 @@
+"""Tests of the football-data.co.uk CSV parser, on the shared real files and on edited copies."""
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from engine import footballdata
+from engine.markets import MARKETS
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "football-data"
+
+
+def _files():
+    """The shared files, or a skip when the folder is not there."""
+    if not DATA.is_dir():
+        pytest.skip(f"the shared football-data set is not at {DATA}")
+    return sorted(DATA.glob("*.csv"))
+
+
+def _read(name: str) -> str:
+    """One shared file's text, line endings untouched."""
+    _files()
+    with open(DATA / name, encoding="utf-8", newline="") as handle:
+        return handle.read()
+
+
+def _expected_rows(name: str) -> int:
+    """Rows SOURCE.md gives for a file: league size per season, Ligue 1's COVID stop."""
+    div = name.split("_")[0]
+    if name == "F1_1920.csv":
+        return 279
+    if div == "E1":
+        return 552
+    if div == "D1" or name == "F1_2324.csv":
+        return 306
+    return 380
+
+
+def _odds(match, bookmaker, market, closing=False):
+    """{selection: price} of one bookmaker's market in a parsed match."""
+    return {
+        odd.selection: odd.price
+        for odd in match.odds
+        if odd.bookmaker == bookmaker and odd.market == market and odd.is_closing == closing
+    }
+
+
+def _find(parsed, home, away):
+    """The parsed match between two teams."""
+    (match,) = [m for m in parsed.matches if m.home_team == home and m.away_team == away]
+    return match
+
+
+@pytest.mark.slow
+def test_every_shared_file_parses_completely_and_fast():
+    files = _files()
+    texts = {path.name: _read(path.name) for path in files}
+    started = time.perf_counter()
+    parsed = {name: footballdata.parse(text) for name, text in texts.items()}
+    elapsed = time.perf_counter() - started
+    assert len(parsed) == 30
+    for name, result in parsed.items():
+        assert result.rejected == [], name
+        assert result.rows_read == len(result.matches) == _expected_rows(name), name
+        div, season = name.removesuffix(".csv").split("_")
+        assert {m.league.code for m in result.matches} == {div}
+        assert {m.season for m in result.matches} == {f"20{season[:2]}-{season[2:]}"}
+        assert all(m.status == "finished" for m in result.matches)
+        assert all(odd.price > 1.0 for m in result.matches for odd in m.odds)
+    assert sum(len(result.matches) for result in parsed.values()) == 11_051
+    # Only the two known bad cells' sets (2 legs each) are dropped in the whole set.
+    assert sum(result.prices_skipped for result in parsed.values()) == 4
+    assert elapsed < 2.0
+
+
+def test_known_values_of_the_first_row_of_e0_2023_24():
+    parsed = footballdata.parse(_read("E0_2324.csv"))
+    first = parsed.matches[0]
+    assert (first.home_team, first.away_team) == ("Burnley", "Man City")
+    assert first.league == footballdata.DIVISIONS["E0"]
+    assert first.league.competition_type == "top-flight"
+    assert first.season == "2023-24"
+    # 20:00 UK summer time is 19:00 UTC.
+    assert first.kickoff_at == datetime(2023, 8, 11, 19, 0, tzinfo=UTC)
+    assert (first.home_goals, first.away_goals) == (0, 3)
+    assert (first.ht_home_goals, first.ht_away_goals) == (0, 2)
+    assert first.status == "finished"
+    assert first.line == 2
+    assert _odds(first, "pinnacle", "1x2") == {"home": 8.58, "draw": 5.51, "away": 1.37}
+    assert _odds(first, "pinnacle", "1x2", closing=True) == {
+        "home": 9.62,
+        "draw": 5.81,
+        "away": 1.33,
+    }
+    assert _odds(first, "pinnacle", "ou25") == {"over": 1.68, "under": 2.29}
+    assert _odds(first, "market-average", "1x2") == {"home": 9.02, "draw": 5.35, "away": 1.35}
+    assert _odds(first, "bet365", "ou25", closing=True) == {"over": 1.67, "under": 2.2}
+    # Max, Asian handicap and the like are not loaded.
+    assert {odd.bookmaker for odd in first.odds} == {
+        "bet365",
+        "bwin",
+        "interwetten",
+        "pinnacle",
+        "william-hill",
+        "vc-bet",
+        "market-average",
+    }
+    assert {odd.market for odd in first.odds} == {"1x2", "ou25"}
+    # 7 bookmakers' 1x2 and 3 bookmakers' O/U, pre-match and closing.
+    assert len(first.odds) == 2 * (7 * 3 + 3 * 2)
+
+
+def test_both_date_formats_and_the_default_kickoff():
+    short = footballdata.parse(_read("D1_1718.csv")).matches[0]
+    long = footballdata.parse(_read("E0_1718.csv")).matches[0]
+    # No Time column before 2019/20: 15:00 UK, which is 14:00 UTC in August.
+    assert short.kickoff_at == datetime(2017, 8, 18, 14, 0, tzinfo=UTC)
+    assert long.kickoff_at == datetime(2017, 8, 11, 14, 0, tzinfo=UTC)
+    assert short.season == long.season == "2017-18"
+    # Before 2019/20 the market average is Betbrain's BbAv and only Pinnacle has closing odds.
+    assert _odds(long, "market-average", "1x2") == {"home": 1.51, "draw": 4.43, "away": 6.44}
+    assert _odds(long, "market-average", "ou25") == {"over": 1.61, "under": 2.32}
+    assert _odds(long, "ladbrokes", "1x2") == {"home": 1.44, "draw": 4.4, "away": 6.5}
+    assert {odd.bookmaker for odd in long.odds if odd.is_closing} == {"pinnacle"}
+
+
+def test_winter_kickoffs_are_gmt():
+    parsed = footballdata.parse(_read("E0_2122.csv"))
+    match = _find(parsed, "Newcastle", "Man City")
+    assert match.kickoff_at == datetime(2021, 12, 19, 14, 0, tzinfo=UTC)
+
+
+def test_the_known_bad_odds_cells_drop_their_sets_only():
+    e0 = footballdata.parse(_read("E0_2122.csv"))
+    newcastle = _find(e0, "Newcastle", "Man City")
+    assert _odds(newcastle, "bet365", "ou25", closing=True) == {}
+    # Bet365's pre-match O/U is simply blank on this row (not counted as skipped).
+    assert _odds(newcastle, "bet365", "ou25") == {}
+    assert len(_odds(newcastle, "pinnacle", "ou25")) == 2
+    assert len(_odds(newcastle, "pinnacle", "ou25", closing=True)) == 2
+    assert len(_odds(newcastle, "bet365", "1x2", closing=True)) == 3
+    assert e0.prices_skipped == 2 and e0.rejected == []
+
+    d1 = footballdata.parse(_read("D1_1920.csv"))
+    koln = _find(d1, "FC Koln", "RB Leipzig")
+    assert koln.kickoff_at == datetime(2020, 6, 1, 18, 30, tzinfo=UTC)
+    assert _odds(koln, "market-average", "ou25", closing=True) == {}
+    assert len(_odds(koln, "market-average", "ou25")) == 2
+    assert d1.prices_skipped == 2
+    # The COVID season ran into summer 2020 and stays one season.
+    assert {m.season for m in d1.matches} == {"2019-20"}
+
+
+HEADER = (
+    "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,HTHG,HTAG,HTR,Referee,HS,AS,"
+    "B365H,B365D,B365A,BFDH,BFDD,BFDA,BMGMH,BMGMD,BMGMA,BVH,BVD,BVA,CLH,CLD,CLA,1XBH,1XBD,1XBA,"
+    "PSH,PSD,PSA,MaxH,MaxD,MaxA,AvgH,AvgD,AvgA,BFEH,BFED,BFEA,"
+    "B365>2.5,B365<2.5,P>2.5,P<2.5,BFE>2.5,BFE<2.5,AHh,PAHH,PAHA,"
+    "B365CH,B365CD,B365CA,BFDCH,BFDCD,BFDCA,PSCH,PSCD,PSCA,AvgCH,AvgCD,AvgCA,"
+    "PC>2.5,PC<2.5,AvgC>2.5,AvgC<2.5,NewThing"
+)
+
+
+def _row(**cells):
+    """A 2024/25-style row: every column blank unless given (names as in HEADER)."""
+    columns = HEADER.split(",")
+    unknown = set(cells) - set(columns)
+    assert not unknown, unknown
+    return ",".join(str(cells.get(column, "")) for column in columns)
+
+
+def _sample(rows):
+    """A BOM-prefixed, LF file of HEADER and rows."""
+    return "\ufeff" + HEADER + "\n" + "\n".join(rows) + "\n"
+
+
+BASE = {
+    "Div": "E0",
+    "Date": "16/08/2024",
+    "Time": "20:00",
+    "HomeTeam": "Man United",
+    "AwayTeam": "Fulham",
+    "FTHG": 1,
+    "FTAG": 0,
+    "FTR": "H",
+    "HTHG": 0,
+    "HTAG": 0,
+    "HTR": "D",
+}
+
+
+def test_a_2024_25_style_file_with_bom_new_columns_and_empty_rows():
+    odds = {
+        "B365H": 1.6,
+        "B365D": 4.2,
+        "B365A": 5.25,
+        "BFDH": 1.62,
+        "BFDD": 4.1,
+        "BFDA": 5.0,
+        "BMGMH": 1.57,
+        "BMGMD": 4.2,
+        "BMGMA": 5.5,
+        "BVH": 1.6,
+        "BVD": 4.0,
+        "BVA": 5.25,
+        "CLH": 1.6,
+        "CLD": 4.2,
+        "CLA": 5.0,
+        "1XBH": 1.64,
+        "1XBD": 4.3,
+        "1XBA": 5.4,
+        "PSH": 1.63,
+        "PSD": 4.26,
+        "PSA": 5.46,
+        "MaxH": 1.7,
+        "MaxD": 4.5,
+        "MaxA": 5.9,
+        "AvgH": 1.6,
+        "AvgD": 4.2,
+        "AvgA": 5.2,
+        "BFEH": 1.66,
+        "BFED": 4.5,
+        "BFEA": 6.0,
+        "B365>2.5": 1.8,
+        "B365<2.5": 2.0,
+        "P>2.5": 1.84,
+        "P<2.5": 2.07,
+        "BFE>2.5": 1.9,
+        "BFE<2.5": 2.1,
+        "AHh": -0.75,
+        "PAHH": 1.9,
+        "PAHA": 2.0,
+        "B365CH": 1.6,
+        "B365CD": 4.33,
+        "B365CA": 5.25,
+        "BFDCH": 1.6,
+        "BFDCD": 4.0,
+        "BFDCA": 5.0,
+        "PSCH": 1.59,
+        "PSCD": 4.5,
+        "PSCA": 5.7,
+        "AvgCH": 1.58,
+        "AvgCD": 4.3,
+        "AvgCA": 5.3,
+        "PC>2.5": 1.88,
+        "PC<2.5": 2.02,
+        "AvgC>2.5": 1.85,
+        "AvgC<2.5": 1.98,
+        "NewThing": "whatever",
+    }
+    empty = "," * (len(HEADER.split(",")) - 1)
+    second = {**BASE, "Date": "17/08/2024", "Time": "12:30", "HomeTeam": "Ipswich"}
+    second.update({"AwayTeam": "Liverpool", "FTHG": 0, "FTAG": 2, "FTR": "A"})
+    text = _sample([_row(**BASE, **odds), empty, _row(**second), empty, empty])
+    parsed = footballdata.parse(text)
+    assert parsed.rows_read == 2 and parsed.rejected == [] and parsed.prices_skipped == 0
+    first, after_gap = parsed.matches
+    assert first.season == "2024-25"
+    assert first.kickoff_at == datetime(2024, 8, 16, 19, 0, tzinfo=UTC)
+    assert (after_gap.line, after_gap.odds) == (4, [])
+    books = {(o.bookmaker, o.market, o.is_closing) for o in first.odds}
+    assert books == {
+        ("bet365", "1x2", False),
+        ("betfred", "1x2", False),
+        ("betmgm", "1x2", False),
+        ("betvictor", "1x2", False),
+        ("coral", "1x2", False),
+        ("1xbet", "1x2", False),
+        ("pinnacle", "1x2", False),
+        ("market-average", "1x2", False),
+        ("bet365", "ou25", False),
+        ("pinnacle", "ou25", False),
+        ("bet365", "1x2", True),
+        ("betfred", "1x2", True),
+        ("pinnacle", "1x2", True),
+        ("market-average", "1x2", True),
+        ("pinnacle", "ou25", True),
+        ("market-average", "ou25", True),
+    }
+    assert _odds(first, "betfred", "1x2") == {"home": 1.62, "draw": 4.1, "away": 5.0}
+    assert _odds(first, "1xbet", "1x2") == {"home": 1.64, "draw": 4.3, "away": 5.4}
+    assert _odds(first, "pinnacle", "ou25", closing=True) == {"over": 1.88, "under": 2.02}
+    for odd in first.odds:
+        assert odd.selection in MARKETS[odd.market]
+
+
+def test_crlf_and_lf_give_the_same_records():
+    lf = footballdata.parse(_sample([_row(**BASE, PSH=1.6, PSD=4.2, PSA=5.5)]))
+    crlf = footballdata.parse(
+        _sample([_row(**BASE, PSH=1.6, PSD=4.2, PSA=5.5)]).replace("\n", "\r\n")
+    )
+    assert lf == crlf
+    assert len(lf.matches) == 1 and len(lf.matches[0].odds) == 3
+
+
+@pytest.mark.parametrize(
+    ("cells", "skipped"),
+    [
+        ({"PSH": 1.6, "PSD": 4.2, "PSA": 0}, 3),
+        ({"PSH": 1.6, "PSD": 1.0, "PSA": 5.5}, 3),
+        ({"PSH": 1.6, "PSD": "n/a", "PSA": 5.5}, 3),
+        ({"PSH": 1.6, "PSD": "", "PSA": 5.5}, 2),
+        ({"PSH": 1.6, "PSD": "inf", "PSA": 5.5}, 3),
+        ({"PSH": " 1.6", "PSD": "4.2 ", "PSA": 5.5}, 0),
+    ],
+)
+def test_a_bad_price_drops_its_whole_set_but_not_the_row(cells, skipped):
+    parsed = footballdata.parse(_sample([_row(**BASE, **cells, **{"P>2.5": 1.9, "P<2.5": 1.95})]))
+    (match,) = parsed.matches
+    assert parsed.prices_skipped == skipped
+    assert _odds(match, "pinnacle", "ou25") == {"over": 1.9, "under": 1.95}
+    assert len(_odds(match, "pinnacle", "1x2")) == (0 if skipped else 3)
+
+
+def test_fixture_rows_without_results_are_scheduled():
+    fixture = {**BASE, "FTHG": "", "FTAG": "", "FTR": "", "HTHG": "", "HTAG": "", "HTR": ""}
+    (match,) = footballdata.parse(_sample([_row(**fixture)])).matches
+    assert match.status == "scheduled"
+    assert (match.home_goals, match.away_goals, match.ht_home_goals) == (None, None, None)
+
+    minimal = (
+        "Div,Date,Time,HomeTeam,AwayTeam,B365H,B365D,B365A\n"
+        "SC0,03/08/2024,12:30,Celtic,Kilmarnock,1.1,10,26\n"
+    )
+    parsed = footballdata.parse(minimal)
+    (match,) = parsed.matches
+    assert match.status == "scheduled" and match.league.country == "Scotland"
+    assert len(match.odds) == 3
+
+
+@pytest.mark.parametrize(
+    ("cells", "reason"),
+    [
+        ({"Date": "32/08/2024"}, "Date"),
+        ({"Date": "2024-08-16"}, "Date"),
+        ({"Date": ""}, "Date is missing"),
+        ({"Time": "8pm"}, "Time"),
+        ({"HomeTeam": ""}, "HomeTeam is missing"),
+        ({"AwayTeam": ""}, "AwayTeam is missing"),
+        ({"Div": ""}, "Div is missing"),
+        ({"Div": "XX9"}, "XX9"),
+        ({"FTHG": "one"}, "FTHG"),
+        ({"FTAG": -1}, "FTAG"),
+        ({"FTHG": 1.5}, "FTHG"),
+        ({"FTAG": "", "FTR": ""}, "one side"),
+        ({"FTR": "A"}, "FTR"),
+        ({"FTR": "X"}, "FTR"),
+        ({"AwayTeam": "Man United"}, "both"),
+        ({"HTHG": 2, "HTR": "H"}, "half-time"),
+    ],
+)
+def test_each_kind_of_bad_row_is_rejected_with_a_reason(cells, reason):
+    parsed = footballdata.parse(_sample([_row(**BASE), _row(**{**BASE, **cells})]))
+    assert parsed.rows_read == 2
+    assert len(parsed.matches) == 1
+    (rejected,) = parsed.rejected
+    assert rejected.line == 3
+    assert reason in rejected.reason
+
+
+def test_goals_written_as_whole_floats_are_accepted():
+    (match,) = footballdata.parse(_sample([_row(**{**BASE, "FTHG": "1.0", "FTAG": "0.0"})])).matches
+    assert (match.home_goals, match.away_goals) == (1, 0)
+
+
+def test_a_corrupted_real_file_rejects_exactly_the_broken_lines():
+    lines = _read("E0_2324.csv").split("\r\n")
+    header = lines[0].split(",")
+
+    def corrupt(line_number, column, value):
+        cells = lines[line_number - 1].split(",")
+        cells[header.index(column)] = value
+        lines[line_number - 1] = ",".join(cells)
+
+    corrupt(5, "Date", "31/02/2024")
+    corrupt(17, "HomeTeam", "")
+    corrupt(42, "FTHG", "x")
+    corrupt(100, "FTR", "D" if lines[99].split(",")[header.index("FTR")] != "D" else "H")
+    corrupt(381, "Div", "E9")
+    parsed = footballdata.parse("\r\n".join(lines))
+    assert [row.line for row in parsed.rejected] == [5, 17, 42, 100, 381]
+    assert "E9" in parsed.rejected[-1].reason
+    assert parsed.rows_read == 380
+    assert len(parsed.matches) == 375
+    assert parsed.matches[0].line == 2 and parsed.matches[-1].line == 380
+
+
+def test_files_that_are_not_football_data_are_refused():
+    with pytest.raises(footballdata.FootballDataError):
+        footballdata.parse("")
+    with pytest.raises(footballdata.FootballDataError, match="HomeTeam"):
+        footballdata.parse("Div,Date,Home,Away\nE0,16/08/2024,A,B\n")
+    # A cell beyond the csv module's field limit is not CSV any more.
+    with pytest.raises(footballdata.FootballDataError, match="Line 2"):
+        footballdata.parse(_sample([_row(**{**BASE, "Referee": "x" * 200_000})]))
+
+
+@pytest.mark.parametrize(
+    ("first_day", "season"),
+    [
+        (datetime(2019, 8, 9), "2019-20"),
+        (datetime(2020, 7, 26), "2020-21"),
+        (datetime(2021, 1, 2), "2020-21"),
+        (datetime(1999, 12, 31), "1999-00"),
+    ],
+)
+def test_season_label(first_day, season):
+    assert footballdata.season_label(first_day.date()) == season
+
+
+def test_the_season_comes_from_the_earliest_date_not_each_row():
+    early = {**BASE, "Date": "26/07/2020"}
+    late = {**BASE, "Date": "01/03/2020", "HomeTeam": "Leeds"}
+    parsed = footballdata.parse(_sample([_row(**early), _row(**late)]))
+    assert {m.season for m in parsed.matches} == {"2019-20"}
+
+
+def test_two_digit_years():
+    assert footballdata.parse_date("18/08/17").isoformat() == "2017-08-18"
+    assert footballdata.parse_date("13/08/93").isoformat() == "1993-08-13"
+    assert footballdata.parse_date("18/08/2017").isoformat() == "2017-08-18"
+    with pytest.raises(ValueError):
+        footballdata.parse_date("18/08/017")
+
+
+def test_every_division_is_well_formed():
+    types = {"top-flight", "lower-league", "cup", "international"}
+    assert len(footballdata.DIVISIONS) == 22
+    for code, league in footballdata.DIVISIONS.items():
+        assert league.code == code and league.competition_type in types
+    assert footballdata.DIVISIONS["SP2"].name == "Segunda División"
+    assert footballdata.DIVISIONS["T1"].country == "Turkey"

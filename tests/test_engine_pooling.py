@@ -1,0 +1,114 @@
+"""Logarithmic pooling of model and market probabilities, and the fitted pool weight."""
+
+import numpy as np
+import pytest
+
+from engine import pooling
+
+
+def random_probs(rng, n, k):
+    """n random probability rows over k outcomes, none tiny."""
+    raw = rng.gamma(3.0, 1.0, size=(n, k))
+    return raw / raw.sum(axis=1, keepdims=True)
+
+
+def sample(rng, probs):
+    """One outcome index per row drawn from its probabilities."""
+    return (probs.cumsum(axis=1) < rng.random(len(probs))[:, None]).sum(axis=1)
+
+
+@pytest.fixture
+def pair():
+    """Model and market probabilities that disagree, 3 outcomes."""
+    rng = np.random.default_rng(11)
+    return random_probs(rng, 50, 3), random_probs(rng, 50, 3)
+
+
+def test_weight_one_is_the_model_and_zero_the_market(pair):
+    model, market = pair
+    np.testing.assert_allclose(pooling.pool(model, market, 1.0), model, atol=1e-12)
+    np.testing.assert_allclose(pooling.pool(model, market, 0.0), market, atol=1e-12)
+
+
+def test_pooled_rows_sum_to_one_and_lie_between(pair):
+    model, market = pair
+    pooled = pooling.pool(model, market, 0.3)
+    np.testing.assert_allclose(pooled.sum(axis=1), 1.0, atol=1e-12)
+    assert not np.allclose(pooled, model) and not np.allclose(pooled, market)
+    # The geometric pool of two distributions is p ∝ m^w q^(1-w), checked directly.
+    direct = model**0.3 * market**0.7
+    np.testing.assert_allclose(pooled, direct / direct.sum(axis=1, keepdims=True), atol=1e-12)
+
+
+def test_missing_market_falls_back_to_the_model(pair):
+    model, market = pair
+    market = market.copy()
+    market[[2, 5]] = np.nan
+    market[7, 1] = np.nan
+    pooled = pooling.pool(model, market, 0.2)
+    np.testing.assert_allclose(pooled[[2, 5, 7]], model[[2, 5, 7]], atol=1e-12)
+    assert np.isfinite(pooled).all()
+    assert not np.allclose(pooled[0], model[0])
+
+
+def test_weight_per_row(pair):
+    model, market = pair
+    weights = np.linspace(0.0, 1.0, len(model))
+    pooled = pooling.pool(model, market, weights)
+    np.testing.assert_allclose(pooled[0], market[0], atol=1e-12)
+    np.testing.assert_allclose(pooled[-1], model[-1], atol=1e-12)
+    np.testing.assert_allclose(
+        pooled[10], pooling.pool(model[10:11], market[10:11], weights[10])[0]
+    )
+
+
+def test_zero_probabilities_do_not_warn():
+    model = np.array([[1.0, 0.0, 0.0]])
+    market = np.array([[0.5, 0.3, 0.2]])
+    pooled = pooling.pool(model, market, 0.5)
+    assert np.isfinite(pooled).all()
+    assert pooled[0, 0] > 0.99
+
+
+@pytest.mark.parametrize("truth", [0.0, 0.3, 0.7, 1.0])
+def test_fit_weight_finds_the_true_pool(truth):
+    rng = np.random.default_rng(int(truth * 10) + 1)
+    model = random_probs(rng, 20_000, 3)
+    market = random_probs(rng, 20_000, 3)
+    outcome = sample(rng, pooling.pool(model, market, truth))
+    assert pooling.fit_weight(model, market, outcome) == pytest.approx(truth, abs=0.04)
+
+
+def test_fit_weight_skips_rows_without_market_or_result():
+    rng = np.random.default_rng(5)
+    model = random_probs(rng, 10_000, 2)
+    market = random_probs(rng, 10_000, 2)
+    outcome = sample(rng, pooling.pool(model, market, 0.6))
+    fitted = pooling.fit_weight(model, market, outcome)
+    # Rows that cannot train, whatever their contents: the fit must ignore them.
+    noise_model = random_probs(rng, 3_000, 2)
+    noise_market = np.full((3_000, 2), np.nan)
+    noise_market[:1_000] = noise_model[:1_000, ::-1]
+    noise_outcome = np.where(np.arange(3_000) < 1_000, -1, 0)
+    combined = pooling.fit_weight(
+        np.vstack([model, noise_model]),
+        np.vstack([market, noise_market]),
+        np.concatenate([outcome, noise_outcome]),
+    )
+    assert combined == pytest.approx(fitted, abs=1e-9)
+    assert fitted == pytest.approx(0.6, abs=0.06)
+
+
+def test_too_little_history_gives_the_prior():
+    rng = np.random.default_rng(9)
+    model = random_probs(rng, pooling.MIN_ROWS - 1, 3)
+    market = random_probs(rng, pooling.MIN_ROWS - 1, 3)
+    outcome = sample(rng, model)
+    assert pooling.fit_weight(model, market, outcome) == pooling.PRIOR_WEIGHT
+    assert pooling.fit_weight(model, market, outcome, prior=0.4, min_rows=10) != 0.4
+    assert pooling.fit_weight(model[:0], market[:0], outcome[:0], prior=0.25) == 0.25
+
+
+def test_log_loss():
+    probs = np.array([[0.5, 0.5], [0.25, 0.75]])
+    assert pooling.log_loss(probs, [0, 1]) == pytest.approx(-(np.log(0.5) + np.log(0.75)) / 2)

@@ -1,0 +1,342 @@
+"""Walk-forward orchestration: no look-ahead, invariance to later matches, every row predicted."""
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from engine import dixon_coles as dc
+from engine import walkforward as wf
+from engine.markets import MARKETS
+from engine.scores import market_probabilities, score_matrix
+
+HOUR = 3600
+CONFIG = replace(wf.ModelConfig(), min_pool_rows=30)
+
+
+def epoch(*args):
+    """Epoch seconds of a UTC date-time."""
+    return int(datetime(*args, tzinfo=UTC).timestamp())
+
+
+def round_robin_rounds(teams):
+    """Double round robin by the circle method: a list of rounds of (home, away) pairs."""
+    teams = list(teams)
+    n = len(teams)
+    rounds = []
+    for r in range(n - 1):
+        pairs = [(teams[i], teams[n - 1 - i]) for i in range(n // 2)]
+        rounds.append([(h, a) if r % 2 else (a, h) for h, a in pairs])
+        teams = [teams[0], teams[-1], *teams[1:-1]]
+    return rounds + [[(a, h) for h, a in rnd] for rnd in rounds]
+
+
+def build_world(seed=1):
+    """Two groups over two seasons, one round a week, with results up to ``now``.
+
+    Group 1 swaps team 111 for the newcomer 112 in season two. Matches after ``now`` have no
+    result. Markets are the true probabilities blurred enough for the model to earn a share of
+    the pool, with a few rows missing.
+    """
+    rng = np.random.default_rng(seed)
+    strength = {}
+    rows = []
+    seasons = [(epoch(2021, 8, 7, 15), 0), (epoch(2022, 8, 6, 15), 1)]
+    groups = {1: list(range(100, 112)), 2: list(range(200, 210))}
+    for start, season in seasons:
+        for group, teams in groups.items():
+            if group == 1 and season == 1:
+                teams = [*teams[:-1], 112]
+            for week, rnd in enumerate(round_robin_rounds(teams)):
+                for k, (h, a) in enumerate(rnd):
+                    kickoff = start + week * wf.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
+                    rows.append((kickoff, group, h, a))
+    for team in {r[2] for r in rows}:
+        strength[team] = rng.normal(0.0, 0.3, 2)
+    rows.sort()
+    kickoff, group, home, away = (np.array(col) for col in zip(*rows, strict=True))
+    lam = np.exp(
+        0.15
+        + 0.25
+        + np.array([strength[h][0] - strength[a][1] for h, a in zip(home, away, strict=True)])
+    )
+    mu = np.exp(
+        0.15 + np.array([strength[a][0] - strength[h][1] for h, a in zip(home, away, strict=True)])
+    )
+    truth = market_probabilities(score_matrix(lam, mu, -0.05))
+    matrix = score_matrix(lam, mu, -0.05).reshape(len(lam), -1)
+    draws = (matrix.cumsum(axis=1) < rng.random(len(lam))[:, None]).sum(axis=1)
+    home_goals, away_goals = (draws // 11).astype(float), (draws % 11).astype(float)
+    now = epoch(2022, 10, 5, 12)  # a Wednesday, a few weeks into season two
+    later = kickoff >= now
+    home_goals[later] = np.nan
+    away_goals[later] = np.nan
+    market = {}
+    for name in ("1x2", "ou25"):
+        noisy = truth[name] * np.exp(rng.normal(0.0, 0.4, truth[name].shape))
+        market[name] = noisy / noisy.sum(axis=1, keepdims=True)
+        market[name][rng.random(len(kickoff)) < 0.05] = np.nan
+    market["btts"] = np.full((len(kickoff), 2), np.nan)
+    return wf.WalkForwardInput(
+        kickoff=kickoff.astype(np.int64),
+        group=group.astype(np.int64),
+        home=home.astype(np.int64),
+        away=away.astype(np.int64),
+        home_goals=home_goals,
+        away_goals=away_goals,
+        market=market,
+        now=now,
+    )
+
+
+def subset(inp, rows, **changes):
+    """The input restricted to ``rows`` (in that order), with fields replaced by ``changes``."""
+    return replace(
+        inp,
+        kickoff=inp.kickoff[rows],
+        group=inp.group[rows],
+        home=inp.home[rows],
+        away=inp.away[rows],
+        home_goals=inp.home_goals[rows],
+        away_goals=inp.away_goals[rows],
+        market={name: probs[rows] for name, probs in inp.market.items()},
+        **changes,
+    )
+
+
+def row_outputs(out, rows):
+    """Every per-row output of ``out`` for ``rows``, flattened into named arrays."""
+    fields = {
+        "fitted_at": out.fitted_at,
+        "history_home": out.history_home,
+        "history_away": out.history_away,
+        "strengths": out.strengths,
+        "expected_goals": out.expected_goals,
+    }
+    for name in MARKETS:
+        fields[f"model {name}"] = out.model[name]
+        fields[f"published {name}"] = out.published[name]
+        fields[f"weight {name}"] = out.pool_weight[name]
+    return {name: values[rows] for name, values in fields.items()}
+
+
+def assert_same_rows(a, b, atol=1e-12):
+    """Two row_outputs dictionaries agree field by field."""
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_allclose(a[name], b[name], rtol=0, atol=atol, err_msg=name)
+
+
+@pytest.fixture(scope="module")
+def world():
+    """The synthetic input and its walk-forward output."""
+    inp = build_world()
+    return inp, wf.run(inp, CONFIG)
+
+
+def test_week_start_is_monday_midnight_utc():
+    wednesday = epoch(2024, 1, 3, 17, 30)
+    assert wf.week_start(wednesday) == epoch(2024, 1, 1)
+    assert wf.week_start(epoch(2024, 1, 1)) == epoch(2024, 1, 1)
+    assert wf.week_start(epoch(2023, 12, 31, 23, 59)) == epoch(2023, 12, 25)
+
+
+def test_every_row_is_predicted(world):
+    inp, out = world
+    n = len(inp.kickoff)
+    for name, selections in MARKETS.items():
+        for probs in (out.model[name], out.published[name]):
+            assert probs.shape == (n, len(selections))
+            assert np.isfinite(probs).all()
+            np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-12)
+        assert out.pool_weight[name].shape == (n,)
+    unplayed = np.isnan(inp.home_goals)
+    assert unplayed.sum() > 20
+    assert out.strengths.shape == (n, 5)
+    assert np.isfinite(out.strengths).all()
+
+
+def test_fits_use_a_weekly_cutoff_capped_at_now(world):
+    inp, out = world
+    assert (out.fitted_at <= inp.kickoff).all()
+    assert (out.fitted_at <= inp.now).all()
+    monday = out.fitted_at == wf.week_start(inp.kickoff)
+    assert (monday | (out.fitted_at == inp.now)).all()
+    assert (out.fitted_at[inp.kickoff >= wf.week_start(inp.now) + wf.WEEK] == inp.now).all()
+    # At most one fit per group and week: one per distinct (group, cutoff) with enough data.
+    assert 0 < out.fits <= len(set(zip(inp.group, out.fitted_at, strict=True)))
+    assert out.unconverged == 0
+
+
+@pytest.mark.parametrize("split", ["before now", "after now"])
+def test_appending_later_matches_changes_no_earlier_row(world, split):
+    inp, _ = world
+    cut = inp.now - 10 * wf.WEEK if split == "before now" else inp.now + 2 * wf.WEEK
+    rng = np.random.default_rng(3)
+    shuffled = rng.permutation(len(inp.kickoff))
+    shuffled_inp = subset(inp, shuffled)
+    early = np.flatnonzero(shuffled_inp.kickoff <= cut)
+    assert 50 < len(early) < len(shuffled) - 50
+    prefix = wf.run(subset(shuffled_inp, early), CONFIG)
+    whole = wf.run(shuffled_inp, CONFIG)
+    assert_same_rows(row_outputs(prefix, slice(None)), row_outputs(whole, early), atol=1e-12)
+    # The pool weights were fitted (not the prior) well before the cut, so they were tested too.
+    assert len(np.unique(prefix.pool_weight["1x2"])) > 5
+
+
+def test_input_order_does_not_matter(world):
+    inp, out = world
+    perm = np.random.default_rng(8).permutation(len(inp.kickoff))
+    permuted = wf.run(subset(inp, perm), CONFIG)
+    assert_same_rows(row_outputs(permuted, slice(None)), row_outputs(out, perm), atol=0.0)
+
+
+def test_a_result_never_feeds_its_own_or_earlier_forecasts(world):
+    inp, out = world
+    played = np.flatnonzero(~np.isnan(inp.home_goals) & (inp.group == 1))
+    row = played[len(played) // 2]
+    changed = replace(inp, home_goals=inp.home_goals.copy(), away_goals=inp.away_goals.copy())
+    changed.home_goals[row] += 5
+    changed.away_goals[row] = 0.0
+    after = wf.run(changed, CONFIG)
+    not_after = out.fitted_at <= inp.kickoff[row]
+    assert not_after[row]
+    assert_same_rows(row_outputs(after, not_after), row_outputs(out, not_after), atol=0.0)
+    later_same_group = ~not_after & (inp.group == 1)
+    moved = np.abs(after.model["1x2"] - out.model["1x2"]).max(axis=1)
+    assert (moved[later_same_group] > 1e-4).any()
+    # Other groups' models are fitted apart; only their pool weights may learn from it.
+    np.testing.assert_array_equal(
+        after.model["1x2"][inp.group == 2], out.model["1x2"][inp.group == 2]
+    )
+
+
+def test_a_result_before_the_cutoff_changes_the_forecast(world):
+    inp, out = world
+    row = int(np.flatnonzero((inp.group == 1) & (inp.kickoff > inp.now))[0])
+    team = inp.home[row]
+    past = np.flatnonzero(
+        (inp.kickoff < out.fitted_at[row]) & ((inp.home == team) | (inp.away == team))
+    )
+    previous = past[np.argmax(inp.kickoff[past])]
+    changed = replace(inp, home_goals=inp.home_goals.copy(), away_goals=inp.away_goals.copy())
+    scored = 6.0 if inp.home[previous] == team else 0.0
+    changed.home_goals[previous], changed.away_goals[previous] = scored, 6.0 - scored
+    after = wf.run(changed, CONFIG)
+    assert np.abs(after.model["1x2"][row] - out.model["1x2"][row]).max() > 1e-3
+    assert after.model["1x2"][row, 0] > out.model["1x2"][row, 0]
+
+
+def test_results_after_now_are_ignored(world):
+    inp, out = world
+    leaked = replace(inp, home_goals=inp.home_goals.copy(), away_goals=inp.away_goals.copy())
+    future = inp.kickoff >= inp.now
+    leaked.home_goals[future] = 7.0
+    leaked.away_goals[future] = 0.0
+    again = wf.run(leaked, CONFIG)
+    assert_same_rows(row_outputs(again, slice(None)), row_outputs(out, slice(None)), atol=0.0)
+
+
+def test_unplayed_rows_of_a_team_without_history(world):
+    inp, out = world
+    newcomer = (inp.home == 112) | (inp.away == 112)
+    first = np.flatnonzero(newcomer)[inp.kickoff[newcomer].argmin()]
+    history = np.where(inp.home[first] == 112, out.history_home[first], out.history_away[first])
+    assert history == 0
+    deficit = -CONFIG.newcomer_strength
+    columns = [0, 1] if inp.home[first] == 112 else [2, 3]
+    np.testing.assert_allclose(out.strengths[first, columns], deficit)
+    # A fresh id in a match after now, in a brand-new group too: predicted, history 0.
+    extra = subset(inp, np.r_[np.arange(len(inp.kickoff)), 0, 0])
+    extra.kickoff[-2:] = inp.now + 3 * wf.WEEK
+    extra.group[-1] = 99
+    extra.home[-2:] = 999
+    extra.home_goals[-2:] = np.nan
+    extra.away_goals[-2:] = np.nan
+    result = wf.run(extra, CONFIG)
+    assert (result.history_home[-2:] == 0).all()
+    assert np.isfinite(result.published["1x2"][-2:]).all()
+    assert result.model["1x2"][-2, 0] < result.model["1x2"][-1, 0]  # vs the same team, at home
+
+
+def test_history_counts_matches_inside_the_window(world):
+    inp, out = world
+    window = CONFIG.window_days * wf.DAY
+    for row in np.random.default_rng(4).choice(len(inp.kickoff), 25, replace=False):
+        cut = out.fitted_at[row]
+        inside = (
+            (inp.group == inp.group[row])
+            & (inp.kickoff < cut)
+            & (inp.kickoff >= cut - window)
+            & ~np.isnan(inp.home_goals)
+        )
+        for team, counted in (
+            (inp.home[row], out.history_home[row]),
+            (inp.away[row], out.history_away[row]),
+        ):
+            assert counted == (inside & ((inp.home == team) | (inp.away == team))).sum()
+
+
+def test_missing_markets_publish_the_model(world):
+    inp, out = world
+    np.testing.assert_allclose(out.published["btts"], out.model["btts"], atol=1e-12)
+    assert (out.pool_weight["btts"] == 1.0).all()
+    missing = np.isnan(inp.market["1x2"]).any(axis=1)
+    assert missing.any()
+    np.testing.assert_allclose(out.published["1x2"][missing], out.model["1x2"][missing], atol=1e-12)
+    assert (out.pool_weight["1x2"][missing] == 1.0).all()
+    has = ~missing
+    assert ((out.pool_weight["1x2"][has] >= 0) & (out.pool_weight["1x2"][has] <= 1)).all()
+
+
+def test_pool_weight_starts_at_the_prior(world):
+    inp, out = world
+    first_week = out.fitted_at == out.fitted_at.min()
+    has = ~np.isnan(inp.market["1x2"]).any(axis=1)
+    assert (out.pool_weight["1x2"][first_week & has] == CONFIG.pool_prior_weight).all()
+    assert (out.pool_weight["1x2"][has] != CONFIG.pool_prior_weight).any()
+
+
+def test_model_follows_the_strengths(world):
+    inp, out = world
+    rows = np.flatnonzero((out.fitted_at == inp.now) & (inp.group == 1))[:10]
+    a_h, d_h, a_a, d_a, home = out.strengths[rows].T
+    ratio_home = out.expected_goals[rows, 0] / np.exp(home + a_h - d_a)
+    ratio_away = out.expected_goals[rows, 1] / np.exp(a_a - d_h)
+    np.testing.assert_allclose(ratio_home, ratio_home[0])  # the same intercept in one fit
+    np.testing.assert_allclose(ratio_home, ratio_away)
+
+
+def test_empty_input():
+    empty = np.array([], dtype=np.int64)
+    out = wf.run(
+        wf.WalkForwardInput(
+            kickoff=empty,
+            group=empty,
+            home=empty,
+            away=empty,
+            home_goals=np.array([]),
+            away_goals=np.array([]),
+            market={},
+            now=0,
+        )
+    )
+    assert out.model["1x2"].shape == (0, 3)
+    assert out.fits == 0
+
+
+def test_mismatched_shapes_are_rejected(world):
+    inp, _ = world
+    with pytest.raises(ValueError):
+        wf.run(replace(inp, home=inp.home[:-1]))
+    with pytest.raises(ValueError):
+        wf.run(replace(inp, market={"1x2": inp.market["1x2"][:, :2]}))
+
+
+def test_prior_fit_below_min_matches(world):
+    inp, _ = world
+    out = wf.run(inp, replace(CONFIG, min_matches=10**6))
+    assert out.fits == 0
+    assert np.isfinite(out.model["1x2"]).all()
+    np.testing.assert_allclose(out.strengths[:, 4], dc.PRIOR_HOME)

@@ -1,0 +1,117 @@
+"""Importing football-data files: real files, idempotent re-import, bad rows, later updates."""
+
+from pathlib import Path
+
+import pytest
+
+from models import League, Match, OddsQuote, Team
+from services import imports
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "football-data"
+pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is not on this machine")
+
+
+def test_a_season_imports_with_its_league_teams_results_and_odds(ctx):
+    summary = imports.import_file(DATA / "E0_2324.csv")
+    assert (summary.rows_read, summary.matches_new, summary.rows_rejected) == (380, 380, 0)
+    assert summary.odds_stored == OddsQuote.select().count() > 380 * 40
+    league = League.get(League.code == "E0")
+    assert (league.name, league.country, league.competition_type) == (
+        "Premier League",
+        "England",
+        "top-flight",
+    )
+    assert Team.select().count() == 20
+    opener = Match.get(Match.slug == "burnley-vs-man-city-2023-08-11")
+    assert (opener.home_goals, opener.away_goals, opener.status, opener.season) == (
+        0,
+        3,
+        "finished",
+        "2023-24",
+    )
+    assert opener.kickoff_at.isoformat() == "2023-08-11T19:00:00+00:00"
+    pinnacle = {
+        (quote.selection, quote.is_closing): quote.price
+        for quote in OddsQuote.select().where(
+            (OddsQuote.match == opener)
+            & (OddsQuote.bookmaker == "pinnacle")
+            & (OddsQuote.market == "1x2")
+        )
+    }
+    assert pinnacle == {
+        ("home", False): 8.58,
+        ("draw", False): 5.51,
+        ("away", False): 1.37,
+        ("home", True): 9.62,
+        ("draw", True): 5.81,
+        ("away", True): 1.33,
+    }
+
+
+def test_re_importing_changes_nothing(ctx):
+    first = imports.import_file(DATA / "D1_1718.csv")  # dd/mm/yy dates, Betbrain averages
+    counts = (Match.select().count(), OddsQuote.select().count(), Team.select().count())
+    again = imports.import_file(DATA / "D1_1718.csv")
+    assert first.matches_new == 306
+    assert (again.matches_new, again.matches_updated, again.odds_stored) == (0, 0, 0)
+    assert (Match.select().count(), OddsQuote.select().count(), Team.select().count()) == counts
+
+
+def test_lf_files_and_a_promoted_team_share_teams_within_a_country(ctx):
+    imports.import_file(DATA / "E1_2223.csv")
+    imports.import_file(DATA / "E0_2324.csv")
+    burnley = Team.select().where(Team.name == "Burnley")
+    assert burnley.count() == 1
+    leagues = {
+        match.league.code
+        for match in Match.select().where(
+            (Match.home_team == burnley.get()) | (Match.away_team == burnley.get())
+        )
+    }
+    assert leagues == {"E0", "E1"}
+
+
+def test_a_corrupted_copy_rejects_its_bad_rows_and_loads_the_rest(ctx, tmp_path):
+    lines = (DATA / "E0_2324.csv").read_text().splitlines()
+    header, rows = lines[0], lines[1:]
+    cells = [row.split(",") for row in rows[:10]]
+    cells[1][1] = "31/02/2023"  # no such date
+    cells[3][3] = ""  # no home team
+    cells[5][5] = "two"  # goals not a number
+    cells[7][7] = "H" if cells[7][7] != "H" else "A"  # result disagrees with the goals
+    corrupted = tmp_path / "E0_corrupt.csv"
+    corrupted.write_text("\n".join([header, *(",".join(c) for c in cells)]) + "\n")
+    summary = imports.import_file(corrupted)
+    assert (summary.rows_read, summary.matches_new, summary.rows_rejected) == (10, 6, 4)
+    assert [row["line"] for row in summary.rejected] == [3, 5, 7, 9]
+    assert all(row["file"] == str(corrupted) and row["reason"] for row in summary.rejected)
+    assert Match.select().count() == 6
+
+
+def test_a_later_file_adds_the_result_of_a_fixture(ctx, tmp_path):
+    header = "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,PSH,PSD,PSA"
+    fixture = tmp_path / "fixtures.csv"
+    fixture.write_text(f"{header}\nE0,17/08/2024,15:00,Arsenal,Wolves,,,,1.3,5.5,10\n")
+    first = imports.import_file(fixture)
+    assert (first.matches_new, Match.get().status) == (1, "scheduled")
+    result = tmp_path / "results.csv"
+    result.write_text(f"{header}\nE0,17/08/2024,15:00,Arsenal,Wolves,2,0,H,1.3,5.5,10\n")
+    second = imports.import_file(result)
+    assert (second.matches_new, second.matches_updated, second.odds_stored) == (0, 1, 0)
+    match = Match.get()
+    assert (match.status, match.home_goals, match.away_goals) == ("finished", 2, 0)
+    assert imports.import_file(fixture).matches_updated == 0  # a fixture never erases a result
+
+
+def test_the_cli_reports_rows_files_and_totals(app, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\nXX,01/01/2024,A,B,1,0\n")
+    runner = app.test_cli_runner()
+    result = runner.invoke(
+        args=["data", "import", str(DATA / "E1_2324.csv"), str(bad), str(tmp_path / "missing.csv")]
+    )
+    assert result.exit_code == 1
+    assert "E1_2324.csv: 552 rows read, 552 matches new" in result.output
+    assert f"{bad}:2: rejected: Div 'XX' is not a known division" in result.stderr
+    assert "missing.csv: not imported" in result.stderr
+    assert "1 of 3 files could not be imported" in result.output

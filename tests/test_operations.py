@@ -1,0 +1,102 @@
+"""Operations: recorded runs, failures kept with their error, results, and the ops CLI."""
+
+from datetime import timedelta
+
+import pytest
+
+from errors import MatchNotOpen, NotFound, OperationFailed, OperationNotFinished
+from models import Operation, Pick, User, utcnow
+from services import operations, predictions
+from tests import factories
+
+
+def test_a_succeeded_operation_keeps_params_result_and_times(ctx):
+    operation = operations.run("settlement-run", {"lastDays": 3}, lambda: {"settled": 0})
+    stored = Operation.get_by_id(operation.id)
+    assert (stored.kind, stored.status, stored.params, stored.result) == (
+        "settlement-run",
+        "succeeded",
+        {"lastDays": 3},
+        {"settled": 0},
+    )
+    assert stored.started_at <= stored.finished_at and stored.error is None
+    assert operations.result(operation.id) == {"settled": 0}
+
+
+def test_a_failure_is_recorded_and_its_work_rolled_back(ctx, caplog):
+    def work():
+        User.create(email="half@example.com", password_hash="x")
+        raise RuntimeError("the feed timed out")
+
+    operation = operations.run("calibration-run", {"windowDays": 30}, work)
+    stored = Operation.get_by_id(operation.id)
+    assert (stored.status, stored.error, stored.result) == (
+        "failed",
+        "RuntimeError: the feed timed out",
+        None,
+    )
+    assert User.select().where(User.email == "half@example.com").count() == 0
+    assert "the feed timed out" in caplog.text
+    with pytest.raises(OperationFailed, match="the feed timed out"):
+        operations.result(operation.id)
+
+
+def test_results_of_unfinished_and_unknown_operations(ctx):
+    running = Operation.create(kind="settlement-run", status="running", params={})
+    with pytest.raises(OperationNotFinished):
+        operations.result(running.id)
+    with pytest.raises(NotFound):
+        operations.get(running.id + 1)
+
+
+def test_refresh_refuses_unknown_and_finished_matches(ctx):
+    with pytest.raises(NotFound):
+        predictions.check_open(999)
+    finished = factories.match()
+    with pytest.raises(MatchNotOpen):
+        predictions.check_open(finished.id)
+
+
+@pytest.fixture
+def run(app):
+    runner = app.test_cli_runner()
+    return lambda *args: runner.invoke(args=list(args))
+
+
+def test_cli_settle_and_calibrate_record_operations(app, run):
+    with app.app_context():
+        match = factories.match(goals=(1, 0))
+        factories.pick(match)
+    settle = run("ops", "settle", "--last-days", "2")
+    assert settle.exit_code == 0, settle.output
+    assert "settlement-run: succeeded" in settle.output and '"won": 1' in settle.output
+    calibrate = run("ops", "calibrate", "--window-days", "30")
+    assert calibrate.exit_code == 0 and "calibration-run: succeeded" in calibrate.output
+    with app.app_context():
+        assert [(op.kind, op.status) for op in Operation.select().order_by(Operation.id)] == [
+            ("settlement-run", "succeeded"),
+            ("calibration-run", "succeeded"),
+        ]
+        assert Pick.get().status == "won"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("ops", "settle", "--last-days", "0"), "0 is not in the range 1<=x<=3650"),
+        (("ops", "calibrate", "--window-days", "3"), "3 is not in the range 7<=x<=3650"),
+        (("ops", "refresh", "12345"), "Match 12345 does not exist."),
+    ],
+)
+def test_cli_refuses_bad_requests_without_recording_them(app, run, args, message):
+    result = run(*args)
+    assert result.exit_code != 0 and message in result.output
+    with app.app_context():
+        assert Operation.select().count() == 0
+
+
+def test_cli_refresh_of_a_finished_match(app, run):
+    with app.app_context():
+        match = factories.match(kickoff=utcnow() - timedelta(days=3))
+    result = run("ops", "refresh", str(match.id))
+    assert result.exit_code == 1 and f"Match {match.id} is finished" in result.output

@@ -1,0 +1,131 @@
+"""The demo world through the whole pipeline: import, walk-forward model, picks, settlement,
+calibration, intelligence, operations. Built once for the module; each test reads it."""
+
+from collections import Counter
+
+import pytest
+
+from app import create_app
+from engine.markets import MARKETS
+from models import (
+    League,
+    Match,
+    MatchIntelligence,
+    Operation,
+    Pick,
+    Prediction,
+    create_tables,
+    drop_tables,
+)
+from tests import factories
+from tests.conftest import settings
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    app = create_app(settings(tmp_path_factory.mktemp("demo")))
+    with app.app_context():
+        drop_tables()
+        create_tables()
+    result = app.test_cli_runner().invoke(args=["data", "demo"])
+    assert result.exit_code == 0, result.output
+    app.demo_output = result.output
+    with app.app_context():
+        yield app
+
+
+def test_every_competition_type_has_matches(world):
+    types = Counter(
+        league.competition_type for league in League.select().join(Match).group_by(League.id)
+    )
+    assert set(types) == {"top-flight", "lower-league", "cup", "international"}
+    statuses = Counter(match.status for match in Match.select())
+    assert statuses["finished"] > 3000 and statuses["scheduled"] > 20
+    assert statuses["postponed"] == statuses["cancelled"] == 1
+
+
+def test_every_match_has_a_prediction_per_market_made_walk_forward(world):
+    assert Prediction.select().count() == Match.select().count() * len(MARKETS)
+    for prediction in Prediction.select(Prediction, Match).join(Match).iterator():
+        assert sum(prediction.probabilities.values()) == pytest.approx(1.0)
+        assert list(prediction.probabilities) == list(MARKETS[prediction.market])
+        assert prediction.fitted_at <= prediction.match.kickoff_at  # fitted on the past only
+        assert 0.0 <= prediction.pool_weight <= 1.0
+        assert 0.0 <= prediction.data_quality <= 1.0
+        assert set(prediction.data_quality_parts) == {"history", "bookmakers", "closingOdds"}
+        assert prediction.model_name == "dixon-coles-market-pool"
+
+
+def test_picks_take_the_largest_edge_and_are_rated_by_the_rules(world):
+    picks = list(
+        Pick.select(Pick, Prediction).join(
+            Prediction, on=(Prediction.match == Pick.match) & (Prediction.market == Pick.market)
+        )
+    )
+    assert len(picks) > 500
+    for pick in picks:
+        assert pick.edge >= 0.02
+        assert pick.edge == pytest.approx(pick.probability * pick.odds - 1)
+        assert pick.probability == pytest.approx(pick.prediction.probabilities[pick.selection])
+        expected = (
+            "A"
+            if pick.edge >= 0.08 and pick.data_quality >= 0.8
+            else "B"
+            if pick.edge >= 0.05 and pick.data_quality >= 0.6
+            else "C"
+        )
+        assert pick.rating == expected
+        assert pick.bookmaker != "market-average"
+
+
+def test_upcoming_fixtures_have_live_picks_and_the_past_backfilled_ones(world):
+    for pick in Pick.select(Pick, Match).join(Match):
+        assert pick.is_live == (pick.match.kickoff_at > pick.created_at)
+    assert Pick.select().where(Pick.is_live).count() > 0
+    assert Pick.select().where(~Pick.is_live).count() > 500
+
+
+def test_finished_matches_are_settled_with_clv(world):
+    pending = (
+        Pick.select().join(Match).where((Pick.status == "pending") & (Match.status == "finished"))
+    )
+    assert pending.count() == 0
+    for pick in Pick.select().where(Pick.status.in_(["won", "lost"])):
+        assert pick.profit == pytest.approx(pick.odds - 1 if pick.status == "won" else -1)
+        assert pick.clv == pytest.approx(pick.odds / pick.closing_odds - 1)
+    voids = Pick.select(Pick, Match).join(Match).where(Pick.status == "void")
+    assert {pick.match.status for pick in voids} <= {"postponed", "cancelled"}
+
+
+def test_intelligence_for_every_match(world):
+    assert MatchIntelligence.select().count() == Match.select().count()
+    latest = MatchIntelligence.select().join(Match).order_by(Match.kickoff_at.desc()).get()
+    payload = latest.payload
+    assert set(payload) == {"home", "away", "headToHead", "model"}
+    assert len(payload["home"]["form"]) == 5 and payload["home"]["formPoints"] >= 0
+    assert set(payload["model"]["probabilities"]) == set(MARKETS)
+    assert payload["model"]["strengths"]["home"]["attack"] is not None
+
+
+def test_operations_are_recorded_and_health_is_ok(world):
+    kinds = [(op.kind, op.status) for op in Operation.select().order_by(Operation.id)]
+    assert kinds == [
+        ("model-backfill", "succeeded"),
+        ("settlement-run", "succeeded"),
+        ("calibration-run", "succeeded"),
+    ]
+    calibration = Operation.get(Operation.kind == "calibration-run").result
+    one_x_two = calibration["markets"]["1x2"]
+    assert one_x_two["count"] > 2000 and one_x_two["rps"] < one_x_two["reference"]["rps"] * 1.1
+    admin = factories.user("admin@example.com", role="admin")
+    health = world.test_client().get(
+        "/api/v1/ops/health/services", headers=factories.bearer(factories.token(admin))
+    )
+    assert health.get_json()["status"] == "ok"
+
+
+def test_running_the_demo_again_gives_the_same_world(world):
+    before = (Match.select().count(), Prediction.select().count(), Pick.select().count())
+    result = world.test_cli_runner().invoke(args=["data", "demo"])
+    assert result.exit_code == 0
+    assert (Match.select().count(), Prediction.select().count(), Pick.select().count()) == before

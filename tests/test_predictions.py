@@ -1,0 +1,127 @@
+"""The model pipeline on real data: walk-forward through the database, refresh, backtest."""
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from models import Match, MatchIntelligence, Pick, Prediction, create_tables, drop_tables, utcnow
+from services import backtest, imports, predictions
+from tests import factories
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "football-data"
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is not on this machine")
+
+
+def _backfill(files):
+    drop_tables()
+    create_tables()
+    for name in files:
+        imports.import_file(DATA / name)
+    predictions.backfill()
+    return {
+        (match.slug, prediction.market): (
+            prediction.probabilities,
+            prediction.model_probabilities,
+            prediction.fitted_at,
+        )
+        for prediction, match in (
+            (p, p.match) for p in Prediction.select(Prediction, Match).join(Match)
+        )
+    }, {
+        pick.match.slug + pick.market: (pick.selection, pick.odds, pick.edge)
+        for pick in Pick.select(Pick, Match).join(Match)
+    }
+
+
+@needs_data
+def test_a_prediction_never_changes_when_later_matches_are_added(ctx):
+    alone, alone_picks = _backfill(["D1_2223.csv"])
+    with_later, later_picks = _backfill(["D1_2223.csv", "D1_2324.csv"])
+    assert len(alone) == 306 * 3 and len(with_later) == 612 * 3
+    assert {key: with_later[key] for key in alone} == alone
+    assert {key: later_picks[key] for key in alone_picks} == alone_picks
+
+
+@needs_data
+def test_changing_a_later_result_leaves_earlier_predictions_alone(ctx):
+    before, _ = _backfill(["D1_2223.csv"])
+    last = Match.select().order_by(Match.kickoff_at.desc()).get()
+    drop_tables()
+    create_tables()
+    imports.import_file(DATA / "D1_2223.csv")
+    Match.update(home_goals=9, away_goals=0).where(Match.slug == last.slug).execute()
+    predictions.backfill()
+    after = {
+        (p.match.slug, p.market): p.probabilities
+        for p in Prediction.select(Prediction, Match).join(Match)
+    }
+    assert all(after[key] == value[0] for key, value in before.items())
+
+
+def test_refresh_updates_an_open_match_and_keeps_what_was_published(ctx):
+    now = utcnow()
+    odds = [
+        ("pinnacle", "1x2", s, p, False)
+        for s, p in zip(("home", "draw", "away"), (2.0, 3.6, 3.9), strict=True)
+    ]
+    odds += [
+        ("bet365", "1x2", s, p, False)
+        for s, p in zip(("home", "draw", "away"), (2.3, 3.4, 3.5), strict=True)
+    ]
+    for day in range(30, 2, -1):
+        factories.match(
+            f"T{day % 6}",
+            f"T{(day + 1) % 6}",
+            kickoff=now - timedelta(days=day),
+            goals=(day % 3, 1),
+            odds=odds,
+        )
+    upcoming = factories.match(
+        "T1", "T4", status="scheduled", kickoff=now + timedelta(days=2), odds=odds
+    )
+    predictions.backfill(now=now)
+    made = Prediction.get((Prediction.match == upcoming) & (Prediction.market == "1x2"))
+    pick = Pick.get((Pick.match == upcoming) & (Pick.market == "1x2"))
+    assert pick.is_live and (pick.selection, pick.bookmaker, pick.odds) == ("home", "bet365", 2.3)
+    assert pick.edge == pytest.approx(made.probabilities["home"] * 2.3 - 1)
+
+    later = now + timedelta(hours=1)
+    result = predictions.refresh(upcoming.id, now=later)
+    assert result["matchId"] == upcoming.id and result["predictions"] == 3
+    refreshed = Prediction.get_by_id(made.id)
+    assert refreshed.made_at == later and refreshed.is_live
+    assert MatchIntelligence.get(MatchIntelligence.match == upcoming).updated_at == later
+    assert Pick.select().where(Pick.match == upcoming).count() == 1  # the pick stands as made
+
+    kicked_off = now + timedelta(days=3)
+    predictions.refresh(upcoming.id, now=kicked_off)
+    assert Prediction.get_by_id(made.id).made_at == later  # published before kick-off: kept
+
+
+def test_backtest_runs_over_backfilled_picks_only(ctx):
+    first = factories.match("A1", "A2", kickoff=utcnow() - timedelta(days=40), goals=(1, 0))
+    second = factories.match("B1", "B2", kickoff=utcnow() - timedelta(days=5), goals=(0, 2))
+    factories.pick(first, "1x2", "home", odds=2.5, rating="A", edge=0.1, status="won", profit=1.5)
+    factories.pick(
+        second, "1x2", "home", odds=2.0, rating="B", edge=0.06, status="lost", profit=-1.0
+    )
+    factories.pick(
+        second,
+        "ou25",
+        "under",
+        odds=1.9,
+        rating="C",
+        edge=0.03,
+        is_live=True,
+        status="won",
+        profit=0.9,
+    )
+    everything = backtest.run()["summary"]
+    assert (everything["picks"], everything["won"], everything["lost"]) == (2, 1, 1)
+    assert everything["profit"] == pytest.approx(0.5) and everything["roi"] == pytest.approx(0.25)
+    only_a = backtest.run(ratings=["A"])
+    assert only_a["summary"]["picks"] == 1 and len(only_a["by_month"]) == 1
+    recent = backtest.run(date_from=utcnow() - timedelta(days=10))["summary"]
+    assert (recent["picks"], recent["profit"]) == (1, -1.0)
+    assert backtest.run(markets=["ou25"])["summary"]["picks"] == 0

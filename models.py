@@ -139,10 +139,11 @@ class Team(BaseModel):
 class Match(BaseModel):
     """A fixture and, once played, its result."""
 
-    league = ForeignKeyField(League, backref="matches", on_delete="CASCADE")
+    # Foreign keys lead composite indexes below, so they need no index of their own.
+    league = ForeignKeyField(League, backref="matches", on_delete="CASCADE", index=False)
     season = CharField(max_length=16)
-    home_team = ForeignKeyField(Team, backref="home_matches", on_delete="CASCADE")
-    away_team = ForeignKeyField(Team, backref="away_matches", on_delete="CASCADE")
+    home_team = ForeignKeyField(Team, backref="home_matches", on_delete="CASCADE", index=False)
+    away_team = ForeignKeyField(Team, backref="away_matches", on_delete="CASCADE", index=False)
     kickoff_at = UTCDateTimeField(index=True)
     status = CharField(max_length=16, default="scheduled")
     home_goals = IntegerField(null=True)
@@ -179,7 +180,7 @@ class Match(BaseModel):
 class OddsQuote(BaseModel):
     """One bookmaker's decimal price for one selection, pre-match or at the close."""
 
-    match = ForeignKeyField(Match, backref="odds", on_delete="CASCADE")
+    match = ForeignKeyField(Match, backref="odds", on_delete="CASCADE", index=False)
     bookmaker = CharField(max_length=32)
     market = CharField(max_length=8)
     selection = CharField(max_length=8)
@@ -193,7 +194,7 @@ class OddsQuote(BaseModel):
 class Prediction(BaseModel):
     """The published probabilities of one market of one match, and what they were made from."""
 
-    match = ForeignKeyField(Match, backref="predictions", on_delete="CASCADE")
+    match = ForeignKeyField(Match, backref="predictions", on_delete="CASCADE", index=False)
     market = CharField(max_length=8)
     probabilities = JSONField()  # {selection: published probability}
     model_probabilities = JSONField()  # the goal model alone
@@ -214,14 +215,14 @@ class Prediction(BaseModel):
 class Pick(BaseModel):
     """A rated bet on the selection with the largest edge, and how it settled."""
 
-    match = ForeignKeyField(Match, backref="picks", on_delete="CASCADE")
+    match = ForeignKeyField(Match, backref="picks", on_delete="CASCADE", index=False)
     market = CharField(max_length=8)
     selection = CharField(max_length=8)
     bookmaker = CharField(max_length=32)
     odds = DoubleField()
     probability = DoubleField()
     edge = DoubleField()
-    rating = CharField(max_length=1, index=True)
+    rating = CharField(max_length=1)
     data_quality = DoubleField()
     stake = DoubleField(default=1.0)
     is_live = BooleanField(default=False)
@@ -341,32 +342,39 @@ def insert_rows(model, names: list[str], rows, page_size=5000) -> None:
     )
 
 
-def update_rows(model, columns: dict[str, str], rows, page_size=5000) -> None:
+def update_rows(model, columns: dict[str, str], rows, constants=None, page_size=5000) -> None:
     """Set ``columns`` on many rows by id in a few statements: ``rows`` are ``(id, value, …)``.
 
     ``columns`` maps each field to its SQL type, so PostgreSQL types the VALUES list (NULLs
-    included). SQLite runs one prepared UPDATE over all rows; PostgreSQL joins each page of
-    rows as a VALUES list (psycopg2's execute_values), a round trip per page, not per row.
+    included); ``constants`` are fields set to one value on every row. SQLite runs one prepared
+    UPDATE over all rows; PostgreSQL joins each page of rows as a VALUES list (psycopg2's
+    execute_values), a round trip per page, not per row.
     """
     if not rows:
         return
     table = model._meta.table_name
+    fixed = {
+        name: getattr(model, name).db_value(value) for name, value in (constants or {}).items()
+    }
     converted = _driver_values([model.id, *(getattr(model, name) for name in columns)], rows)
     cursor = db.cursor()
     if _is_sqlite():
-        assignments = ", ".join(f'"{name}" = ?' for name in columns)
+        assignments = ", ".join(f'"{name}" = ?' for name in [*columns, *fixed])
         cursor.executemany(
             f'UPDATE "{table}" SET {assignments} WHERE "id" = ?',
-            [(*values, row_id) for row_id, *values in converted],
+            [(*values, *fixed.values(), row_id) for row_id, *values in converted],
         )
         return
     from psycopg2.extras import execute_values
 
-    assignments = ", ".join(f'"{name}" = v."{name}"::{kind}' for name, kind in columns.items())
+    assignments = [f'"{name}" = v."{name}"::{kind}' for name, kind in columns.items()]
+    assignments += [
+        f'"{name}" = ' + cursor.mogrify("%s", (value,)).decode() for name, value in fixed.items()
+    ]
     names = ", ".join(f'"{name}"' for name in ["id", *columns])
     execute_values(
         cursor,
-        f'UPDATE "{table}" SET {assignments} FROM (VALUES %s) AS v({names}) '
+        f'UPDATE "{table}" SET {", ".join(assignments)} FROM (VALUES %s) AS v({names}) '
         f'WHERE "{table}"."id" = v."id"',
         converted,
         page_size=page_size,

@@ -177,19 +177,20 @@ def bench_picks():
     print("backfilled picks by rating (settled, flat 1-unit stakes):")
     for rating in ("A", "B", "C"):
         rows = list(
-            Pick.select(Pick.status, Pick.profit, Pick.clv)
+            Pick.select(Pick.status, Pick.profit, Pick.clv, Pick.odds)
             .where((~Pick.is_live) & (Pick.rating == rating))
             .tuples()
         )
         status = np.array([r[0] for r in rows])
         profit = np.array([r[1] for r in rows], dtype=float)
         clv = np.array([r[2] for r in rows], dtype=float)
+        price = np.array([r[3] for r in rows], dtype=float)
         decided = np.isin(status, ("won", "lost"))
         roi = profit[decided].sum() / decided.sum() if decided.any() else float("nan")
         mean_clv = np.nanmean(clv) if np.isfinite(clv).any() else float("nan")
         print(
             f"  {rating}: {len(rows):6d} picks, avg CLV {mean_clv:+.4f}, ROI {roi:+.4f}, "
-            f"hit rate {(status[decided] == 'won').mean():.3f}"
+            f"hit rate {(status[decided] == 'won').mean():.3f}, avg odds {price.mean():.2f}"
         )
 
 

@@ -17,7 +17,6 @@ SETTLED_COLUMNS = {
     "closing_odds": "float",
     "closing_bookmaker": "text",
     "clv": "float",
-    "settled_at": "timestamp",
 }
 
 
@@ -76,10 +75,9 @@ def settle_pending(now=None, kickoff_from=None) -> dict:
         _nullable(closing[done]),
         closing_book[done].tolist(),
         _nullable(clv[done]),
-        [now] * int(done.sum()),
         strict=True,
     )
-    update_rows(Pick, SETTLED_COLUMNS, list(updates))
+    update_rows(Pick, SETTLED_COLUMNS, list(updates), constants={"settled_at": now})
     for state in ("won", "lost", "void"):
         counts[state] = int((decided == state).sum())
     counts["pending"] = int((~done).sum())

@@ -11,6 +11,7 @@ wipe.
 
 import argparse
 import csv
+import os
 import statistics
 import sys
 import tempfile
@@ -42,7 +43,9 @@ from models import (  # noqa: E402
 )
 from services import backtest, imports, odds, predictions, settlement  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "football-data"
+DEFAULT_DATA = Path(
+    os.environ.get("FOOTBALL_DATA_DIR") or ROOT.parent / "shared" / "data" / "football-data"
+)
 SETTLEMENT_PICKS = 100_000
 
 

@@ -2,14 +2,12 @@
 
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from engine import footballdata
 from engine.markets import MARKETS
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "football-data"
+from tests.data import FOOTBALL_DATA as DATA
 
 
 def _files():

@@ -1,14 +1,11 @@
 """Importing football-data files: real files, idempotent re-import, bad rows, later updates."""
 
-from pathlib import Path
-
-import pytest
-
 from models import League, Match, OddsQuote, Team
 from services import imports
+from tests.data import FOOTBALL_DATA as DATA
+from tests.data import needs_football_data
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "football-data"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is not on this machine")
+pytestmark = needs_football_data
 
 
 def test_a_season_imports_with_its_league_teams_results_and_odds(ctx):

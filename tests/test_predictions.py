@@ -1,16 +1,14 @@
 """The model pipeline on real data: walk-forward through the database, refresh, backtest."""
 
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
 from models import Match, MatchIntelligence, Pick, Prediction, create_tables, drop_tables, utcnow
 from services import backtest, imports, predictions
 from tests import factories
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "football-data"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is not on this machine")
+from tests.data import FOOTBALL_DATA as DATA
+from tests.data import needs_football_data
 
 
 def _backfill(files):
@@ -34,7 +32,7 @@ def _backfill(files):
     }
 
 
-@needs_data
+@needs_football_data
 def test_a_prediction_never_changes_when_later_matches_are_added(ctx):
     alone, alone_picks = _backfill(["D1_2223.csv"])
     with_later, later_picks = _backfill(["D1_2223.csv", "D1_2324.csv"])
@@ -43,7 +41,7 @@ def test_a_prediction_never_changes_when_later_matches_are_added(ctx):
     assert {key: later_picks[key] for key in alone_picks} == alone_picks
 
 
-@needs_data
+@needs_football_data
 def test_changing_a_later_result_leaves_earlier_predictions_alone(ctx):
     before, _ = _backfill(["D1_2223.csv"])
     last = Match.select().order_by(Match.kickoff_at.desc()).get()

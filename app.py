@@ -56,6 +56,7 @@ def create_app(overrides=None):
         OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist@5/",
         JWT_TOKEN_LOCATION=["headers"],
     )
+    app.json.sort_keys = False  # answer fields in the order the schemas document them
     app.extensions["started_at"] = time.monotonic()
     configure_logging(app.config["LOG_LEVEL"])
     hops = app.config["PROXY_FIX_HOPS"]

@@ -107,7 +107,7 @@ def data_demo():
         ("settlement-run", {"lastDays": 3650}, lambda: settlement.run(3650)),
         ("calibration-run", {"windowDays": 3650}, lambda: calibration.run(3650)),
     ):
-        _report(operations.run(kind, params, work))
+        _report(operations.run(kind, params, work), full=False)
 
 
 @click.group("model", cls=AppGroup)
@@ -161,13 +161,14 @@ def ops_refresh(match_id):
     )
 
 
-def _report(operation):
-    """Print an operation's outcome; a failed one makes the command fail."""
+def _report(operation, full=True):
+    """Print an operation's outcome (and its whole result when ``full``); a failure fails."""
     click.echo(f"operation {operation.id} {operation.kind}: {operation.status}")
     if operation.status == "failed":
         raise click.ClickException(operation.error)
-    json.dump(operation.result, sys.stdout, indent=2, default=str)
-    click.echo()
+    if full:
+        json.dump(operation.result, sys.stdout, indent=2, default=str)
+        click.echo()
 
 
 def register_commands(app):

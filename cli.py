@@ -5,6 +5,7 @@ import sys
 
 import click
 from flask.cli import AppGroup
+from peewee import DatabaseError
 
 from errors import AppError, CommandError
 from models import USER_PLANS, USER_ROLES, USER_STATUSES, create_tables
@@ -73,7 +74,7 @@ def data_import(files):
     for path in files:
         try:
             summary = imports.import_file(path)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, DatabaseError) as error:  # the file's transaction rolled back
             failed.append(path)
             click.echo(f"{path}: not imported: {error}", err=True)
             continue

@@ -100,3 +100,15 @@ def test_cli_refresh_of_a_finished_match(app, run):
         match = factories.match(kickoff=utcnow() - timedelta(days=3))
     result = run("ops", "refresh", str(match.id))
     assert result.exit_code == 1 and f"Match {match.id} is finished" in result.output
+
+
+def test_cli_model_backfill_records_its_operation(app, run):
+    with app.app_context():
+        for day in range(10, 0, -1):
+            factories.match(f"H{day % 3}", f"A{day % 4}", kickoff=utcnow() - timedelta(days=day))
+    result = run("model", "backfill")
+    assert result.exit_code == 0, result.output
+    assert "model-backfill: succeeded" in result.output and '"matches": 10' in result.output
+    with app.app_context():
+        operation = Operation.get()
+        assert (operation.kind, operation.result["predictions"]) == ("model-backfill", 30)

@@ -10,9 +10,10 @@ class CatalogResourceSchema(CamelSchema):
 
     name = fields.String(required=True)
     path = fields.String(
-        allow_none=True, metadata={"description": "Its GET endpoint, when it has one."}
+        allow_none=True,
+        metadata={"description": "Its GET endpoint; null while the resource is export-only."},
     )
-    fields_ = fields.List(fields.String(), required=True, data_key="fields")
+    fields_ = fields.List(fields.String(), required=True, data_key="fields", attribute="fields")
     filters = fields.List(fields.String(), required=True)
     includes = fields.List(fields.String(), required=True)
     export_formats = fields.List(fields.String(), required=True)

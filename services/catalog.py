@@ -11,7 +11,6 @@ EXPORT_FORMATS = ("csv", "json", "ndjson")
 RESOURCES = (
     {
         "name": "matches",
-        "path": "/api/v1/data/matches",
         "fields": (
             "id",
             "slug",
@@ -79,7 +78,6 @@ RESOURCES = (
     },
     {
         "name": "track-record",
-        "path": "/api/v1/data/track-record",
         "fields": (
             "picks",
             "won",

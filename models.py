@@ -20,6 +20,7 @@ from peewee import (
     TextField,
 )
 from playhouse.db_url import connect
+from psycopg2.extras import execute_values
 
 from errors import NotFound
 
@@ -332,8 +333,6 @@ def insert_rows(model, names: list[str], rows, page_size=5000) -> None:
             f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})', converted
         )
         return
-    from psycopg2.extras import execute_values
-
     execute_values(
         cursor,
         f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES %s',
@@ -365,8 +364,6 @@ def update_rows(model, columns: dict[str, str], rows, constants=None, page_size=
             [(*values, *fixed.values(), row_id) for row_id, *values in converted],
         )
         return
-    from psycopg2.extras import execute_values
-
     assignments = [f'"{name}" = v."{name}"::{kind}' for name, kind in columns.items()]
     assignments += [
         f'"{name}" = ' + cursor.mogrify("%s", (value,)).decode() for name, value in fixed.items()

@@ -27,8 +27,7 @@ sys.path.insert(0, str(ROOT))
 from app import create_app  # noqa: E402
 from engine import metrics  # noqa: E402
 from engine import odds as odds_engine  # noqa: E402
-from engine.markets import MARKETS  # noqa: E402
-from engine.walkforward import outcome_indices  # noqa: E402
+from engine.markets import MARKETS, outcome_indices  # noqa: E402
 from models import (  # noqa: E402
     League,
     Match,

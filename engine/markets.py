@@ -1,5 +1,7 @@
 """Markets, their selections and the outcome a final score gives each of them."""
 
+import numpy as np
+
 MARKETS: dict[str, tuple[str, ...]] = {
     "1x2": ("home", "draw", "away"),
     "ou25": ("over", "under"),
@@ -26,3 +28,21 @@ def outcome(market: str, home_goals: int, away_goals: int) -> str:
     if market == "btts":
         return "yes" if home_goals > 0 and away_goals > 0 else "no"
     raise KeyError(market)
+
+
+def outcome_indices(home_goals, away_goals) -> dict[str, np.ndarray]:
+    """Index of the winning selection of every market for each score, -1 where no result.
+
+    The vectorised form of ``outcome``: the tests check the two agree on every score.
+    """
+    hg = np.asarray(home_goals, dtype=float)
+    ag = np.asarray(away_goals, dtype=float)
+    known = np.isfinite(hg) & np.isfinite(ag)
+    hg = np.where(known, hg, 0.0)
+    ag = np.where(known, ag, 0.0)
+    result = {
+        "1x2": np.where(hg > ag, 0, np.where(hg == ag, 1, 2)),
+        "ou25": np.where(hg + ag > 2, 0, 1),
+        "btts": np.where((hg > 0) & (ag > 0), 0, 1),
+    }
+    return {market: np.where(known, idx, -1) for market, idx in result.items()}

@@ -44,13 +44,6 @@ def pool(model_probs, market_probs, weight) -> np.ndarray:
     return pooled / pooled.sum(axis=1, keepdims=True)
 
 
-def log_loss(probs, outcome_idx) -> float:
-    """Mean negative log probability of the outcomes (``outcome_idx`` is (n,) int)."""
-    probs = np.asarray(probs, dtype=float)
-    picked = probs[np.arange(len(probs)), np.asarray(outcome_idx, dtype=np.intp)]
-    return float(-np.mean(np.log(np.clip(picked, _FLOOR, None))))
-
-
 def usable_rows(model_probs, market_probs, outcome_idx) -> np.ndarray:
     """(n,) True where a row can train a weight: model and market finite and an outcome known."""
     model = np.asarray(model_probs, dtype=float)

@@ -6,7 +6,7 @@ inputs gives the same answer: the services may re-run it as often as they like.
 
 import numpy as np
 
-from engine.markets import MARKETS
+from engine.markets import MARKETS, outcome_indices
 
 #: Pick statuses: ``pending`` until the match decides the pick, then one of the other three.
 STATUSES = ("pending", "won", "lost", "void")
@@ -20,17 +20,13 @@ def winning_selection(market, home_goals, away_goals):
     ``market`` is a str array, goals numeric arrays; rows without a score get an empty string.
     """
     market = np.asarray(market, dtype=str)
-    home = np.asarray(home_goals, dtype=float)
-    away = np.asarray(away_goals, dtype=float)
-    scored = np.isfinite(home) & np.isfinite(away)
-    # Same rules as engine.markets.outcome; the tests check the two agree on every score.
-    by_market = {
-        "1x2": np.where(home > away, "home", np.where(home == away, "draw", "away")),
-        "ou25": np.where(home + away > 2, "over", "under"),
-        "btts": np.where((home > 0) & (away > 0), "yes", "no"),
-    }
-    winner = np.select([market == name for name in by_market], list(by_market.values()), default="")
-    return np.where(scored, winner, "")
+    indices = outcome_indices(home_goals, away_goals)
+    winner = np.full(market.shape, "", dtype="<U8")
+    for name, selections in MARKETS.items():
+        mine = market == name
+        index = indices[name][mine]
+        winner[mine] = np.where(index >= 0, np.asarray(selections)[index], "")
+    return winner
 
 
 def _check_selections(market, selection):

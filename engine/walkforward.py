@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine import dixon_coles, pooling
-from engine.markets import MARKETS
+from engine.markets import MARKETS, outcome_indices
 from engine.scores import market_probabilities, score_matrix
 
 MODEL_NAME = "dixon-coles-market-pool"
@@ -85,21 +85,6 @@ def week_start(epoch_seconds) -> np.ndarray:
     """Monday 00:00 UTC of the week containing each timestamp."""
     t = np.asarray(epoch_seconds, dtype=np.int64)
     return t - (t - _MONDAY) % WEEK
-
-
-def outcome_indices(home_goals, away_goals) -> dict[str, np.ndarray]:
-    """Index of the winning selection per market (see engine.markets), -1 where no result."""
-    hg = np.asarray(home_goals, dtype=float)
-    ag = np.asarray(away_goals, dtype=float)
-    known = np.isfinite(hg) & np.isfinite(ag)
-    hg = np.where(known, hg, 0.0)
-    ag = np.where(known, ag, 0.0)
-    result = {
-        "1x2": np.where(hg > ag, 0, np.where(hg == ag, 1, 2)),
-        "ou25": np.where(hg + ag > 2, 0, 1),
-        "btts": np.where((hg > 0) & (ag > 0), 0, 1),
-    }
-    return {market: np.where(known, idx, -1) for market, idx in result.items()}
 
 
 @dataclass

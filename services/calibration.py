@@ -8,8 +8,7 @@ from flask import current_app
 
 from engine import calibration
 from engine import odds as odds_engine
-from engine.markets import MARKETS, ORDERED_MARKETS
-from engine.walkforward import outcome_indices
+from engine.markets import MARKETS, ORDERED_MARKETS, outcome_indices
 from models import Match, Prediction, utcnow
 from schemas.common import camel_keys
 from services import odds
@@ -34,10 +33,12 @@ def run(window_days: int, now=None) -> dict:
         .order_by(Prediction.match)
         .tuples()
     )
+    all_matches = np.unique(np.array([row[0] for row in rows], dtype=np.int64))
+    closing = _closing_probabilities(all_matches)  # one read of the closing odds, all markets
     markets = {}
     for market, selections in MARKETS.items():
         mine = [row for row in rows if row[1] == market]
-        match_ids = np.array([row[0] for row in mine], dtype=np.int64)
+        at = np.searchsorted(all_matches, np.array([row[0] for row in mine], dtype=np.int64))
         probs = np.array(
             [[row[2][name] for name in selections] for row in mine], dtype=float
         ).reshape(len(mine), len(selections))
@@ -47,7 +48,7 @@ def run(window_days: int, now=None) -> dict:
             calibration.evaluate(
                 probs,
                 outcome,
-                reference=_closing_probabilities(match_ids, market),
+                reference=closing[market][at],
                 ordered=market in ORDERED_MARKETS,
             )
         )
@@ -60,10 +61,11 @@ def run(window_days: int, now=None) -> dict:
     }
 
 
-def _closing_probabilities(match_ids, market):
-    """The de-margined sharp closing probabilities (Pinnacle, else the market average)."""
-    cube = odds.load(match_ids, closing=True)[market]
-    probs, _ = odds_engine.sharp_probabilities(
-        cube.prices, cube.bookmakers, method=current_app.config["MARGIN_METHOD"]
-    )
-    return probs
+def _closing_probabilities(match_ids) -> dict:
+    """Per market, the de-margined sharp closing probabilities (Pinnacle, else the market
+    average) of ``match_ids``, rows in that order."""
+    method = current_app.config["MARGIN_METHOD"]
+    return {
+        market: odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
+        for market, cube in odds.load(match_ids, closing=True).items()
+    }

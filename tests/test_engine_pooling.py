@@ -107,8 +107,3 @@ def test_too_little_history_gives_the_prior():
     assert pooling.fit_weight(model, market, outcome) == pooling.PRIOR_WEIGHT
     assert pooling.fit_weight(model, market, outcome, prior=0.4, min_rows=10) != 0.4
     assert pooling.fit_weight(model[:0], market[:0], outcome[:0], prior=0.25) == 0.25
-
-
-def test_log_loss():
-    probs = np.array([[0.5, 0.5], [0.25, 0.75]])
-    assert pooling.log_loss(probs, [0, 1]) == pytest.approx(-(np.log(0.5) + np.log(0.75)) / 2)

@@ -15,6 +15,7 @@ from flask_limiter.util import get_remote_address
 from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
+import caching
 from errors import (
     PROBLEMS,
     AccountSuspended,
@@ -140,6 +141,15 @@ def guard(rule, view):
     return guarded
 
 
+#: The largest id a path accepts (ids are int32 in the interface); larger ones are 404.
+MAX_ID = 2**31 - 1
+
+
+def id_param(name: str) -> str:
+    """A path segment for a positive int32 id called ``name``: anything else does not route."""
+    return f"<int(min=1, max={MAX_ID}):{name}>"
+
+
 def current_viewer():
     """The user calling the current request, or None when anonymous."""
     return g.get("viewer")
@@ -166,9 +176,31 @@ class RequestParser(FlaskParser):
 
 
 class Blueprint(flask_smorest.Blueprint):
-    """flask-smorest's Blueprint with access rules and our request parser."""
+    """flask-smorest's Blueprint with access rules, cached answers and our request parser.
+
+    ``access`` is the rule of every view of the blueprint that does not name its own, so no
+    endpoint is ever left without one.
+    """
 
     ARGUMENTS_PARSER = RequestParser()
+
+    def __init__(self, *args, access=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.default_access = access
+
+    def route(self, rule, *, parameters=None, **options):
+        """As flask-smorest's, applying the blueprint's access rule to views without one."""
+        register = super().route(rule, parameters=parameters, **options)
+
+        def decorator(view):
+            if self.default_access is not None:
+                for method in view.methods:
+                    handler = getattr(view, method.lower())
+                    if not hasattr(handler, "access_rule"):
+                        setattr(view, method.lower(), self.access(self.default_access)(handler))
+            return register(view)
+
+        return decorator
 
     def access(self, rule):
         """Decorate a view with ``rule``, at run time and in the OpenAPI description."""
@@ -179,7 +211,25 @@ class Blueprint(flask_smorest.Blueprint):
                 guarded = self.alt_response(401, response=HTTPStatus(401).name)(guarded)
             for status, names in rule.problems.items():
                 guarded = self.problems(status, *names)(guarded)
-            return self.doc(security=rule.security, description=rule.summary)(guarded)
+            guarded = self.doc(security=rule.security, description=rule.summary)(guarded)
+            guarded.access_rule = rule
+            return guarded
+
+        return decorator
+
+    def cached(self, variant=None):
+        """Serve the view's 200 answers from the answer cache, with a strong ``ETag`` (answering
+        ``If-None-Match`` with 304) and ``Cache-Control``; see :mod:`caching`.
+
+        Goes between ``arguments`` (the key includes the parsed arguments) and ``response``.
+        ``variant`` names a representation chosen from the request (JSON or HTML).
+        """
+
+        def decorator(view):
+            answered = caching.cached(view, variant)
+            return self.alt_response(
+                304, description="Not modified: the `ETag` sent in `If-None-Match` still holds."
+            )(answered)
 
         return decorator
 

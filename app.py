@@ -16,10 +16,13 @@ from flask_limiter import RateLimitExceeded
 from peewee import InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
+from werkzeug.routing import BaseConverter
 
+import pages
+from caching import AnswerCache
 from config import config_from_env
 from errors import PROBLEMS, AppError, InvalidCredentials
-from extensions import api, jwt, limiter, problem_type
+from extensions import api, jwt, limiter, problem_type, use_one_trip_strategy
 from models import db, open_database
 from services.accounts import user_for_token
 
@@ -58,6 +61,7 @@ def create_app(overrides=None):
     )
     app.json.sort_keys = False  # answer fields in the order the schemas document them
     app.extensions["started_at"] = time.monotonic()
+    app.extensions["answer_cache"] = AnswerCache(app.config["ANSWER_CACHE_BYTES"])
     configure_logging(app.config["LOG_LEVEL"])
     hops = app.config["PROXY_FIX_HOPS"]
     if hops:
@@ -68,6 +72,7 @@ def create_app(overrides=None):
     jwt.init_app(app)
     register_token_loaders()
     limiter.init_app(app)
+    use_one_trip_strategy(limiter)
     api.init_app(app)
     api.spec.components.security_scheme(
         "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
@@ -81,11 +86,32 @@ def create_app(overrides=None):
     return app
 
 
+class SlugConverter(BaseConverter):
+    """A match slug in a path: lower-case letters, digits and hyphens (anything else is 404)."""
+
+    regex = r"[a-z0-9-]{1,255}"
+
+
 def register_blueprints(app):
     """Every endpoint group."""
-    from blueprints import admin, auth, data, meta, ops
+    from blueprints import (
+        admin,
+        auth,
+        backtest,
+        data,
+        explorer,
+        meta,
+        ops,
+        picks,
+        seo,
+        track_record,
+    )
 
-    for module in (meta, auth, data, ops, admin):
+    app.url_map.converters["slug"] = SlugConverter
+    api.register_converter(
+        SlugConverter, lambda _converter: {"type": "string", "pattern": "^[a-z0-9-]{1,255}$"}
+    )
+    for module in (meta, auth, picks, explorer, track_record, backtest, seo, data, ops, admin):
         api.register_blueprint(module.blp)
 
 
@@ -174,15 +200,25 @@ def unauthorized(invalid=False):
     return "", 401, {"WWW-Authenticate": challenge}
 
 
+#: Blueprints that serve HTML pages: their errors are small pages for a browser.
+HTML_BLUEPRINTS = frozenset({"seo"})
+
+
 def problem(status, name, detail, *, errors=None, headers=None):
     """A problem+json response: the only way this service answers an error with a body.
 
     ``name`` is one of our problem types, or None for a status we give no meaning of our own
-    (RFC 9457's ``about:blank``, titled by the HTTP reason phrase).
+    (RFC 9457's ``about:blank``, titled by the HTTP reason phrase). A browser asking one of the
+    HTML pages gets the same title and detail as a small page.
     """
+    title = PROBLEMS[name][1] if name else HTTPStatus(status).phrase
+    if request.blueprint in HTML_BLUEPRINTS and pages.wants_html():
+        response = pages.render("error.html", status, title=title, detail=detail)
+        response.headers.update(headers or {})
+        return response
     body = {
         "type": problem_type(name) if name else "about:blank",
-        "title": PROBLEMS[name][1] if name else HTTPStatus(status).phrase,
+        "title": title,
         "status": status,
         "detail": detail,
         "requestId": g.get("request_id"),
@@ -214,7 +250,7 @@ def database_reachable() -> bool:
     """Whether a fresh connection to the database answers a trivial query."""
     try:
         if not db.is_closed():
-            db.close()
+            db.manual_close()  # drop the broken connection rather than pool it
         db.execute_sql("SELECT 1")
     except (OperationalError, InterfaceError):
         return False

@@ -7,9 +7,10 @@ import click
 from flask.cli import AppGroup
 from peewee import DatabaseError
 
+from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
-from models import USER_PLANS, USER_ROLES, USER_STATUSES, create_tables
-from services import calibration, demo, imports, operations, predictions, settlement, users
+from models import create_tables
+from services import demo, imports, operations, users
 
 
 def _fail(error):
@@ -103,12 +104,12 @@ def data_demo():
         f"demo world: {len(loaded['leagues'])} leagues, {loaded['matches']} matches, "
         f"{loaded['odds']} odds"
     )
-    for kind, params, work in (
-        ("model-backfill", {}, predictions.backfill),
-        ("settlement-run", {"lastDays": 3650}, lambda: settlement.run(3650)),
-        ("calibration-run", {"windowDays": 3650}, lambda: calibration.run(3650)),
+    for work in (
+        operations.backfill,
+        lambda: operations.settle(SETTLEMENT_DAYS[1]),
+        lambda: operations.calibrate(CALIBRATION_DAYS[1]),
     ):
-        _report(operations.run(kind, params, work), full=False)
+        _report(work(), full=False)
 
 
 @click.group("model", cls=AppGroup)
@@ -119,7 +120,7 @@ def model_group():
 @model_group.command("backfill")
 def model_backfill():
     """Predict every match walk-forward, make the picks and settle what has finished."""
-    _report(operations.run("model-backfill", {}, predictions.backfill))
+    _report(operations.backfill())
 
 
 @click.group("ops", cls=AppGroup)
@@ -128,23 +129,19 @@ def ops_group():
 
 
 @ops_group.command("settle")
-@click.option("--last-days", type=click.IntRange(1, 3650), default=7, show_default=True)
+@click.option("--last-days", type=click.IntRange(*SETTLEMENT_DAYS), default=7, show_default=True)
 def ops_settle(last_days):
     """Settle pending picks of matches from the last N days."""
-    _report(
-        operations.run("settlement-run", {"lastDays": last_days}, lambda: settlement.run(last_days))
-    )
+    _report(operations.settle(last_days))
 
 
 @ops_group.command("calibrate")
-@click.option("--window-days", type=click.IntRange(7, 3650), default=90, show_default=True)
+@click.option(
+    "--window-days", type=click.IntRange(*CALIBRATION_DAYS), default=90, show_default=True
+)
 def ops_calibrate(window_days):
     """Score the published probabilities of the last N days against the closing odds."""
-    _report(
-        operations.run(
-            "calibration-run", {"windowDays": window_days}, lambda: calibration.run(window_days)
-        )
-    )
+    _report(operations.calibrate(window_days))
 
 
 @ops_group.command("refresh")
@@ -152,14 +149,10 @@ def ops_calibrate(window_days):
 def ops_refresh(match_id):
     """Refresh one open match's intelligence, prediction and pick."""
     try:
-        predictions.check_open(match_id)
+        operation = operations.refresh(match_id)
     except AppError as error:
         _fail(CommandError(error.detail))
-    _report(
-        operations.run(
-            "intelligence-refresh", {"matchId": match_id}, lambda: predictions.refresh(match_id)
-        )
-    )
+    _report(operation)
 
 
 def _report(operation, full=True):
@@ -168,7 +161,7 @@ def _report(operation, full=True):
     if operation.status == "failed":
         raise click.ClickException(operation.error)
     if full:
-        json.dump(operation.result, sys.stdout, indent=2, default=str)
+        json.dump(operation.result, sys.stdout, indent=2)
         click.echo()
 
 

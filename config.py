@@ -35,6 +35,9 @@ DEFAULTS: dict[str, object] = {
     "RATING_B_EDGE": 0.05,
     "RATING_B_QUALITY": 0.6,
     "VOID_AFTER_HOURS": 48,
+    "OPERATION_STALE_SECONDS": 900,
+    "ANSWER_CACHE_BYTES": 32 * 1024 * 1024,
+    "PUBLIC_MAX_AGE": 30,
     "MARGIN_METHOD": "proportional",
 }
 

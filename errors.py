@@ -185,13 +185,14 @@ class ValidationFailed(AppError):
 
 
 class QuotaExceeded(AppError):
-    """The monthly Data API quota is spent until ``retry_after`` seconds from now."""
+    """The monthly Data API quota has no room left until ``retry_after`` seconds from now."""
 
     problem = "quota-exceeded"
 
-    def __init__(self, what, retry_after):
+    def __init__(self, what, retry_after, remaining=0):
+        room = "is spent" if not remaining else f"has {remaining} left, not enough for this"
         super().__init__(
-            f"The monthly {what} quota is spent; it resets at the start of next month (UTC).",
+            f"The monthly {what} quota {room}; it resets at the start of next month (UTC).",
             headers={"Retry-After": str(max(1, int(retry_after)))},
         )
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 from peewee import (
+    BigIntegerField,
     BooleanField,
     CharField,
     DatabaseProxy,
@@ -20,21 +21,31 @@ from peewee import (
     TextField,
 )
 from playhouse.db_url import connect
+from playhouse.migrate import SchemaMigrator, migrate
 from psycopg2.extras import execute_values
 
+from enums import (
+    COMPETITION_TYPES,
+    MARKETS,
+    MATCH_STATUSES,
+    OPERATION_KINDS,
+    OPERATION_STATUSES,
+    PICK_RATINGS,
+    PICK_STATUSES,
+    SELECTIONS,
+    USER_PLANS,
+    USER_ROLES,
+    USER_STATUSES,
+)
 from errors import NotFound
 
 db = DatabaseProxy()
 
-USER_ROLES = ("user", "operator", "admin")
-USER_PLANS = ("free", "pro")
-USER_STATUSES = ("active", "suspended")
-MATCH_STATUSES = ("scheduled", "live", "finished", "postponed", "cancelled")
-COMPETITION_TYPES = ("top-flight", "lower-league", "cup", "international")
-PICK_RATINGS = ("A", "B", "C")
-PICK_STATUSES = ("pending", "won", "lost", "void")
-OPERATION_KINDS = ("intelligence-refresh", "settlement-run", "calibration-run", "model-backfill")
-OPERATION_STATUSES = ("queued", "running", "succeeded", "failed")
+
+def _choices(values):
+    """Peewee's ``choices`` (documentation of a column's allowed values) from an enumeration."""
+    return [(value, value) for value in values]
+
 
 SQLITE_PRAGMAS = {"journal_mode": "wal", "foreign_keys": 1, "synchronous": "normal"}
 
@@ -50,14 +61,35 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-def open_database(url: str):
-    """A Peewee database for ``url`` (sqlite:///path, postgres://…); SQLite gets WAL and FKs."""
-    if url.startswith("postgres://"):
-        url = "postgresql://" + url.removeprefix("postgres://")
-    database = connect(url)
-    if isinstance(database, SqliteDatabase):
-        database = connect(url, pragmas=SQLITE_PRAGMAS, timeout=30)
-    return database
+#: How long a pooled connection is kept before it is replaced, seconds.
+POOL_RECYCLE_SECONDS = 300
+
+
+def open_database(url: str, pooled: bool = True):
+    """A Peewee database for ``url`` (sqlite:///path, postgres://…); SQLite gets WAL and FKs.
+
+    ``pooled`` keeps connections open between requests (a connection per serving thread), so a
+    request does not pay for a new connection and, on SQLite, its pragmas.
+    """
+    scheme, rest = url.split("://", 1)
+    scheme = {"postgres": "postgresql"}.get(scheme, scheme).removesuffix("+pool")
+    options = {}
+    if scheme == "sqlite":
+        # A pooled connection moves between threads, one at a time.
+        options = {"pragmas": SQLITE_PRAGMAS, "timeout": 30, "check_same_thread": not pooled}
+    if pooled:
+        scheme += "+pool"
+        options.update(max_connections=None, stale_timeout=POOL_RECYCLE_SECONDS)
+    return connect(f"{scheme}://{rest}", **options)
+
+
+def close_pool() -> None:
+    """Close every connection the database holds (pooled or not): at the end of a test or of a
+    command, so no connection outlives the database it points at."""
+    if hasattr(db.obj, "close_all"):
+        db.close_all()
+    elif db.obj is not None and not db.is_closed():
+        db.close()
 
 
 class UTCDateTimeField(DateTimeField):
@@ -106,9 +138,9 @@ class User(BaseModel):
 
     email = CharField(max_length=254, unique=True)
     password_hash = CharField(max_length=255)
-    role = CharField(max_length=16, default="user", index=True)
-    plan = CharField(max_length=16, default="free", index=True)
-    status = CharField(max_length=16, default="active", index=True)
+    role = CharField(max_length=16, default="user", index=True, choices=_choices(USER_ROLES))
+    plan = CharField(max_length=16, default="free", index=True, choices=_choices(USER_PLANS))
+    status = CharField(max_length=16, default="active", index=True, choices=_choices(USER_STATUSES))
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
 
@@ -124,7 +156,7 @@ class League(BaseModel):
     code = CharField(max_length=16, unique=True)
     name = CharField(max_length=100)
     country = CharField(max_length=64)
-    competition_type = CharField(max_length=16, index=True)
+    competition_type = CharField(max_length=16, index=True, choices=_choices(COMPETITION_TYPES))
 
 
 class Team(BaseModel):
@@ -146,7 +178,7 @@ class Match(BaseModel):
     home_team = ForeignKeyField(Team, backref="home_matches", on_delete="CASCADE", index=False)
     away_team = ForeignKeyField(Team, backref="away_matches", on_delete="CASCADE", index=False)
     kickoff_at = UTCDateTimeField(index=True)
-    status = CharField(max_length=16, default="scheduled")
+    status = CharField(max_length=16, default="scheduled", choices=_choices(MATCH_STATUSES))
     home_goals = IntegerField(null=True)
     away_goals = IntegerField(null=True)
     ht_home_goals = IntegerField(null=True)
@@ -183,8 +215,8 @@ class OddsQuote(BaseModel):
 
     match = ForeignKeyField(Match, backref="odds", on_delete="CASCADE", index=False)
     bookmaker = CharField(max_length=32)
-    market = CharField(max_length=8)
-    selection = CharField(max_length=8)
+    market = CharField(max_length=8, choices=_choices(MARKETS))
+    selection = CharField(max_length=8, choices=_choices(SELECTIONS))
     price = DoubleField()
     is_closing = BooleanField(default=False)
 
@@ -192,11 +224,34 @@ class OddsQuote(BaseModel):
         indexes = ((("match", "market", "is_closing", "bookmaker", "selection"), True),)
 
 
+class OddsSummary(BaseModel):
+    """The prices a match card shows for one selection, kept beside the quotes they come from:
+    the best pre-match price and who offers it, the sharp pre-match price and the closing price.
+
+    Derived from ``OddsQuote`` whenever a match's quotes are stored, so a card reads a few rows
+    per match instead of every bookmaker's quotes.
+    """
+
+    match = ForeignKeyField(Match, backref="odds_summary", on_delete="CASCADE", index=False)
+    market = CharField(max_length=8, choices=_choices(MARKETS))
+    selection = CharField(max_length=8, choices=_choices(SELECTIONS))
+    best_price = DoubleField(null=True)
+    best_bookmaker = CharField(max_length=32, null=True)
+    sharp_price = DoubleField(null=True)
+    sharp_bookmaker = CharField(max_length=32, null=True)
+    closing_price = DoubleField(null=True)
+    closing_bookmaker = CharField(max_length=32, null=True)
+    bookmakers = IntegerField(default=0)  # real bookmakers quoting the market before kick-off
+
+    class Meta:
+        indexes = ((("match", "market", "selection"), True),)
+
+
 class Prediction(BaseModel):
     """The published probabilities of one market of one match, and what they were made from."""
 
     match = ForeignKeyField(Match, backref="predictions", on_delete="CASCADE", index=False)
-    market = CharField(max_length=8)
+    market = CharField(max_length=8, choices=_choices(MARKETS))
     probabilities = JSONField()  # {selection: published probability}
     model_probabilities = JSONField()  # the goal model alone
     market_probabilities = JSONField(null=True)  # de-margined sharp pre-match odds
@@ -217,20 +272,23 @@ class Pick(BaseModel):
     """A rated bet on the selection with the largest edge, and how it settled."""
 
     match = ForeignKeyField(Match, backref="picks", on_delete="CASCADE", index=False)
-    market = CharField(max_length=8)
-    selection = CharField(max_length=8)
+    market = CharField(max_length=8, choices=_choices(MARKETS))
+    selection = CharField(max_length=8, choices=_choices(SELECTIONS))
     bookmaker = CharField(max_length=32)
     odds = DoubleField()
     probability = DoubleField()
     edge = DoubleField()
-    rating = CharField(max_length=1)
+    rating = CharField(max_length=1, choices=_choices(PICK_RATINGS))
     data_quality = DoubleField()
     stake = DoubleField(default=1.0)
     is_live = BooleanField(default=False)
-    status = CharField(max_length=8, default="pending", index=True)
+    status = CharField(max_length=8, default="pending", index=True, choices=_choices(PICK_STATUSES))
     profit = DoubleField(null=True)
     closing_odds = DoubleField(null=True)
     closing_bookmaker = CharField(max_length=32, null=True)
+    #: The selection's de-margined closing probability: odds × it − 1 is the expected return at
+    #: the fair closing price (CLV against the raw closing price keeps the bookmaker's margin).
+    closing_probability = DoubleField(null=True)
     clv = DoubleField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
     settled_at = UTCDateTimeField(null=True)
@@ -250,8 +308,8 @@ class MatchIntelligence(BaseModel):
 class Operation(BaseModel):
     """A long-running job (refresh, settlement, calibration): its parameters, state and result."""
 
-    kind = CharField(max_length=32)
-    status = CharField(max_length=16, default="queued")
+    kind = CharField(max_length=32, choices=_choices(OPERATION_KINDS))
+    status = CharField(max_length=16, default="queued", choices=_choices(OPERATION_STATUSES))
     params = JSONField()
     result = JSONField(null=True)
     error = TextField(null=True)
@@ -275,6 +333,28 @@ class UsageCounter(BaseModel):
 
     class Meta:
         indexes = ((("user", "period"), True),)
+
+
+class DataVersion(BaseModel):
+    """One counter that every change to matches, odds, predictions or picks bumps, in the
+    change's own transaction: cached answers are keyed by it, so none outlives the data."""
+
+    value = BigIntegerField(default=0)
+
+
+def data_version() -> int:
+    """The current data version (0 before anything was stored).
+
+    Read on every cached request, so it is one prepared statement rather than a Peewee query.
+    """
+    row = db.execute_sql('SELECT "value" FROM "data_version" WHERE "id" = 1').fetchone()
+    return row[0] if row else 0
+
+
+def bump_data_version() -> None:
+    """Mark the data as changed (call inside the transaction that changes it)."""
+    DataVersion.insert(id=1, value=0).on_conflict_ignore().execute()
+    DataVersion.update(value=DataVersion.value + 1).where(DataVersion.id == 1).execute()
 
 
 def _driver_values(fields, rows) -> list[tuple]:
@@ -384,17 +464,38 @@ TABLES = [
     Team,
     Match,
     OddsQuote,
+    OddsSummary,
     Prediction,
     Pick,
     MatchIntelligence,
     Operation,
     UsageCounter,
+    DataVersion,
 ]
 
 
 def create_tables():
-    """Create every missing table and index (safe to run again)."""
+    """Create every missing table, column and index (safe to run again)."""
     db.create_tables(TABLES, safe=True)
+    _add_missing_columns()
+    DataVersion.insert(id=1, value=0).on_conflict_ignore().execute()
+
+
+def _add_missing_columns():
+    """Add the nullable columns a newer version of a table has gained to a database made before
+    it (``create_tables`` never alters an existing table)."""
+    migrator = SchemaMigrator.from_database(db.obj)
+    steps = []
+    for model in TABLES:
+        table = model._meta.table_name
+        present = {column.name for column in db.get_columns(table)}
+        for field in model._meta.sorted_fields:
+            if field.column_name not in present:
+                if not field.null:
+                    raise RuntimeError(f"{table}.{field.column_name} is missing and not nullable")
+                steps.append(migrator.add_column(table, field.column_name, field))
+    if steps:
+        migrate(*steps)
 
 
 def drop_tables():

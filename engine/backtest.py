@@ -52,6 +52,9 @@ def _frame(picks):
     }
     for name in ("edge", "odds", "stake", "clv", "profit"):
         frame[name] = np.asarray(picks[name], dtype=float)
+    # Optional: the selection's de-margined closing probability, for the closing EV.
+    unknown = np.full(frame["odds"].shape, np.nan)
+    frame["closing_probability"] = np.asarray(picks.get("closing_probability", unknown), float)
     shapes = {column.shape for column in frame.values()}
     if len(shapes) != 1 or frame["kickoff"].ndim != 1:
         raise ValueError("pick-frame columns must be 1-d arrays of one length")
@@ -96,8 +99,9 @@ def _equity_curve(kickoff, profit, booked):
 def run(picks, filters=None):
     """Backtest the picks that pass ``filters``, taken in (kickoff, pick_id) order.
 
-    ``picks`` is a pick frame (see PICK_FRAME_COLUMNS; kickoff in epoch seconds, clv NaN when
-    unknown, profit NaN while pending). Returns ``{"summary": figures, "by_month": [{"month":
+    ``picks`` is a pick frame (see PICK_FRAME_COLUMNS, plus an optional ``closing_probability``;
+    kickoff in epoch seconds, clv and closing_probability NaN when unknown, profit NaN while
+    pending). Returns ``{"summary": figures, "by_month": [{"month":
     "YYYY-MM", **figures}], "by_league": [{"league_id": id, **figures}], "equity_curve": [{"date":
     "YYYY-MM-DD", "cumulative_profit", "settled_picks"}]}``; figures are metrics.track_record's,
     months and days are UTC, lists are in ascending month, league id and date order, and
@@ -110,7 +114,13 @@ def run(picks, filters=None):
     frame = {name: column[order] for name, column in frame.items()}
 
     columns = pick_columns(
-        frame["status"], frame["profit"], frame["odds"], frame["edge"], frame["clv"], frame["stake"]
+        frame["status"],
+        frame["profit"],
+        frame["odds"],
+        frame["edge"],
+        frame["clv"],
+        frame["stake"],
+        frame["closing_probability"],
     )
     summary = grouped_figures(np.zeros(order.size, dtype=np.intp), 1, columns)[0]
 

@@ -146,18 +146,25 @@ STATUS_ORDER = ("pending", "won", "lost", "void")
 _PENDING, _WON, _LOST, _VOID, _OTHER = range(len(STATUS_ORDER) + 1)
 
 
-def pick_columns(status, profit, odds, edge, clv, stake):
+def pick_columns(status, profit, odds, edge, clv, stake, closing_probability=None):
     """Track-record inputs as arrays of one length plus the status masks every figure needs.
 
-    Build it once and pass it to grouped_figures as often as needed (overall, per month, ...).
+    ``closing_probability`` is each pick's selection's de-margined closing probability (NaN
+    where unknown; all unknown when omitted). Build the columns once and pass them to
+    grouped_figures as often as needed (overall, per month, ...).
     """
     status = np.asarray(status, dtype=str)
+    odds = np.asarray(odds, dtype=float)
+    if closing_probability is None:
+        closing_probability = np.full(odds.shape, np.nan)
     columns = {
         "profit": np.asarray(profit, dtype=float),
-        "odds": np.asarray(odds, dtype=float),
+        "odds": odds,
         "edge": np.asarray(edge, dtype=float),
         "clv": np.asarray(clv, dtype=float),
         "stake": np.asarray(stake, dtype=float),
+        # The expected return of the price taken at the fair (margin-free) closing price.
+        "closing_ev": odds * np.asarray(closing_probability, dtype=float) - 1.0,
     }
     shapes = {name: column.shape for name, column in columns.items()} | {"status": status.shape}
     if len(set(shapes.values())) != 1 or status.ndim != 1:
@@ -253,6 +260,7 @@ def grouped_figures(group, n_groups, columns):
     odds_sum, odds_n = average(columns["odds"])
     edge_sum, edge_n = average(columns["edge"])
     clv_sum, clv_n = average(columns["clv"])
+    closing_ev_sum, closing_ev_n = average(columns["closing_ev"])
     drawdown = _grouped_drawdown(group[booked], columns["profit"][booked], n_groups)
     streak = _grouped_streak(group[decided], code[decided] == _LOST, n_groups)
 
@@ -273,6 +281,7 @@ def grouped_figures(group, n_groups, columns):
                 "avg_odds": _ratio(odds_sum[g], odds_n[g]),
                 "avg_edge": _ratio(edge_sum[g], edge_n[g]),
                 "avg_clv": _ratio(clv_sum[g], clv_n[g]),
+                "avg_closing_ev": _ratio(closing_ev_sum[g], closing_ev_n[g]),
                 "max_drawdown": float(drawdown[g]),
                 "longest_losing_streak": int(streak[g]),
             }
@@ -280,22 +289,23 @@ def grouped_figures(group, n_groups, columns):
     return figures
 
 
-def track_record(status, profit, odds, edge, clv, stake):
+def track_record(status, profit, odds, edge, clv, stake, closing_probability=None):
     """Figures of a list of picks in settlement order.
 
     picks, won, lost, void, pending; hit_rate = won / (won + lost); staked = stake of won and lost
     picks; profit (of settled picks); roi = profit / staked; avg_odds and avg_edge over the picks
-    that have one, avg_clv over those with a CLV; max_drawdown (over settled picks) and
-    longest_losing_streak as their functions define them. Ratios and averages are None when
+    that have one, avg_clv over those with a CLV, avg_closing_ev (odds × de-margined closing
+    probability − 1) over those with a closing probability; max_drawdown (over settled picks)
+    and longest_losing_streak as their functions define them. Ratios and averages are None when
     there is nothing to divide by.
     """
-    columns = pick_columns(status, profit, odds, edge, clv, stake)
+    columns = pick_columns(status, profit, odds, edge, clv, stake, closing_probability)
     return grouped_figures(np.zeros(columns["code"].shape, dtype=np.intp), 1, columns)[0]
 
 
-def track_record_by(keys, status, profit, odds, edge, clv, stake):
+def track_record_by(keys, status, profit, odds, edge, clv, stake, closing_probability=None):
     """Figures per distinct key, ``{key: figures}`` in ascending key order (see track_record)."""
-    columns = pick_columns(status, profit, odds, edge, clv, stake)
+    columns = pick_columns(status, profit, odds, edge, clv, stake, closing_probability)
     unique, group = np.unique(np.asarray(keys), return_inverse=True)
     if group.shape != columns["code"].shape:
         raise ValueError("keys must have one entry per pick")

@@ -190,6 +190,14 @@ def sharp_probabilities(
     return remove_margin(rows, method=method), source
 
 
+def sharp_prices(prices, bookmakers, sharp=SHARP_BOOKMAKER, fallback=FALLBACK_BOOKMAKER):
+    """The sharp book's prices where it quotes a match, else the fallback aggregate's, else NaN.
+
+    Returns ``(price, source)``: price (n, k) and source (n,), the index of the book used or −1.
+    """
+    return _anchor(prices, bookmakers, sharp, fallback)
+
+
 def closing_prices(prices, bookmakers, sharp=SHARP_BOOKMAKER, fallback=FALLBACK_BOOKMAKER):
     """Closing prices to settle CLV against, from a cube of closing quotes.
 

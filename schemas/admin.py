@@ -2,9 +2,9 @@
 
 from marshmallow import fields, validate
 
-from models import USER_PLANS, USER_STATUSES
+from enums import USER_PLANS, USER_STATUSES
 from schemas.auth import EMAIL_MAX, UserSchema
-from schemas.common import PageArgsSchema, PageSchema, one_of
+from schemas.common import PageArgsSchema, one_of, page_of
 
 
 class UserQuerySchema(PageArgsSchema):
@@ -18,7 +18,4 @@ class UserQuerySchema(PageArgsSchema):
     status = one_of(USER_STATUSES)
 
 
-class UserPageSchema(PageSchema):
-    """One page of users."""
-
-    items = fields.List(fields.Nested(UserSchema), required=True)
+UserPageSchema = page_of(UserSchema, "User")

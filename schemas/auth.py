@@ -2,6 +2,7 @@
 
 from marshmallow import fields, validate
 
+from enums import USER_PLANS, USER_ROLES, USER_STATUSES
 from schemas.common import CamelSchema, UTCDateTime
 
 EMAIL_MAX = 254
@@ -38,9 +39,9 @@ class UserSchema(CamelSchema):
 
     id = fields.Integer(required=True)
     email = fields.String(required=True)
-    role = fields.String(required=True, metadata={"enum": ["user", "operator", "admin"]})
-    plan = fields.String(required=True, metadata={"enum": ["free", "pro"]})
-    status = fields.String(required=True, metadata={"enum": ["active", "suspended"]})
+    role = fields.String(required=True, metadata={"enum": list(USER_ROLES)})
+    plan = fields.String(required=True, metadata={"enum": list(USER_PLANS)})
+    status = fields.String(required=True, metadata={"enum": list(USER_STATUSES)})
     created_at = UTCDateTime(required=True)
 
 

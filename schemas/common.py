@@ -1,8 +1,13 @@
-"""Shapes every endpoint group shares: camelCase, UTC datetimes, enumerations, paging, problems."""
+"""Shapes every endpoint group shares: camelCase, the one UTC ``Z`` datetime format, date and
+enumeration arguments, paging, problems."""
 
-from datetime import UTC
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
+
+DAY = timedelta(days=1)
 
 
 def camelcase(name: str) -> str:
@@ -11,13 +16,12 @@ def camelcase(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-def camel_keys(value):
-    """A JSON-like value with every dict key in camelCase, recursively."""
-    if isinstance(value, dict):
-        return {camelcase(str(key)): camel_keys(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [camel_keys(item) for item in value]
-    return value
+def utc_z(value: datetime) -> str:
+    """The one way a datetime is written, in answers and in stored JSON alike:
+    ISO 8601 in UTC to the second with a ``Z`` (``2026-11-21T19:45:00Z``); naive means UTC."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
 class CamelSchema(Schema):
@@ -31,17 +35,95 @@ class UTCDateTime(fields.DateTime):
     """ISO 8601 in UTC with a ``Z`` (``2026-11-21T19:45:00Z``); input without an offset is UTC."""
 
     def _serialize(self, value, attr, obj, **kwargs):
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        return value.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        return None if value is None else utc_z(value)
 
     def _deserialize(self, value, attr, data, **kwargs):
         parsed = super()._deserialize(value, attr, data, **kwargs)
-        if parsed.tzinfo is None:
-            return parsed.replace(tzinfo=UTC)
-        return parsed.astimezone(UTC)
+        try:
+            return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+        except OverflowError as exc:  # year 1 with a positive offset lies before year 1 in UTC
+            raise ValidationError("Out of the supported date range.") from exc
+
+
+@dataclass(frozen=True)
+class Span:
+    """What a date argument names: a bare date's whole UTC day [start, end), or one instant
+    (start == end)."""
+
+    start: datetime
+    end: datetime
+
+    @property
+    def instant(self) -> bool:
+        """Whether the argument was a date-time rather than a whole day."""
+        return self.start == self.end
+
+    @property
+    def day(self) -> date:
+        """The UTC day the span starts in."""
+        return self.start.date()
+
+    def whole_day(self) -> "Span":
+        """The whole UTC day the span starts in."""
+        start = datetime.combine(self.day, time(), tzinfo=UTC)
+        return Span(start, start + DAY)
+
+
+class DayOrInstant(fields.String):
+    """``YYYY-MM-DD`` (that whole UTC day) or a full ISO 8601 date-time (naive means UTC),
+    loaded as a :class:`Span`."""
+
+    default_error_messages = {
+        "invalid": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time such as "
+        "2026-11-21T19:45:00Z."
+    }
+
+    def __init__(self, **kwargs):
+        metadata = {
+            "anyOf": [{"format": "date"}, {"format": "date-time"}],
+            "example": "2026-11-21",
+            **kwargs.pop("metadata", {}),
+        }
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is None:
+            return None
+        return value.day.isoformat() if not value.instant else utc_z(value.start)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            if len(text) == 10:
+                start = datetime.combine(date.fromisoformat(text), time(), tzinfo=UTC)
+                return Span(start, start + DAY)
+            moment = datetime.fromisoformat(text)
+            moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+            moment = moment.astimezone(UTC)
+            return Span(moment, moment)
+        except (ValueError, OverflowError) as exc:
+            raise self.make_error("invalid") from exc
+
+
+def now() -> datetime:
+    """The current time (UTC): the clock of the arguments' defaults."""
+    return datetime.now(UTC)
+
+
+def today() -> Span:
+    """Today (UTC) as a whole-day span: the default of ``date`` arguments."""
+    moment = now()
+    return Span(moment, moment).whole_day()
+
+
+def check_range(since: Span | None, until: Span | None, names=("from", "to")) -> None:
+    """A 422 on ``names[1]`` when ``since`` starts after ``until`` ends (a bare date ``until``
+    includes its whole day)."""
+    if since is None or until is None:
+        return
+    empty = since.start > until.start if until.instant else since.start >= until.end
+    if empty:
+        raise ValidationError(f"Must not be before {names[0]}.", names[1])
 
 
 def one_of(values, **kwargs):
@@ -49,6 +131,42 @@ def one_of(values, **kwargs):
     return fields.String(
         validate=validate.OneOf(values, error="Must be one of: {choices}."), **kwargs
     )
+
+
+class CommaList(fields.String):
+    """One or more of ``choices``, comma-separated (``rating=A,B``), loaded as a tuple of distinct
+    values in the order given; anything else is a 422 naming the allowed values."""
+
+    def __init__(self, choices, **kwargs):
+        self.choices = tuple(choices)
+        alternatives = "|".join(re.escape(choice) for choice in self.choices)
+        metadata = {
+            "description": f"One or more of {', '.join(self.choices)}, comma-separated.",
+            "pattern": f"^({alternatives})(,({alternatives}))*$",
+            **kwargs.pop("metadata", {}),
+        }
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else ",".join(value)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        parts = super()._deserialize(value, attr, data, **kwargs).split(",")
+        if any(part not in self.choices for part in parts):
+            raise ValidationError(
+                f"Must be one or more of: {', '.join(self.choices)} (comma-separated)."
+            )
+        return tuple(dict.fromkeys(parts))
+
+
+def dump_known(schema: Schema, value: dict) -> dict:
+    """``schema.dump(value)``, refusing keys the schema does not know (marshmallow would drop
+    them silently, and a stored document would lose what a service meant to keep)."""
+    known = {field.attribute or name for name, field in schema.fields.items()}
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise ValueError(f"{type(schema).__name__} does not know {', '.join(unknown)}")
+    return schema.dump(value)
 
 
 class PageArgsSchema(CamelSchema):
@@ -64,6 +182,18 @@ class PageSchema(CamelSchema):
     page = fields.Integer(required=True)
     page_size = fields.Integer(required=True)
     total = fields.Integer(required=True, metadata={"description": "Items across all pages."})
+
+
+def page_of(item_schema, name: str):
+    """A page schema whose ``items`` are ``item_schema``s (named ``<name>PageSchema``)."""
+    return type(
+        f"{name}PageSchema",
+        (PageSchema,),
+        {
+            "__doc__": f"One page of {name.lower()}s.",
+            "items": fields.List(fields.Nested(item_schema), required=True),
+        },
+    )
 
 
 class ProblemSchema(Schema):

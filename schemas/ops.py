@@ -1,20 +1,25 @@
-"""Operations API shapes: service health."""
+"""Operations API shapes: service health, operation requests and records, and each kind's result
+(also the stored form of that result: written and read back through these schemas)."""
 
-from marshmallow import fields
+from marshmallow import fields, validate
 
-from schemas.common import CamelSchema
-
-HEALTH = ["ok", "degraded", "down"]
+from enums import (
+    CALIBRATION_DAYS,
+    HEALTH_STATES,
+    MARKETS,
+    OPERATION_KINDS,
+    OPERATION_STATUSES,
+    SETTLEMENT_DAYS,
+)
+from schemas.common import CamelSchema, UTCDateTime
+from schemas.matches import enum_of
 
 
 class ServiceHealthSchema(CamelSchema):
     """One dependency's state."""
 
-    name = fields.String(
-        required=True,
-        metadata={"enum": ["database", "rate-limit-storage", "settlement", "calibration"]},
-    )
-    status = fields.String(required=True, metadata={"enum": HEALTH})
+    name = enum_of(["database", "rate-limit-storage", "settlement", "calibration"], required=True)
+    status = enum_of(HEALTH_STATES, required=True)
     latency_ms = fields.Float(required=True)
     detail = fields.String(required=True)
 
@@ -22,7 +27,158 @@ class ServiceHealthSchema(CamelSchema):
 class HealthSchema(CamelSchema):
     """The service's health: `down` when the database is, `degraded` when anything else is off."""
 
-    status = fields.String(required=True, metadata={"enum": HEALTH})
+    status = enum_of(HEALTH_STATES, required=True)
     services = fields.List(fields.Nested(ServiceHealthSchema), required=True)
     version = fields.String(required=True)
     uptime_seconds = fields.Float(required=True)
+
+
+class RefreshRequestSchema(CamelSchema):
+    """Which match to refresh."""
+
+    match_id = fields.Integer(required=True, strict=True, validate=validate.Range(1, 2**31 - 1))
+
+
+class SettlementRequestSchema(CamelSchema):
+    """How far back to settle."""
+
+    last_days = fields.Integer(
+        load_default=7,
+        strict=True,
+        validate=validate.Range(*SETTLEMENT_DAYS),
+        metadata={"description": "Settle picks of matches that kicked off in the last N days."},
+    )
+
+
+class CalibrationRequestSchema(CamelSchema):
+    """Which window to score."""
+
+    window_days = fields.Integer(
+        load_default=90,
+        strict=True,
+        validate=validate.Range(*CALIBRATION_DAYS),
+        metadata={"description": "Score matches finished in the last N days."},
+    )
+
+
+#: What each kind records as its parameters.
+PARAMS_SCHEMAS = {
+    "intelligence-refresh": RefreshRequestSchema,
+    "settlement-run": SettlementRequestSchema,
+    "calibration-run": CalibrationRequestSchema,
+    "model-backfill": CamelSchema,
+}
+
+
+class OperationSchema(CamelSchema):
+    """A long-running job: what was asked, by whom, its state and timing."""
+
+    id = fields.Integer(required=True)
+    kind = enum_of(OPERATION_KINDS, required=True)
+    status = enum_of(OPERATION_STATUSES, required=True)
+    params = fields.Dict(
+        required=True, metadata={"description": "The request's fields, as it sent them."}
+    )
+    created_at = UTCDateTime(required=True)
+    started_at = UTCDateTime(required=True, allow_none=True)
+    finished_at = UTCDateTime(required=True, allow_none=True)
+    duration_ms = fields.Integer(required=True, allow_none=True)
+    created_by = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The id of the user who started it; null from the CLI."},
+    )
+    error = fields.String(required=True, allow_none=True)
+
+
+class SettlementCountsSchema(CamelSchema):
+    """What a settlement decided."""
+
+    examined = fields.Integer(required=True)
+    won = fields.Integer(required=True)
+    lost = fields.Integer(required=True)
+    void = fields.Integer(required=True)
+    pending = fields.Integer(required=True, metadata={"description": "Still without a result."})
+
+
+class SettlementResultSchema(SettlementCountsSchema):
+    """The result of a settlement run."""
+
+    last_days = fields.Integer(required=True)
+    settled_at = UTCDateTime(required=True)
+
+
+class ReliabilityBinSchema(CamelSchema):
+    """One equal-width bin of forecasts."""
+
+    from_ = fields.Float(required=True, data_key="from", attribute="from")
+    to = fields.Float(required=True)
+    mean_predicted = fields.Float(required=True, allow_none=True)
+    observed_rate = fields.Float(required=True, allow_none=True)
+    count = fields.Integer(required=True)
+
+
+class ScoresSchema(CamelSchema):
+    """Scores of a set of forecasts (null without any)."""
+
+    count = fields.Integer(required=True)
+    brier = fields.Float(required=True, allow_none=True)
+    log_loss = fields.Float(required=True, allow_none=True)
+    rps = fields.Float(
+        required=True, allow_none=True, metadata={"description": "1x2 only (ordered outcomes)."}
+    )
+    ece = fields.Float(required=True, allow_none=True)
+    bins = fields.List(fields.Nested(ReliabilityBinSchema), required=True)
+
+
+class MarketCalibrationSchema(ScoresSchema):
+    """A market's published forecasts, beside the de-margined closing odds on the same matches."""
+
+    reference = fields.Nested(ScoresSchema, required=True, allow_none=True)
+
+
+class CalibrationResultSchema(CamelSchema):
+    """The result of a calibration run."""
+
+    window_days = fields.Integer(required=True)
+    date_from = UTCDateTime(required=True, data_key="from")
+    date_to = UTCDateTime(required=True, data_key="to")
+    reference_method = fields.String(required=True)
+    markets = fields.Dict(
+        keys=fields.String(metadata={"enum": list(MARKETS)}),
+        values=fields.Nested(MarketCalibrationSchema),
+        required=True,
+    )
+
+
+class RefreshResultSchema(CamelSchema):
+    """The result of an intelligence refresh."""
+
+    match_id = fields.Integer(required=True)
+    refreshed_at = UTCDateTime(required=True)
+    predictions = fields.Integer(required=True, metadata={"description": "Predictions written."})
+    intelligence = fields.Integer(required=True)
+    picks = fields.Integer(required=True, metadata={"description": "New picks."})
+
+
+class BackfillResultSchema(CamelSchema):
+    """The result of a model backfill (recorded by the CLI)."""
+
+    matches = fields.Integer(required=True)
+    fits = fields.Integer()
+    model_seconds = fields.Float()
+    seconds = fields.Float()
+    predictions = fields.Integer()
+    intelligence = fields.Integer()
+    picks = fields.Integer()
+    live_picks = fields.Integer()
+    settlement = fields.Nested(SettlementCountsSchema)
+
+
+#: Each kind's result shape.
+RESULT_SCHEMAS = {
+    "intelligence-refresh": RefreshResultSchema,
+    "settlement-run": SettlementResultSchema,
+    "calibration-run": CalibrationResultSchema,
+    "model-backfill": BackfillResultSchema,
+}

@@ -10,7 +10,6 @@ from engine import calibration
 from engine import odds as odds_engine
 from engine.markets import MARKETS, ORDERED_MARKETS, outcome_indices
 from models import Match, Prediction, utcnow
-from schemas.common import camel_keys
 from services import odds
 
 
@@ -44,19 +43,17 @@ def run(window_days: int, now=None) -> dict:
         ).reshape(len(mine), len(selections))
         goals = np.array([row[3:5] for row in mine], dtype=float).reshape(len(mine), 2)
         outcome = outcome_indices(goals[:, 0], goals[:, 1])[market]
-        markets[market] = camel_keys(
-            calibration.evaluate(
-                probs,
-                outcome,
-                reference=closing[market][at],
-                ordered=market in ORDERED_MARKETS,
-            )
+        markets[market] = calibration.evaluate(
+            probs,
+            outcome,
+            reference=closing[market][at],
+            ordered=market in ORDERED_MARKETS,
         )
     return {
-        "windowDays": window_days,
-        "from": start.isoformat(),
-        "to": now.isoformat(),
-        "referenceMethod": f"closing odds, {current_app.config['MARGIN_METHOD']} margin removal",
+        "window_days": window_days,
+        "date_from": start,
+        "date_to": now,
+        "reference_method": f"closing odds, {current_app.config['MARGIN_METHOD']} margin removal",
         "markets": markets,
     }
 

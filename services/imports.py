@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine import footballdata
-from models import League, Match, OddsQuote, Team, db, insert_rows, utcnow
+from models import League, Match, OddsQuote, Team, bump_data_version, db, insert_rows, utcnow
+from services import odds
 
 BATCH = 2000
 
@@ -175,9 +176,12 @@ def store(records) -> ImportSummary:
         ).where(Match.slug.in_([row["slug"] for row in new_rows]))
         for match_id, *match_key in query.tuples():
             stored[tuple(match_key)] = {"id": match_id}
-    summary.odds_stored = _store_odds(
+    summary.odds_stored, changed = _store_odds(
         {stored[match_key]["id"]: record for match_key, record in keyed.items()}
     )
+    odds.summarise(changed)
+    if summary.matches_new or summary.matches_updated or summary.odds_stored:
+        bump_data_version()
     return summary
 
 
@@ -197,8 +201,9 @@ def _new_match(match_key, record, now) -> dict:
 QUOTE_KEY = ["match", "market", "is_closing", "bookmaker", "selection"]
 
 
-def _store_odds(records_by_match) -> int:
-    """Insert new quotes and reprice changed ones; returns how many were written."""
+def _store_odds(records_by_match) -> tuple[int, set[int]]:
+    """Insert new quotes and reprice changed ones; returns how many were written and the ids of
+    the matches whose quotes changed."""
     stored = {}
     for chunk in _chunks(records_by_match, 500):
         query = OddsQuote.select(
@@ -220,9 +225,10 @@ def _store_odds(records_by_match) -> int:
             if existing is None:
                 new.append((*quote_key, quote.price))
                 stored[quote_key] = (None, quote.price)
-            elif existing[1] != quote.price:
-                repriced.append((existing[0], quote.price))
+            elif existing[1] != quote.price and existing[0] is not None:
+                repriced.append((existing[0], quote.price, match_id))
     insert_rows(OddsQuote, [*QUOTE_KEY, "price"], new)
-    for quote_id, price in repriced:
+    for quote_id, price, _ in repriced:
         OddsQuote.update(price=price).where(OddsQuote.id == quote_id).execute()
-    return len(new) + len(repriced)
+    changed = {quote[0] for quote in new} | {match_id for _, _, match_id in repriced}
+    return len(new) + len(repriced), changed

@@ -1,35 +1,50 @@
-"""Operations: long-running jobs (refresh, settlement, calibration) recorded with their outcome.
+"""Operations: long-running jobs (refresh, settlement, calibration, backfill) recorded with their
+outcome. The Operations API and the CLI call the same functions here.
 
 Each run is a row: created queued, marked running, then succeeded with its result or failed with
 its error. The work runs in its own transaction, so a failure rolls the work back but the record
-of the failure stays.
+of the failure stays. Parameters and results are stored through their schemas, so the stored
+JSON is the wire format and reads back as the same Python values.
 """
 
 import logging
 import time
-from datetime import UTC, datetime
+from datetime import timedelta
 
-from errors import OperationFailed, OperationNotFinished
-from models import Operation, db
+from flask import current_app
+
+from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS
+from errors import OperationFailed, OperationNotFinished, ValidationFailed
+from models import Operation, db, utcnow
+from schemas.common import dump_known
+from schemas.ops import PARAMS_SCHEMAS, RESULT_SCHEMAS
+from services import calibration, predictions, settlement
 
 log = logging.getLogger("picks.operations")
+
+UNFINISHED = ("queued", "running")
 
 
 def run(kind: str, params: dict, work, created_by=None) -> Operation:
     """Record and run ``work()`` as an operation of ``kind``; returns the finished record."""
-    operation = Operation.create(kind=kind, status="queued", params=params, created_by=created_by)
-    operation.status, operation.started_at = "running", datetime.now(UTC)
+    operation = Operation.create(
+        kind=kind,
+        status="queued",
+        params=dump_known(PARAMS_SCHEMAS[kind](), params),
+        created_by=created_by,
+    )
+    operation.status, operation.started_at = "running", utcnow()
     operation.save()
     started = time.perf_counter()
     try:
         with db.atomic():
-            result = work()
+            result = dump_known(RESULT_SCHEMAS[kind](), work())
     except Exception as exc:  # an operation records every failure (and its trace), never loses it
         log.exception("operation %s (%s) failed", operation.id, kind)
         operation.status, operation.error = "failed", f"{type(exc).__name__}: {exc}"
     else:
         operation.status, operation.result = "succeeded", result
-    operation.finished_at = datetime.now(UTC)
+    operation.finished_at = utcnow()
     operation.save()
     log.info(
         "operation %s %s %s in %.0f ms",
@@ -41,16 +56,71 @@ def run(kind: str, params: dict, work, created_by=None) -> Operation:
     return operation
 
 
+def _within(name: str, value: int, bounds: tuple[int, int]) -> None:
+    low, high = bounds
+    if not low <= value <= high:
+        raise ValidationFailed(
+            f"{name} must be between {low} and {high}.",
+            errors={name: [f"Must be between {low} and {high}."]},
+        )
+
+
+def settle(last_days: int, by=None) -> Operation:
+    """Settle the pending picks of matches that kicked off in the last ``last_days`` days."""
+    _within("lastDays", last_days, SETTLEMENT_DAYS)
+    return run("settlement-run", {"last_days": last_days}, lambda: settlement.run(last_days), by)
+
+
+def calibrate(window_days: int, by=None) -> Operation:
+    """Score the published probabilities of the last ``window_days`` days."""
+    _within("windowDays", window_days, CALIBRATION_DAYS)
+    return run(
+        "calibration-run",
+        {"window_days": window_days},
+        lambda: calibration.run(window_days),
+        by,
+    )
+
+
+def refresh(match_id: int, by=None) -> Operation:
+    """Refresh one open match: NotFound and MatchNotOpen are raised before anything is
+    recorded; a failure of the work itself is recorded."""
+    predictions.check_open(match_id)
+    return run(
+        "intelligence-refresh",
+        {"match_id": match_id},
+        lambda: predictions.refresh(match_id),
+        by,
+    )
+
+
+def backfill(by=None) -> Operation:
+    """Predict every match walk-forward, make the picks and settle what has finished."""
+    return run("model-backfill", {}, predictions.backfill, by)
+
+
 def get(operation_id: int) -> Operation:
-    """The operation record, or NotFound."""
-    return Operation.get_or_raise(operation_id, "Operation")
+    """The operation record, or NotFound. One left running by a process that died is marked
+    failed once it is older than ``OPERATION_STALE_SECONDS``, so none stays running forever."""
+    operation = Operation.get_or_raise(operation_id, "Operation")
+    if operation.status in UNFINISHED:
+        limit = timedelta(seconds=current_app.config["OPERATION_STALE_SECONDS"])
+        since = operation.started_at or operation.created_at
+        if utcnow() - since > limit:
+            Operation.update(
+                status="failed",
+                error=f"interrupted: still {operation.status} after {int(limit.total_seconds())} s",
+                finished_at=utcnow(),
+            ).where((Operation.id == operation.id) & Operation.status.in_(UNFINISHED)).execute()
+            operation = Operation.get_by_id(operation.id)
+    return operation
 
 
-def result(operation_id: int):
-    """The stored result of a succeeded operation; 409 while it runs or when it failed."""
+def result(operation_id: int) -> tuple[str, dict]:
+    """``(kind, result)`` of a succeeded operation; 409 while it runs or when it failed."""
     operation = get(operation_id)
-    if operation.status in ("queued", "running"):
+    if operation.status in UNFINISHED:
         raise OperationNotFinished(f"Operation {operation_id} is still {operation.status}.")
     if operation.status == "failed":
         raise OperationFailed(f"Operation {operation_id} failed: {operation.error}")
-    return operation.result
+    return operation.kind, RESULT_SCHEMAS[operation.kind]().load(operation.result)

@@ -21,8 +21,18 @@ from engine import intelligence, picks, walkforward
 from engine import odds as odds_engine
 from engine.markets import MARKETS
 from errors import MatchNotOpen
-from models import League, Match, MatchIntelligence, Pick, Prediction, db, utcnow
-from schemas.common import camel_keys
+from models import (
+    League,
+    Match,
+    MatchIntelligence,
+    Pick,
+    Prediction,
+    bump_data_version,
+    db,
+    utcnow,
+)
+from schemas.common import dump_known
+from schemas.matches import IntelligencePayloadSchema
 from services import odds, settlement
 
 BATCH = 1000
@@ -162,7 +172,7 @@ def _prediction_rows(fc: Forecast, rows, now) -> list[dict]:
                     "made_at": now,
                     "fitted_at": _moment(out.fitted_at[row]),
                     "data_quality": float(score[row]),
-                    "data_quality_parts": camel_keys({k: float(v[row]) for k, v in parts.items()}),
+                    "data_quality_parts": {name: float(part[row]) for name, part in parts.items()},
                     "is_live": bool(fc.kickoff[row] > now.timestamp()),
                 }
             )
@@ -205,11 +215,12 @@ def _intelligence_rows(fc: Forecast, rows, now) -> list[dict]:
         fc.kickoff, fc.home, fc.away, fc.home_goals, fc.away_goals, targets=np.asarray(rows)
     )
     out = fc.output
+    schema = IntelligencePayloadSchema()
     records = []
     for row, facts in zip(rows, history, strict=True):
         attack_home, defence_home, attack_away, defence_away, home_advantage = out.strengths[row]
         model = {
-            "fitted_at": _moment(out.fitted_at[row]).isoformat().replace("+00:00", "Z"),
+            "fitted_at": _moment(out.fitted_at[row]),
             "strengths": {
                 "home": {"attack": float(attack_home), "defence": float(defence_home)},
                 "away": {"attack": float(attack_away), "defence": float(defence_away)},
@@ -223,7 +234,18 @@ def _intelligence_rows(fc: Forecast, rows, now) -> list[dict]:
                 "away": int(out.history_away[row]),
             },
         }
-        payload = camel_keys({**facts, "model": model})
+        meetings = facts["head_to_head"]
+        meetings["matches"] = [
+            {
+                "kickoff_at": _moment(meeting["kickoff"]),
+                "home_team_id": meeting["home_id"],
+                "away_team_id": meeting["away_id"],
+                "home_goals": meeting["home_goals"],
+                "away_goals": meeting["away_goals"],
+            }
+            for meeting in meetings["matches"]
+        ]
+        payload = dump_known(schema, {**facts, "model": model})
         records.append({"match": int(fc.match_id[row]), "payload": payload, "updated_at": now})
     return records
 
@@ -290,6 +312,8 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False) -> dict:
     before = Pick.select().count()
     _upsert(Pick, new_picks, None, None)
     made = Pick.select().count() - before
+    if predictions or intel:
+        bump_data_version()
     return {"predictions": len(predictions), "intelligence": len(intel), "picks": made}
 
 
@@ -308,10 +332,10 @@ def backfill(now=None) -> dict:
     return {
         "matches": len(fc.match_id),
         "fits": fc.output.fits,
-        "modelSeconds": round(modelled, 2),
+        "model_seconds": round(modelled, 2),
         "seconds": round(time.perf_counter() - started, 2),
         **written,
-        "livePicks": live,
+        "live_picks": live,
         "settlement": settled,
     }
 
@@ -332,4 +356,4 @@ def refresh(match_id: int, now=None) -> dict:
     fc = forecast(now)  # the pool weight learns from every country's past, as in the backfill
     (row,) = np.flatnonzero(fc.match_id == match_id)
     written = store(fc, [row], now, refresh_intelligence=True)
-    return {"matchId": match_id, "refreshedAt": now.isoformat(), **written}
+    return {"match_id": match_id, "refreshed_at": now, **written}

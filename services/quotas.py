@@ -3,9 +3,10 @@
 from datetime import UTC, datetime
 
 from flask import current_app
+from peewee import SQL
 
 from errors import QuotaExceeded
-from models import UsageCounter, utcnow
+from models import UsageCounter, db, utcnow
 
 #: Counter → (the configuration key of a Pro user's monthly limit, the words for a 429).
 COUNTERS = {
@@ -29,29 +30,56 @@ def limits_for(user) -> dict[str, int | None]:
     return {name: current_app.config[key] for name, (key, _) in COUNTERS.items()}
 
 
-def consume(user, counter: str, amount: int = 1, now: datetime | None = None) -> None:
-    """Add ``amount`` to this month's ``counter``, or raise QuotaExceeded and add nothing.
+def consume(user, amounts: dict[str, int], now: datetime | None = None) -> None:
+    """Add ``amounts`` (counter → amount) to this month's counters, or raise QuotaExceeded
+    naming the first counter that would pass its limit and add nothing.
 
-    One conditional UPDATE does the check and the increment, so concurrent requests on any
-    number of processes are never lost, double counted or let past the limit.
+    One statement does the check and the increments (an insert of the month's row, or an update
+    of it guarded by every limit), so concurrent requests on any number of processes are never
+    lost, double counted or let past a limit.
     """
     now = now or utcnow()
     start, end = period_of(now)
-    limit = limits_for(user)[counter]
-    UsageCounter.insert(user=user, period=start.date()).on_conflict_ignore().execute()
-    column = getattr(UsageCounter, counter)
-    query = UsageCounter.update({column: column + amount}).where(
+    limits = limits_for(user)
+    if any(limits[name] is not None and amount > limits[name] for name, amount in amounts.items()):
+        raise _exceeded(user, amounts, limits, start, end, now)  # more than a whole month holds
+    table = UsageCounter._meta.table_name
+    guard = None
+    for counter, amount in amounts.items():
+        if limits[counter] is not None:
+            column = SQL(f'"{table}"."{counter}"')
+            condition = column + amount <= limits[counter]
+            guard = condition if guard is None else guard & condition
+    query = UsageCounter.insert(user=user, period=start.date(), **amounts).on_conflict(
+        conflict_target=[UsageCounter.user, UsageCounter.period],
+        update={
+            getattr(UsageCounter, counter): SQL(f'"{table}"."{counter}"') + amount
+            for counter, amount in amounts.items()
+        },
+        where=guard,
+    )
+    if db.execute(query).rowcount == 0:
+        raise _exceeded(user, amounts, limits, start, end, now)
+
+
+def _exceeded(user, amounts, limits, start, end, now) -> QuotaExceeded:
+    """The 429 for the first counter of ``amounts`` that has no room left for its amount."""
+    row = UsageCounter.get_or_none(
         (UsageCounter.user == user) & (UsageCounter.period == start.date())
     )
-    if limit is not None:
-        query = query.where(column + amount <= limit)
-    if query.execute() == 0:
-        raise QuotaExceeded(COUNTERS[counter][1], retry_after=(end - now).total_seconds())
+    for counter, amount in amounts.items():
+        limit = limits[counter]
+        remaining = None if limit is None else max(0, limit - (getattr(row, counter) if row else 0))
+        if remaining is not None and amount > remaining:
+            break
+    return QuotaExceeded(
+        COUNTERS[counter][1], retry_after=(end - now).total_seconds(), remaining=remaining
+    )
 
 
 def consume_request(user) -> None:
     """Count one Data API request."""
-    consume(user, "requests")
+    consume(user, {"requests": 1})
 
 
 def usage(user, now: datetime | None = None) -> dict:

@@ -8,7 +8,15 @@ from flask import current_app
 from engine import odds as odds_engine
 from engine import settlement
 from engine.markets import MARKETS
-from models import Match, Pick, epoch_seconds, fetch_rows, update_rows, utcnow
+from models import (
+    Match,
+    Pick,
+    bump_data_version,
+    epoch_seconds,
+    fetch_rows,
+    update_rows,
+    utcnow,
+)
 from services import odds
 
 SETTLED_COLUMNS = {
@@ -16,6 +24,7 @@ SETTLED_COLUMNS = {
     "profit": "float",
     "closing_odds": "float",
     "closing_bookmaker": "text",
+    "closing_probability": "float",
     "clv": "float",
 }
 
@@ -66,7 +75,9 @@ def settle_pending(now=None, kickoff_from=None) -> dict:
         void_after_hours=current_app.config["VOID_AFTER_HOURS"],
     )
     done = decided != "pending"
-    closing, closing_book = _closing(match_id.astype(np.int64), market, selection, done)
+    closing, closing_book, closing_probability = _closing(
+        match_id.astype(np.int64), market, selection, done
+    )
     clv = settlement.clv(price, closing)
     updates = zip(
         pick_id[done].tolist(),
@@ -74,6 +85,7 @@ def settle_pending(now=None, kickoff_from=None) -> dict:
         profit[done].tolist(),
         _nullable(closing[done]),
         closing_book[done].tolist(),
+        _nullable(closing_probability[done]),
         _nullable(clv[done]),
         strict=True,
     )
@@ -81,13 +93,18 @@ def settle_pending(now=None, kickoff_from=None) -> dict:
     for state in ("won", "lost", "void"):
         counts[state] = int((decided == state).sum())
     counts["pending"] = int((~done).sum())
+    if done.any():
+        bump_data_version()
     return counts
 
 
 def _closing(match_ids, market, selection, rows):
-    """Sharp closing price and its bookmaker for each pick in ``rows`` (NaN and None elsewhere)."""
+    """Sharp closing price, its bookmaker and the selection's de-margined closing probability for
+    each pick in ``rows`` (NaN and None elsewhere)."""
     price = np.full(len(match_ids), np.nan)
+    probability = np.full(len(match_ids), np.nan)
     bookmaker = np.full(len(match_ids), None, dtype=object)
+    method = current_app.config["MARGIN_METHOD"]
     wanted = np.unique(match_ids[rows])
     position = np.searchsorted(wanted, match_ids)
     cubes = odds.load(wanted, closing=True)
@@ -97,12 +114,15 @@ def _closing(match_ids, market, selection, rows):
         if not mine.any():
             continue
         prices, source = odds_engine.closing_prices(cube.prices, cube.bookmakers)
+        # The same book's close, without its margin (the two read the same quote row).
+        fair, _ = odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)
         at = position[mine]
         column = np.array([selections.index(value) for value in selection[mine]])
         price[mine] = prices[at, column]
+        probability[mine] = fair[at, column]
         names = np.array([*cube.bookmakers, None], dtype=object)
         bookmaker[mine] = np.where(np.isfinite(price[mine]), names[source[at]], None)
-    return price, bookmaker
+    return price, bookmaker, probability
 
 
 def _nullable(values) -> list:
@@ -114,4 +134,4 @@ def run(last_days: int, now=None) -> dict:
     """The settlement-run operation: settle picks of matches from the last ``last_days`` days."""
     now = now or utcnow()
     counts = settle_pending(now=now, kickoff_from=now - timedelta(days=last_days))
-    return {"lastDays": last_days, "settledAt": now.isoformat(), **counts}
+    return {"last_days": last_days, "settled_at": now, **counts}

@@ -1,8 +1,10 @@
 """Users as operators see them: the admin listing and the CLI's create and update."""
 
+from enums import USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import CommandError
-from models import USER_PLANS, USER_ROLES, USER_STATUSES, User, db, utcnow
+from models import User, db, utcnow
 from services.accounts import hash_password, normalise_email
+from services.queries import paginate
 
 
 def search(search=None, plan=None, status=None, page=1, page_size=20) -> dict:
@@ -14,12 +16,7 @@ def search(search=None, plan=None, status=None, page=1, page_size=20) -> dict:
         query = query.where(User.plan == plan)
     if status:
         query = query.where(User.status == status)
-    return {
-        "items": list(query.order_by(User.id.desc()).paginate(page, page_size)),
-        "page": page,
-        "page_size": page_size,
-        "total": query.count(),
-    }
+    return paginate(query.order_by(User.id.desc()), page, page_size)
 
 
 def _check(role=None, plan=None, status=None):

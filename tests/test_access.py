@@ -9,6 +9,8 @@ import jwt as pyjwt
 import pytest
 from flask_jwt_extended import create_access_token, create_refresh_token
 
+from access import ADMIN as ADMIN_RULE
+from access import PUBLIC, SIGNED_IN, Rule
 from models import User
 from tests import asserts, factories
 
@@ -155,3 +157,37 @@ def test_403_comes_before_validation(client, people):
 
 def test_401_comes_before_everything(client):
     asserts.unauthorized(client.get(f"{ADMIN}?page=0"))
+
+
+def test_every_api_route_has_an_access_rule(app):
+    """A blueprint's default rule covers its views, so no endpoint is ever left open by
+    forgetting a decorator."""
+    checked = 0
+    for rule in app.url_map.iter_rules():
+        if not rule.rule.startswith("/api"):
+            continue
+        view = app.view_functions[rule.endpoint].view_class
+        for method in rule.methods - {"HEAD", "OPTIONS"}:
+            handler = getattr(view, method.lower())
+            assert isinstance(getattr(handler, "access_rule", None), Rule), (rule.rule, method)
+            checked += 1
+    assert checked >= 13
+
+
+@pytest.mark.parametrize(
+    ("path", "rule"),
+    [
+        ("/api/picks/today", PUBLIC),
+        ("/api/matches/<int(min=1, max=2147483647):match_id>", PUBLIC),
+        ("/api/explorer/slate", PUBLIC),
+        ("/api/track-record/by-competition-type", PUBLIC),
+        ("/api/v1/seo/predictions/<slug:slug>", PUBLIC),
+        ("/api/backtest/run", SIGNED_IN),
+        ("/api/admin/users", ADMIN_RULE),
+    ],
+)
+def test_routes_follow_the_access_table(app, path, rule):
+    (found,) = [r for r in app.url_map.iter_rules() if r.rule == path]
+    view = app.view_functions[found.endpoint].view_class
+    method = next(iter(found.methods - {"HEAD", "OPTIONS"})).lower()
+    assert getattr(view, method).access_rule is rule

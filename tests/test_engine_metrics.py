@@ -149,9 +149,20 @@ def test_track_record_hand_worked():
         "avg_odds": pytest.approx(18.0 / 8),
         "avg_edge": pytest.approx(0.44 / 7),
         "avg_clv": pytest.approx(0.02),
+        "avg_closing_ev": None,
         "max_drawdown": 3.0,
         "longest_losing_streak": 3,
     }
+
+
+def test_closing_ev_is_the_return_at_the_fair_closing_probability():
+    closing = np.array([0.55, NAN, 0.6, NAN, NAN, NAN, 0.3, 0.5])
+    figures = track_record(STATUS, PROFIT, ODDS, EDGE, CLV, STAKE, closing)
+    # 2 × 0.55 − 1 = 0.1, 1.5 × 0.6 − 1 = −0.1, 3 × 0.3 − 1 = −0.1, 1.8 × 0.5 − 1 = −0.1.
+    assert figures["avg_closing_ev"] == pytest.approx(-0.2 / 4)
+    grouped = track_record_by(STATUS == "won", STATUS, PROFIT, ODDS, EDGE, CLV, STAKE, closing)
+    assert grouped[True]["avg_closing_ev"] == pytest.approx(0.0)  # 0.1 and −0.1
+    assert grouped[False]["avg_closing_ev"] == pytest.approx(-0.1)
 
 
 def test_track_record_of_nothing():
@@ -207,14 +218,21 @@ def test_track_record_by_matches_each_group_on_its_own():
     )
     edge = rng.uniform(0.0, 0.2, n)
     clv_values = np.where(rng.random(n) < 0.7, rng.normal(0, 0.05, n), NAN)
+    closing = np.where(rng.random(n) < 0.8, rng.uniform(0.2, 0.7, n), NAN)
     keys = rng.integers(0, 7, n) * 10
     keys[keys == 30] = 40  # a key missing from the middle of the range
-    groups = track_record_by(keys, status, profit, odds, edge, clv_values, stake)
+    groups = track_record_by(keys, status, profit, odds, edge, clv_values, stake, closing)
     assert sorted(groups) == list(groups) == [0, 10, 20, 40, 50, 60]
     for key, figures in groups.items():
         part = keys == key
         alone = track_record(
-            status[part], profit[part], odds[part], edge[part], clv_values[part], stake[part]
+            status[part],
+            profit[part],
+            odds[part],
+            edge[part],
+            clv_values[part],
+            stake[part],
+            closing[part],
         )
         assert figures == pytest.approx(alone, rel=1e-12, abs=1e-12)
         assert figures["max_drawdown"] == pytest.approx(max_drawdown(profit[part]))

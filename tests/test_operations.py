@@ -1,6 +1,6 @@
 """Operations: recorded runs, failures kept with their error, results, and the ops CLI."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -9,18 +9,29 @@ from models import Operation, Pick, User, utcnow
 from services import operations, predictions
 from tests import factories
 
+SETTLED = {"examined": 0, "won": 0, "lost": 0, "void": 0, "pending": 0}
+
 
 def test_a_succeeded_operation_keeps_params_result_and_times(ctx):
-    operation = operations.run("settlement-run", {"lastDays": 3}, lambda: {"settled": 0})
+    at = datetime(2026, 11, 21, 19, 45, tzinfo=UTC)
+    result = {"last_days": 3, "settled_at": at, **SETTLED}
+    operation = operations.run("settlement-run", {"last_days": 3}, lambda: result)
     stored = Operation.get_by_id(operation.id)
-    assert (stored.kind, stored.status, stored.params, stored.result) == (
+    # Stored through the schemas: the JSON is the wire format, camelCase with Z datetimes.
+    assert (stored.kind, stored.status, stored.params) == (
         "settlement-run",
         "succeeded",
         {"lastDays": 3},
-        {"settled": 0},
     )
+    assert stored.result == {"lastDays": 3, "settledAt": "2026-11-21T19:45:00Z", **SETTLED}
     assert stored.started_at <= stored.finished_at and stored.error is None
-    assert operations.result(operation.id) == {"settled": 0}
+    # … and it reads back as the Python values the service returned.
+    assert operations.result(operation.id) == ("settlement-run", result)
+
+
+def test_a_result_the_schema_does_not_know_fails_the_operation(ctx, caplog):
+    operation = operations.run("settlement-run", {"last_days": 3}, lambda: {"settled": 0})
+    assert operation.status == "failed" and "settled" in operation.error
 
 
 def test_a_failure_is_recorded_and_its_work_rolled_back(ctx, caplog):
@@ -28,7 +39,7 @@ def test_a_failure_is_recorded_and_its_work_rolled_back(ctx, caplog):
         User.create(email="half@example.com", password_hash="x")
         raise RuntimeError("the feed timed out")
 
-    operation = operations.run("calibration-run", {"windowDays": 30}, work)
+    operation = operations.run("calibration-run", {"window_days": 30}, work)
     stored = Operation.get_by_id(operation.id)
     assert (stored.status, stored.error, stored.result) == (
         "failed",

@@ -52,7 +52,7 @@ def test_every_match_has_a_prediction_per_market_made_walk_forward(world):
         assert prediction.fitted_at <= prediction.match.kickoff_at  # fitted on the past only
         assert 0.0 <= prediction.pool_weight <= 1.0
         assert 0.0 <= prediction.data_quality <= 1.0
-        assert set(prediction.data_quality_parts) == {"history", "bookmakers", "closingOdds"}
+        assert set(prediction.data_quality_parts) == {"history", "bookmakers", "closing_odds"}
         assert prediction.model_name == "dixon-coles-market-pool"
 
 

@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 
 from models import Match, MatchIntelligence, Pick, Prediction, create_tables, drop_tables, utcnow
+from schemas.common import Span
 from services import backtest, imports, predictions
 from tests import factories
 from tests.data import FOOTBALL_DATA as DATA
@@ -86,7 +87,7 @@ def test_refresh_updates_an_open_match_and_keeps_what_was_published(ctx):
 
     later = now + timedelta(hours=1)
     result = predictions.refresh(upcoming.id, now=later)
-    assert result["matchId"] == upcoming.id and result["predictions"] == 3
+    assert result["match_id"] == upcoming.id and result["predictions"] == 3
     refreshed = Prediction.get_by_id(made.id)
     assert refreshed.made_at == later and refreshed.is_live
     assert MatchIntelligence.get(MatchIntelligence.match == upcoming).updated_at == later
@@ -120,6 +121,7 @@ def test_backtest_runs_over_backfilled_picks_only(ctx):
     assert everything["profit"] == pytest.approx(0.5) and everything["roi"] == pytest.approx(0.25)
     only_a = backtest.run(ratings=["A"])
     assert only_a["summary"]["picks"] == 1 and len(only_a["by_month"]) == 1
-    recent = backtest.run(date_from=utcnow() - timedelta(days=10))["summary"]
+    since = utcnow() - timedelta(days=10)
+    recent = backtest.run(date_from=Span(since, since))["summary"]
     assert (recent["picks"], recent["profit"]) == (1, -1.0)
     assert backtest.run(markets=["ou25"])["summary"]["picks"] == 0

@@ -1,8 +1,14 @@
 """Rate limits: each policy, what it counts by, its headers, its 429, and what stays outside."""
 
+import os
 import re
 
 import pytest
+import redis
+from limits import parse
+from limits.strategies import SlidingWindowCounterRateLimiter
+
+from extensions import limiter
 
 from tests import asserts, factories
 
@@ -108,3 +114,29 @@ def test_limits_can_be_switched_off(make_app):
     for n in range(7):
         response = _register(client, n)
         assert response.status_code == 200 and "X-RateLimit-Limit" not in response.headers
+
+
+REDIS = os.environ.get("RATELIMIT_STORAGE_URI", "")
+
+
+@pytest.mark.skipif(not REDIS.startswith("redis"), reason="needs RATELIMIT_STORAGE_URI=redis://")
+def test_a_limited_request_costs_one_redis_round_trip(make_app, monkeypatch):
+    app = make_app(RATELIMIT_PUBLIC="50 per minute")
+    client = app.test_client()
+    client.get("/api/picks/today?date=2026-01-01")  # loads the script into Redis once
+    sent = []
+    original = redis.connection.Connection.send_packed_command
+
+    def counting(connection, command, *args, **kwargs):
+        sent.append(command)
+        return original(connection, command, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counting)
+    response = client.get("/api/picks/today?date=2026-01-01")
+    monkeypatch.undo()
+    assert response.status_code == 200
+    assert len(sent) == 1, sent
+    # The headers agree with a fresh read of the same counters by the stock strategy.
+    stock = SlidingWindowCounterRateLimiter(limiter.storage)
+    window = stock.get_window_stats(parse("50 per minute"), "picks", "ip:127.0.0.1", "public-read")
+    assert window.remaining == int(response.headers["X-RateLimit-Remaining"]) == 48

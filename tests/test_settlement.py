@@ -74,5 +74,5 @@ def test_the_run_only_looks_back_last_days(ctx):
     old = factories.pick(factories.match("O1", "O2", kickoff=now - timedelta(days=10)))
     new = factories.pick(factories.match("N1", "N2", kickoff=now - timedelta(days=2)))
     result = settlement.run(7, now=now)
-    assert (result["lastDays"], result["examined"]) == (7, 1)
+    assert (result["last_days"], result["examined"]) == (7, 1)
     assert (_fresh(old).status, _fresh(new).status) == ("pending", "won")

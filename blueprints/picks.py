@@ -1,0 +1,36 @@
+"""Picks and matches: the picks of a day and one match in full."""
+
+from flask.views import MethodView
+
+from access import PUBLIC, Blueprint, current_viewer, id_param
+from schemas.matches import MatchCardSchema
+from schemas.picks import PicksOfDaySchema, PicksTodayArgsSchema
+from services import cards, picks
+
+blp = Blueprint(
+    "picks",
+    __name__,
+    url_prefix="/api",
+    description="The picks of a day and one match in full: anyone may read them.",
+    access=PUBLIC,
+)
+
+
+@blp.route("/picks/today")
+class PicksToday(MethodView):
+    @blp.arguments(PicksTodayArgsSchema, location="query")
+    @blp.cached()
+    @blp.response(200, PicksOfDaySchema)
+    def get(self, query):
+        """The picks of a UTC day (default today), each with its match"""
+        return picks.for_day(viewer=current_viewer(), **query)
+
+
+@blp.route(f"/matches/{id_param('match_id')}")
+class MatchById(MethodView):
+    @blp.cached()
+    @blp.response(200, MatchCardSchema)
+    @blp.problems(404, "not-found")
+    def get(self, match_id):
+        """One match with its odds summary, predictions, picks and intelligence"""
+        return cards.one(match_id, current_viewer())

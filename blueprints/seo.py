@@ -1,0 +1,42 @@
+"""Prediction pages by slug, as JSON or as a server-rendered HTML page."""
+
+from flask.views import MethodView
+
+import pages
+from access import PUBLIC, Blueprint, current_viewer
+from extensions import base_url
+from schemas.seo import PredictionPageSchema
+from services import seo
+
+blp = Blueprint(
+    "seo",
+    __name__,
+    url_prefix="/api/v1/seo",
+    description="Prediction pages for search engines and link previews: JSON by default, HTML "
+    "for `Accept: text/html`.",
+    access=PUBLIC,
+)
+
+
+def representation() -> str:
+    """Which representation the client asked for (a key of the answer cache)."""
+    return "html" if pages.wants_html() else "json"
+
+
+@blp.route("/predictions/<slug:slug>")
+class PredictionPage(MethodView):
+    @blp.cached(variant=representation)
+    @blp.response(200, PredictionPageSchema)
+    @blp.alt_response(
+        200,
+        content_type="text/html",
+        description="The same page, server-rendered, for `Accept: text/html`.",
+        success=True,
+    )
+    @blp.problems(404, "not-found")
+    def get(self, slug):
+        """A match's prediction page: title, description, canonical URL and SportsEvent"""
+        page = seo.page(slug, base_url(), current_viewer())
+        if not pages.wants_html():
+            return page
+        return pages.render("prediction.html", page=PredictionPageSchema().dump(page))

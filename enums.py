@@ -1,0 +1,31 @@
+"""Every enumeration (and bound) of the service, in one place: models, schemas, filters, services,
+the CLI and OpenAPI all read their allowed values from here.
+
+Markets (with their selections) and pick ratings are defined by the engine, whose mathematics
+depends on their order; they are re-exported here so that no other module spells them again.
+"""
+
+from engine.markets import MARKETS as MARKET_SELECTIONS
+from engine.picks import RATINGS
+
+USER_ROLES = ("user", "operator", "admin")
+USER_PLANS = ("free", "pro")
+USER_STATUSES = ("active", "suspended")
+MATCH_STATUSES = ("scheduled", "live", "finished", "postponed", "cancelled")
+COMPETITION_TYPES = ("top-flight", "lower-league", "cup", "international")
+MARKETS = tuple(MARKET_SELECTIONS)
+SELECTIONS = tuple(name for names in MARKET_SELECTIONS.values() for name in names)
+PICK_RATINGS = RATINGS
+PICK_STATUSES = ("pending", "won", "lost", "void")
+#: The kinds the Operations API starts, then the one only the CLI records.
+OPERATION_KINDS = ("intelligence-refresh", "settlement-run", "calibration-run", "model-backfill")
+OPERATION_STATUSES = ("queued", "running", "succeeded", "failed")
+COMPARABLE_SCOPES = ("league", "teams", "global")
+EXPORT_FORMATS = ("csv", "json", "ndjson")
+EXPORT_RESOURCES = ("matches", "picks", "predictions", "odds", "teams", "leagues", "track-record")
+HEALTH_STATES = ("ok", "degraded", "down")
+USAGE_STATES = ("ok", "warning", "exceeded")
+
+#: Bounds (inclusive) of the operations' day counts, for the API and the CLI alike.
+SETTLEMENT_DAYS = (1, 3650)
+CALIBRATION_DAYS = (7, 3650)

@@ -1,0 +1,121 @@
+"""Explorer shapes: the slate of a day and comparable matches."""
+
+from marshmallow import fields, validate
+
+from enums import COMPARABLE_SCOPES, MARKETS, SELECTIONS
+from schemas.common import CamelSchema, DayOrInstant, one_of, today
+from schemas.matches import MatchSchema, PickSchema, PredictionSchema, enum_of, probability_map
+
+ID = validate.Range(1, 2**31 - 1)
+
+
+class SlateArgsSchema(CamelSchema):
+    """Which day, market and matches."""
+
+    day = DayOrInstant(
+        data_key="date",
+        load_default=today,
+        metadata={"description": "The UTC day (a date-time means its UTC day); default today."},
+    )
+    league_id = fields.Integer(validate=ID)
+    team_id = fields.Integer(validate=ID, metadata={"description": "Home or away."})
+    market = one_of(MARKETS, load_default="1x2")
+    min_data_quality = fields.Float(
+        validate=validate.Range(0, 1),
+        metadata={"description": "Only matches whose prediction has at least this quality."},
+    )
+
+
+class SelectionEdgeSchema(CamelSchema):
+    """One selection: published probability, best pre-match price and the edge between them."""
+
+    selection = enum_of(SELECTIONS, required=True)
+    probability = fields.Float(required=True, allow_none=True)
+    best_price = fields.Float(required=True, allow_none=True)
+    bookmaker = fields.String(required=True, allow_none=True)
+    edge = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "probability × best price − 1; null without both."},
+    )
+
+
+class SlateItemSchema(CamelSchema):
+    """A match of the slate with the market's prediction, prices, edges and pick."""
+
+    match = fields.Nested(MatchSchema, required=True)
+    prediction = fields.Nested(PredictionSchema, required=True, allow_none=True)
+    selections = fields.List(fields.Nested(SelectionEdgeSchema), required=True)
+    pick = fields.Nested(PickSchema, required=True, allow_none=True)
+
+
+class SlateSchema(CamelSchema):
+    """A day's matches for one market, by kick-off."""
+
+    date = fields.Date(required=True)
+    market = enum_of(MARKETS, required=True)
+    items = fields.List(fields.Nested(SlateItemSchema), required=True)
+
+
+class ComparableArgsSchema(CamelSchema):
+    """The match to compare, the market and where to look."""
+
+    match_id = fields.Integer(required=True, validate=ID)
+    market = one_of(MARKETS, load_default="1x2")
+    scope = one_of(
+        COMPARABLE_SCOPES,
+        load_default="league",
+        metadata={
+            "description": "`league` (default): its league; `teams`: matches of either team; "
+            "`global`: every league."
+        },
+    )
+    limit = fields.Integer(
+        load_default=20,
+        validate=validate.Range(1, 100),
+        metadata={"description": "How many matches to list (1–100, default 20)."},
+    )
+
+
+class ComparableItemSchema(CamelSchema):
+    """A past match, its published probabilities and what happened."""
+
+    match = fields.Nested(MatchSchema, required=True)
+    probabilities = probability_map("Its published probabilities.", required=True)
+    outcome = enum_of(
+        SELECTIONS, required=True, metadata={"description": "The selection that won."}
+    )
+    distance = fields.Float(
+        required=True, metadata={"description": "Euclidean distance between the probabilities."}
+    )
+
+
+class SelectionRateSchema(CamelSchema):
+    """How often a selection won among the comparable matches, beside how often it was given."""
+
+    selection = enum_of(SELECTIONS, required=True)
+    mean_predicted = fields.Float(required=True, allow_none=True)
+    observed_rate = fields.Float(required=True, allow_none=True)
+
+
+class ComparableSummarySchema(CamelSchema):
+    """The comparable matches summed up."""
+
+    count = fields.Integer(required=True)
+    selections = fields.List(fields.Nested(SelectionRateSchema), required=True)
+
+
+class ComparableSchema(CamelSchema):
+    """Finished matches that kicked off earlier, nearest first."""
+
+    match = fields.Nested(MatchSchema, required=True)
+    market = enum_of(MARKETS, required=True)
+    scope = enum_of(COMPARABLE_SCOPES, required=True)
+    prediction = fields.Nested(
+        PredictionSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "This match's prediction; null without one (then no items)."},
+    )
+    items = fields.List(fields.Nested(ComparableItemSchema), required=True)
+    summary = fields.Nested(ComparableSummarySchema, required=True)

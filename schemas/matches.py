@@ -1,0 +1,281 @@
+"""Match shapes: the match object every answer shares, the match card with its odds summary,
+predictions, picks and intelligence, and the stored intelligence payload."""
+
+from marshmallow import fields, validate
+
+from enums import (
+    COMPETITION_TYPES,
+    MARKETS,
+    MATCH_STATUSES,
+    PICK_RATINGS,
+    PICK_STATUSES,
+    SELECTIONS,
+)
+from schemas.common import CamelSchema, UTCDateTime
+
+
+def enum_of(values, **kwargs):
+    """An output string documented with its allowed values."""
+    metadata = {"enum": list(values), **kwargs.pop("metadata", {})}
+    return fields.String(metadata=metadata, **kwargs)
+
+
+def probability_map(description, **kwargs):
+    """``{selection: probability}`` for one market's selections."""
+    return fields.Dict(
+        keys=fields.String(metadata={"enum": list(SELECTIONS)}),
+        values=fields.Float(),
+        metadata={"description": description},
+        **kwargs,
+    )
+
+
+class LeagueRefSchema(CamelSchema):
+    """The league a match belongs to."""
+
+    id = fields.Integer(required=True)
+    name = fields.String(required=True)
+    country = fields.String(required=True)
+    competition_type = enum_of(COMPETITION_TYPES, required=True)
+
+
+class TeamRefSchema(CamelSchema):
+    """A team as a match names it."""
+
+    id = fields.Integer(required=True)
+    name = fields.String(required=True)
+
+
+class ScoreSchema(CamelSchema):
+    """Full-time goals."""
+
+    home = fields.Integer(required=True)
+    away = fields.Integer(required=True)
+
+
+class MatchSchema(CamelSchema):
+    """A match, as every answer that mentions one carries it."""
+
+    id = fields.Integer(required=True)
+    slug = fields.String(
+        required=True, metadata={"description": "`home-team-vs-away-team-YYYY-MM-DD`."}
+    )
+    kickoff_at = UTCDateTime(required=True)
+    status = enum_of(MATCH_STATUSES, required=True)
+    season = fields.String(required=True)
+    league = fields.Nested(LeagueRefSchema, required=True)
+    home_team = fields.Nested(TeamRefSchema, required=True)
+    away_team = fields.Nested(TeamRefSchema, required=True)
+    score = fields.Nested(
+        ScoreSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "Null until the match has a result."},
+    )
+
+
+class SelectionOddsSchema(CamelSchema):
+    """The prices of one selection: best pre-match, sharp pre-match and closing."""
+
+    selection = enum_of(SELECTIONS, required=True)
+    best_price = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Highest pre-match price among real bookmakers."},
+    )
+    best_bookmaker = fields.String(required=True, allow_none=True)
+    sharp_price = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Pinnacle's pre-match price, else the market average."},
+    )
+    sharp_bookmaker = fields.String(required=True, allow_none=True)
+    closing_price = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Pinnacle's closing price, else the market average's."},
+    )
+    closing_bookmaker = fields.String(required=True, allow_none=True)
+
+
+class MarketOddsSchema(CamelSchema):
+    """One market's odds summary."""
+
+    market = enum_of(MARKETS, required=True)
+    bookmakers = fields.Integer(
+        required=True, metadata={"description": "Real bookmakers quoting before kick-off."}
+    )
+    selections = fields.List(fields.Nested(SelectionOddsSchema), required=True)
+
+
+class DataQualityPartsSchema(CamelSchema):
+    """The parts of a data-quality score, each in [0, 1]."""
+
+    history = fields.Float(
+        required=True, metadata={"description": "Prior matches of the less-known team, /20."}
+    )
+    bookmakers = fields.Float(required=True, metadata={"description": "Bookmakers quoting, /5."})
+    closing_odds = fields.Float(required=True, metadata={"description": "1 with closing odds."})
+
+
+class PredictionSchema(CamelSchema):
+    """The published forecast of one market."""
+
+    market = enum_of(MARKETS, required=True)
+    probabilities = probability_map(
+        "Published probability of each selection (they sum to 1).", required=True
+    )
+    market_probabilities = probability_map(
+        "The de-margined sharp pre-match odds; null without a sharp or average quote.",
+        required=True,
+        allow_none=True,
+    )
+    model_name = fields.String(required=True)
+    model_version = fields.String(required=True)
+    made_at = UTCDateTime(required=True)
+    fitted_at = UTCDateTime(
+        required=True, metadata={"description": "Results before this instant fed the model."}
+    )
+    data_quality = fields.Float(required=True, validate=validate.Range(0, 1))
+    data_quality_parts = fields.Nested(DataQualityPartsSchema, required=True)
+    is_live = fields.Boolean(
+        required=True, metadata={"description": "Made before kick-off in real time."}
+    )
+
+
+class PickSchema(CamelSchema):
+    """A rated pick. For anonymous and free callers a pick rated `A` is `locked`: its
+    `selection`, `odds`, `bookmaker`, `probability` and `edge` are null."""
+
+    id = fields.Integer(required=True)
+    market = enum_of(MARKETS, required=True)
+    selection = enum_of(SELECTIONS, required=True, allow_none=True)
+    bookmaker = fields.String(required=True, allow_none=True)
+    odds = fields.Float(required=True, allow_none=True)
+    probability = fields.Float(required=True, allow_none=True)
+    edge = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "probability × odds − 1 at the best pre-match price."},
+    )
+    rating = enum_of(PICK_RATINGS, required=True)
+    data_quality = fields.Float(required=True)
+    stake = fields.Float(required=True)
+    is_live = fields.Boolean(required=True)
+    status = enum_of(PICK_STATUSES, required=True)
+    profit = fields.Float(required=True, allow_none=True)
+    closing_odds = fields.Float(required=True, allow_none=True)
+    clv = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "odds ÷ closing odds − 1 (the closing price keeps its margin)."},
+    )
+    closing_ev = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "odds × de-margined closing probability − 1."},
+    )
+    locked = fields.Boolean(required=True)
+    created_at = UTCDateTime(required=True)
+    settled_at = UTCDateTime(required=True, allow_none=True)
+
+
+class TeamFormSchema(CamelSchema):
+    """One side's recent results before the match."""
+
+    form = fields.List(
+        fields.String(validate=validate.OneOf("WDL")),
+        required=True,
+        metadata={"description": "Up to five results, most recent first."},
+    )
+    form_points = fields.Integer(required=True)
+    goals_for = fields.Float(required=True, allow_none=True)
+    goals_against = fields.Float(required=True, allow_none=True)
+    matches = fields.Integer(required=True)
+    rest_days = fields.Float(required=True, allow_none=True)
+
+
+class MeetingSchema(CamelSchema):
+    """One earlier meeting of the two teams."""
+
+    kickoff_at = UTCDateTime(required=True)
+    home_team_id = fields.Integer(required=True)
+    away_team_id = fields.Integer(required=True)
+    home_goals = fields.Integer(required=True)
+    away_goals = fields.Integer(required=True)
+
+
+class HeadToHeadSchema(CamelSchema):
+    """The last meetings, at either venue, counted for this match's home and away team."""
+
+    matches = fields.List(fields.Nested(MeetingSchema), required=True)
+    home_wins = fields.Integer(required=True)
+    draws = fields.Integer(required=True)
+    away_wins = fields.Integer(required=True)
+
+
+class StrengthSchema(CamelSchema):
+    """A team's log-scale strengths in the goal model (higher defence concedes fewer)."""
+
+    attack = fields.Float(required=True)
+    defence = fields.Float(required=True)
+
+
+class StrengthsSchema(CamelSchema):
+    """Both teams' strengths and the home advantage."""
+
+    home = fields.Nested(StrengthSchema, required=True)
+    away = fields.Nested(StrengthSchema, required=True)
+    home_advantage = fields.Float(required=True)
+
+
+class SidesSchema(CamelSchema):
+    """A count per side."""
+
+    home = fields.Integer(required=True)
+    away = fields.Integer(required=True)
+
+
+class GoalModelSchema(CamelSchema):
+    """The goal model's own view of the match, before any pooling with the market."""
+
+    fitted_at = UTCDateTime(required=True)
+    strengths = fields.Nested(StrengthsSchema, required=True)
+    probabilities = fields.Dict(
+        keys=fields.String(metadata={"enum": list(MARKETS)}),
+        values=fields.Dict(keys=fields.String(), values=fields.Float()),
+        required=True,
+        metadata={"description": "Per market, the goal model's probability of each selection."},
+    )
+    history_matches = fields.Nested(
+        SidesSchema,
+        required=True,
+        metadata={"description": "Prior matches of each team in the model's window."},
+    )
+
+
+class IntelligencePayloadSchema(CamelSchema):
+    """What the history and the goal model say about a match, as it is stored: written and read
+    back through this schema, so the stored JSON is the wire format."""
+
+    home = fields.Nested(TeamFormSchema, required=True)
+    away = fields.Nested(TeamFormSchema, required=True)
+    head_to_head = fields.Nested(HeadToHeadSchema, required=True)
+    model = fields.Nested(GoalModelSchema, required=True)
+
+
+class IntelligenceSchema(IntelligencePayloadSchema):
+    """A match's intelligence and when it was last computed."""
+
+    updated_at = UTCDateTime(required=True)
+
+
+class MatchCardSchema(MatchSchema):
+    """A match with its odds summary, predictions, picks and, where asked for, intelligence."""
+
+    odds = fields.List(fields.Nested(MarketOddsSchema))
+    predictions = fields.List(fields.Nested(PredictionSchema))
+    picks = fields.List(fields.Nested(PickSchema))
+    intelligence = fields.Nested(
+        IntelligenceSchema, allow_none=True, metadata={"description": "Null before it is made."}
+    )

@@ -1,0 +1,32 @@
+"""Picks of the day: arguments and answer."""
+
+from marshmallow import fields
+
+from enums import MARKETS, PICK_RATINGS
+from schemas.common import CamelSchema, CommaList, DayOrInstant, today
+from schemas.matches import MatchSchema, PickSchema
+
+
+class PicksTodayArgsSchema(CamelSchema):
+    """Which day's picks, of which ratings and markets."""
+
+    day = DayOrInstant(
+        data_key="date",
+        load_default=today,
+        metadata={"description": "The UTC day (a date-time means its UTC day); default today."},
+    )
+    ratings = CommaList(PICK_RATINGS, data_key="rating")
+    markets = CommaList(MARKETS, data_key="market")
+
+
+class PickWithMatchSchema(PickSchema):
+    """A pick and the match it is on."""
+
+    match = fields.Nested(MatchSchema, required=True)
+
+
+class PicksOfDaySchema(CamelSchema):
+    """The picks of one UTC day, by kick-off, then rating."""
+
+    date = fields.Date(required=True)
+    items = fields.List(fields.Nested(PickWithMatchSchema), required=True)

@@ -1,0 +1,167 @@
+"""Track-record shapes: the figures of a set of picks, shared by the track record, the Data API
+and backtests, with the request arguments that select them."""
+
+from marshmallow import fields, validate, validates_schema
+
+from enums import COMPETITION_TYPES, MARKETS, PICK_RATINGS
+from schemas.common import CamelSchema, CommaList, DayOrInstant, check_range
+from schemas.matches import enum_of
+
+
+class FiguresSchema(CamelSchema):
+    """How a set of picks did. Ratios and averages are null when there is nothing to divide."""
+
+    picks = fields.Integer(required=True)
+    won = fields.Integer(required=True)
+    lost = fields.Integer(required=True)
+    void = fields.Integer(required=True)
+    pending = fields.Integer(required=True)
+    hit_rate = fields.Float(
+        required=True, allow_none=True, metadata={"description": "won ÷ (won + lost)."}
+    )
+    staked = fields.Float(required=True, metadata={"description": "Units on won and lost picks."})
+    profit = fields.Float(required=True, metadata={"description": "Units, settled picks."})
+    roi = fields.Float(required=True, allow_none=True, metadata={"description": "profit ÷ staked."})
+    avg_odds = fields.Float(required=True, allow_none=True)
+    avg_edge = fields.Float(required=True, allow_none=True)
+    avg_clv = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Mean of odds ÷ closing odds − 1 (against the raw closing price)."
+        },
+    )
+    avg_closing_ev = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Mean of odds × the de-margined closing probability − 1: the expected "
+            "return at the fair closing price."
+        },
+    )
+    max_drawdown = fields.Float(
+        required=True, metadata={"description": "Largest fall of cumulative profit, units."}
+    )
+    longest_losing_streak = fields.Integer(required=True)
+
+
+class CompetitionFiguresSchema(FiguresSchema):
+    """The figures of one competition type."""
+
+    competition_type = enum_of(COMPETITION_TYPES, required=True)
+
+
+class MonthFiguresSchema(FiguresSchema):
+    """The figures of one calendar month (UTC)."""
+
+    month = fields.String(required=True, metadata={"example": "2026-11"})
+
+
+class MarketFiguresSchema(FiguresSchema):
+    """The figures of one market."""
+
+    market = enum_of(MARKETS, required=True)
+
+
+class RatingFiguresSchema(FiguresSchema):
+    """The figures of one rating."""
+
+    rating = enum_of(PICK_RATINGS, required=True)
+
+
+class TrackRecordArgsSchema(CamelSchema):
+    """Whether to report the live or the backfilled picks."""
+
+    is_live = fields.Boolean(
+        load_default=True,
+        metadata={"description": "`true` (default): picks made before kick-off in real time."},
+    )
+
+
+class ByCompetitionTypeSchema(CamelSchema):
+    """One item per competition type, every type listed (zeros where there are no picks)."""
+
+    is_live = fields.Boolean(required=True)
+    items = fields.List(fields.Nested(CompetitionFiguresSchema), required=True)
+
+
+class RecordPartSchema(FiguresSchema):
+    """Live or backfilled picks: overall, and by month, market, rating and competition type."""
+
+    by_month = fields.List(fields.Nested(MonthFiguresSchema), required=True)
+    by_market = fields.List(fields.Nested(MarketFiguresSchema), required=True)
+    by_rating = fields.List(fields.Nested(RatingFiguresSchema), required=True)
+    by_competition_type = fields.List(fields.Nested(CompetitionFiguresSchema), required=True)
+
+
+class RangeArgsSchema(CamelSchema):
+    """``from`` and ``to``: a date (its whole UTC day) or a date-time, on the kick-off."""
+
+    date_from = DayOrInstant(data_key="from")
+    date_to = DayOrInstant(data_key="to")
+
+    @validates_schema
+    def from_before_to(self, data, **kwargs):
+        """``from`` after ``to`` is a 422."""
+        check_range(data.get("date_from"), data.get("date_to"))
+
+
+class TrackRecordSchema(CamelSchema):
+    """The Data API track record: live and backfilled picks reported apart."""
+
+    date_from = DayOrInstant(required=True, allow_none=True, data_key="from")
+    date_to = DayOrInstant(required=True, allow_none=True, data_key="to")
+    live = fields.Nested(RecordPartSchema, required=True)
+    backfilled = fields.Nested(RecordPartSchema, required=True)
+
+
+class BacktestRequestSchema(CamelSchema):
+    """Which backfilled picks to backtest; every field is optional."""
+
+    rating = CommaList(PICK_RATINGS, load_default=None)
+    market = CommaList(MARKETS, load_default=None)
+    min_edge = fields.Float(
+        load_default=None,
+        allow_nan=False,
+        validate=validate.Range(0, 10),
+        metadata={"description": "Only picks with at least this edge (0–10)."},
+    )
+    league_id = fields.Integer(
+        load_default=None, strict=True, validate=validate.Range(1, 2**31 - 1)
+    )
+    date_from = DayOrInstant(
+        load_default=None, metadata={"description": "Kick-off from (a date is its whole day)."}
+    )
+    date_to = DayOrInstant(
+        load_default=None, metadata={"description": "Kick-off to (a date is its whole day)."}
+    )
+
+    @validates_schema
+    def from_before_to(self, data, **kwargs):
+        """``dateFrom`` after ``dateTo`` is a 422."""
+        check_range(data.get("date_from"), data.get("date_to"), ("dateFrom", "dateTo"))
+
+
+class LeagueFiguresSchema(FiguresSchema):
+    """The figures of one league."""
+
+    league_id = fields.Integer(required=True)
+    league_name = fields.String(required=True, allow_none=True)
+
+
+class EquityPointSchema(CamelSchema):
+    """Cumulative profit at the end of a UTC day with settled picks."""
+
+    date = fields.String(required=True, metadata={"example": "2026-11-21"})
+    cumulative_profit = fields.Float(required=True)
+    settled_picks = fields.Integer(required=True)
+
+
+class BacktestSchema(CamelSchema):
+    """A backtest over the walk-forward (backfilled) picks: never over matches the model saw."""
+
+    params = fields.Nested(BacktestRequestSchema, required=True)
+    summary = fields.Nested(FiguresSchema, required=True)
+    by_month = fields.List(fields.Nested(MonthFiguresSchema), required=True)
+    by_league = fields.List(fields.Nested(LeagueFiguresSchema), required=True)
+    equity_curve = fields.List(fields.Nested(EquityPointSchema), required=True)

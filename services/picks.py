@@ -1,0 +1,32 @@
+"""The picks of a day, each with its match."""
+
+from enums import MARKETS, PICK_RATINGS
+from models import Match
+from services import cards
+from services.queries import within
+
+
+def for_day(day, ratings=None, markets=None, viewer=None) -> dict:
+    """The picks of matches kicking off on ``day`` (a span; its UTC day counts), ordered by
+    kick-off, then rating (A first), market and id; filtered by rating and market."""
+    day = day.whole_day()
+    query = within(Match.select(Match.id), Match.kickoff_at, day, day)
+    ids = [match_id for (match_id,) in query.tuples()]
+    items = []
+    for card in cards.load(ids, viewer, include=("picks",)):
+        for pick in card.pop("picks"):
+            if (ratings and pick["rating"] not in ratings) or (
+                markets and pick["market"] not in markets
+            ):
+                continue
+            items.append({**pick, "match": card})
+    items.sort(
+        key=lambda item: (
+            item["match"]["kickoff_at"],
+            PICK_RATINGS.index(item["rating"]),
+            item["match"]["id"],
+            MARKETS.index(item["market"]),
+            item["id"],
+        )
+    )
+    return {"date": day.day, "items": items}

@@ -1,0 +1,24 @@
+"""Premium fields: the one rule deciding what of a pick a caller may see.
+
+A pick rated ``A`` is the product Pro subscribers pay for: anonymous and free callers see that it
+exists, its rating, market and outcome, but not what to back, at what price or why.
+"""
+
+#: Ratings whose picks are locked for callers without premium access.
+LOCKED_RATINGS = frozenset({"A"})
+#: What a locked pick hides (null in the answer).
+HIDDEN_FIELDS = ("selection", "odds", "bookmaker", "probability", "edge")
+
+
+def has_premium(viewer) -> bool:
+    """Whether ``viewer`` (a user, or None when anonymous) sees every pick in full."""
+    return viewer is not None and (viewer.plan == "pro" or viewer.role == "admin")
+
+
+def present(pick: dict, premium: bool) -> dict:
+    """``pick`` as a caller with or without premium access may see it, ``locked`` set."""
+    locked = pick["rating"] in LOCKED_RATINGS and not premium
+    if locked:
+        pick.update(dict.fromkeys(HIDDEN_FIELDS))
+    pick["locked"] = locked
+    return pick

@@ -1,0 +1,112 @@
+"""The track record: how the picks did, live and backfilled apart, overall and by month, market,
+rating and competition type."""
+
+import numpy as np
+
+from engine import metrics
+from enums import COMPETITION_TYPES, MARKETS, PICK_RATINGS
+from models import League, Match, Pick, epoch_seconds, fetch_rows
+from services.queries import within
+
+COLUMNS = (
+    Match.kickoff_at,
+    Pick.market,
+    Pick.rating,
+    League.competition_type,
+    Pick.status,
+    Pick.profit,
+    Pick.odds,
+    Pick.edge,
+    Pick.clv,
+    Pick.stake,
+    Pick.closing_probability,
+)
+
+
+def _frame(is_live=None, since=None, until=None) -> dict:
+    """The picks as arrays, in settlement order (kick-off, then id)."""
+    query = Pick.select(*COLUMNS).join(Match).join(League)
+    if is_live is not None:
+        query = query.where(Pick.is_live == is_live)
+    query = within(query, Match.kickoff_at, since, until).order_by(Match.kickoff_at, Pick.id)
+    rows = fetch_rows(query)
+    columns = list(zip(*rows, strict=True)) or [()] * len(COLUMNS)
+    kickoff, market, rating, competition, status, *numbers = columns
+    frame = {
+        "kickoff": epoch_seconds(kickoff),
+        "market": np.array(market, dtype=str),
+        "rating": np.array(rating, dtype=str),
+        "competition_type": np.array(competition, dtype=str),
+        "status": np.array(status, dtype=str),
+    }
+    # NULL (a pending pick's profit, a missing CLV) becomes NaN.
+    names = ("profit", "odds", "edge", "clv", "stake", "closing_probability")
+    for name, values in zip(names, numbers, strict=True):
+        frame[name] = np.array([np.nan if value is None else value for value in values], float)
+    return frame
+
+
+def _figures(frame, keys=None) -> dict:
+    """Track-record figures of the frame, overall (``keys`` None) or per distinct key."""
+    columns = (
+        frame["status"],
+        frame["profit"],
+        frame["odds"],
+        frame["edge"],
+        frame["clv"],
+        frame["stake"],
+        frame["closing_probability"],
+    )
+    if keys is None:
+        return metrics.track_record(*columns)
+    return metrics.track_record_by(keys, *columns)
+
+
+def _every(values, grouped) -> list[tuple]:
+    """``(value, figures)`` for each of ``values``, zero figures where ``grouped`` has none."""
+    nothing = metrics.track_record([], [], [], [], [], [])
+    return [(value, grouped.get(value, nothing)) for value in values]
+
+
+def by_competition_type(is_live: bool = True) -> dict:
+    """The figures of one competition type per item, every type listed (zeros where none)."""
+    frame = _frame(is_live=is_live)
+    grouped = _figures(frame, frame["competition_type"])
+    return {
+        "is_live": is_live,
+        "items": [
+            {"competition_type": kind, **figures}
+            for kind, figures in _every(COMPETITION_TYPES, grouped)
+        ],
+    }
+
+
+def report(since=None, until=None) -> dict:
+    """Live and backfilled picks apart, each overall and by month, market, rating and
+    competition type, over matches kicking off in the range."""
+    answer = {"date_from": since, "date_to": until}
+    for name, is_live in (("live", True), ("backfilled", False)):
+        frame = _frame(is_live, since, until)
+        month = frame["kickoff"].astype("datetime64[s]").astype("datetime64[M]")
+        months = np.datetime_as_string(month, unit="M")
+        answer[name] = {
+            **_figures(frame),
+            "by_month": [
+                {"month": key, **figures} for key, figures in _figures(frame, months).items()
+            ],
+            "by_market": [
+                {"market": key, **figures}
+                for key, figures in _every(MARKETS, _figures(frame, frame["market"]))
+            ],
+            "by_rating": [
+                {"rating": key, **figures}
+                for key, figures in _every(PICK_RATINGS, _figures(frame, frame["rating"]))
+            ],
+            "by_competition_type": [
+                {"competition_type": key, **figures}
+                for key, figures in _every(
+                    COMPETITION_TYPES, _figures(frame, frame["competition_type"])
+                )
+            ],
+        }
+    return answer

@@ -1,0 +1,212 @@
+"""Match cards: a fixed number of queries whatever the number of matches, the premium rule, the
+stored intelligence read back through its schema, and answers that never outlive their data."""
+
+import logging
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app import create_app
+from models import Match, MatchIntelligence, OddsSummary, Pick, data_version
+from services import cards, operations, predictions
+from tests import asserts, factories
+from tests.conftest import settings
+
+DAY_ONE = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
+DAY_MANY = datetime(2026, 3, 4, tzinfo=UTC)
+SELECTIONS = {"1x2": ("home", "draw", "away"), "ou25": ("over", "under")}
+
+
+def quotes(bookmaker, market, prices, closing=False):
+    """One bookmaker's quote of every selection of ``market``."""
+    return [
+        (bookmaker, market, selection, price, closing)
+        for selection, price in zip(SELECTIONS[market], prices, strict=True)
+    ]
+
+
+ODDS = [
+    *quotes("pinnacle", "1x2", (2.1, 3.4, 3.6)),
+    *quotes("bet365", "1x2", (2.3, 3.3, 3.5)),
+    *quotes("pinnacle", "ou25", (1.9, 1.95)),
+    *quotes("pinnacle", "1x2", (2.0, 3.5, 3.8), closing=True),
+]
+
+
+@contextmanager
+def counted_queries():
+    """Count the SQL statements Peewee runs inside the block."""
+    statements = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            statements.append(record.getMessage())
+
+    logger = logging.getLogger("peewee")
+    handler, level = Collect(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield statements
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+@pytest.fixture
+def two_days(ctx):
+    """One match on one day and forty on another, all with odds, predictions and picks; the
+    history before them is a few weeks of results between the same teams."""
+    for day in range(60, 0, -1):
+        factories.match(
+            f"T{day % 7}",
+            f"T{(day + 3) % 7}",
+            kickoff=DAY_ONE - timedelta(days=day),
+            goals=(day % 3, day % 2),
+            odds=ODDS,
+        )
+    factories.match(
+        "T1", "T2", kickoff=DAY_ONE + timedelta(hours=15), status="scheduled", odds=ODDS
+    )
+    for index in range(40):
+        factories.match(
+            f"H{index}",
+            f"A{index}",
+            kickoff=DAY_MANY + timedelta(hours=12, minutes=index),
+            status="scheduled",
+            odds=ODDS,
+        )
+    predictions.backfill(now=DAY_ONE)
+    assert Pick.select().join(Match).where(Match.kickoff_at >= DAY_MANY).count() >= 40
+
+
+def test_a_card_list_costs_the_same_queries_for_one_match_or_forty(two_days):
+    one = [m.id for m in Match.select().where(Match.kickoff_at.between(DAY_ONE, DAY_MANY))]
+    many = [m.id for m in Match.select().where(Match.kickoff_at >= DAY_MANY)]
+    assert (len(one), len(many)) == (1, 40)
+    counts = []
+    for ids in (one, many):
+        with counted_queries() as statements:
+            loaded = cards.load(ids, include=cards.RELATIONS)
+        assert all(card["odds"] and card["predictions"] and card["intelligence"] for card in loaded)
+        counts.append(len(statements))
+    assert counts[0] == counts[1] == 1 + len(cards.RELATIONS)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/picks/today?date={day}",
+        "/api/explorer/slate?date={day}",
+        "/api/explorer/slate?date={day}&market=ou25",
+    ],
+)
+def test_day_endpoints_cost_the_same_queries_for_one_match_or_forty(client, two_days, path):
+    counts = []
+    for day in (DAY_ONE, DAY_MANY):
+        with counted_queries() as statements:
+            response = client.get(path.format(day=day.date()))
+        assert response.status_code == 200 and response.get_json()["items"]
+        counts.append(len(statements))
+    assert counts[0] == counts[1]
+
+
+def test_stored_intelligence_is_the_wire_format(two_days):
+    stored = MatchIntelligence.select().join(Match).where(Match.kickoff_at >= DAY_MANY).first()
+    assert stored.payload["model"]["fittedAt"] == "2026-03-02T00:00:00Z"
+    assert "fitted_at" not in stored.payload["model"] and "headToHead" in stored.payload
+    read = cards.intelligence_of([stored.match_id])[stored.match_id]
+    assert read["model"]["fitted_at"] == DAY_ONE
+
+
+def test_odds_summaries_follow_the_quotes(two_days):
+    match = Match.select().where(Match.kickoff_at >= DAY_MANY).first()
+    rows = {
+        (row.market, row.selection): row
+        for row in OddsSummary.select().where(OddsSummary.match == match)
+    }
+    home = rows[("1x2", "home")]
+    assert (home.best_price, home.best_bookmaker) == (2.3, "bet365")
+    assert (home.sharp_price, home.sharp_bookmaker) == (2.1, "pinnacle")
+    assert (home.closing_price, home.closing_bookmaker) == (2.0, "pinnacle")
+    assert home.bookmakers == 2 and rows[("ou25", "over")].bookmakers == 1
+    assert ("btts", "yes") not in rows  # nobody quotes it
+    # A new price reaches the summary when it is imported.
+    factories.match(
+        match.home_team.name,
+        match.away_team.name,
+        kickoff=match.kickoff_at,
+        status="scheduled",
+        odds=quotes("unibet", "1x2", (2.45, 3.2, 3.3)),
+    )
+    home = OddsSummary.get(
+        (OddsSummary.match == match)
+        & (OddsSummary.market == "1x2")
+        & (OddsSummary.selection == "home")
+    )
+    assert (home.best_price, home.best_bookmaker) == (2.45, "unibet")
+
+
+@pytest.fixture
+def second_process(app, tmp_path):
+    """Another app on the same database, with its own answer cache (as another worker has)."""
+    return create_app(settings(tmp_path))
+
+
+def test_no_answer_outlives_an_operation(app, second_process, two_days):
+    reader, other = app.test_client(), second_process.test_client()
+    match = Match.select().where(Match.kickoff_at.between(DAY_ONE, DAY_MANY)).get()
+    path = f"/api/matches/{match.id}"
+    before = reader.get(path)
+    assert before.status_code == 200 and before.get_json()["status"] == "scheduled"
+    assert other.get(path).headers["ETag"] == before.headers["ETag"]
+    version = data_version()
+    # The match is played: a result arrives and a settlement runs.
+    factories.match("T1", "T2", kickoff=match.kickoff_at, goals=(2, 0), odds=ODDS)
+    assert data_version() > version
+    operations.settle(3650)
+    for client in (reader, other):  # both processes' caches see it at once
+        after = client.get(path, headers={"If-None-Match": before.headers["ETag"]})
+        assert after.status_code == 200 and after.headers["ETag"] != before.headers["ETag"]
+        body = after.get_json()
+        assert body["status"] == "finished" and body["score"] == {"home": 2, "away": 0}
+        assert all(pick["status"] in ("won", "lost") for pick in body["picks"])
+
+
+def test_a_refresh_reaches_cached_answers(client, two_days):
+    match = Match.select().where(Match.kickoff_at >= DAY_MANY).order_by(Match.id).first()
+    first = client.get(f"/api/matches/{match.id}").get_json()
+    operations.refresh(match.id)
+    second = client.get(f"/api/matches/{match.id}").get_json()
+    assert second["intelligence"]["updatedAt"] != first["intelligence"]["updatedAt"] or (
+        second["predictions"][0]["madeAt"] != first["predictions"][0]["madeAt"]
+    )
+
+
+def test_a_locked_pick_hides_exactly_the_premium_fields(ctx):
+    match = factories.match(status="scheduled", kickoff=datetime(2030, 1, 1, tzinfo=UTC))
+    factories.pick(match, rating="A", edge=0.12, odds=3.1, bookmaker="bet365")
+    people = factories.people()
+    for kind, locked in (("free", True), ("pro", False), ("admin", False), (None, True)):
+        viewer = people[kind][0] if kind else None
+        (pick,) = cards.one(match.id, viewer)["picks"]
+        assert pick["locked"] is locked
+        hidden = {
+            name: pick[name] for name in ("selection", "odds", "bookmaker", "probability", "edge")
+        }
+        if locked:
+            assert set(hidden.values()) == {None}
+        else:
+            assert hidden == {
+                "selection": "home",
+                "odds": 3.1,
+                "bookmaker": "bet365",
+                "probability": 0.55,
+                "edge": 0.12,
+            }
+        assert (pick["rating"], pick["market"], pick["status"]) == ("A", "1x2", "pending")
+
+
+def test_an_unknown_card_is_not_found(client, ctx):
+    asserts.problem(client.get("/api/matches/12345"), 404, "not-found")

@@ -1,0 +1,564 @@
+"""The public endpoints on the demo world: picks of the day, match detail, explorer, track record,
+backtest and prediction pages, as each kind of caller sees them. Built once for the module."""
+
+from datetime import UTC, date, datetime
+
+import numpy as np
+import pytest
+
+import schemas.common
+from app import create_app
+from engine import metrics
+from models import League, Match, Pick, Prediction, create_tables, drop_tables
+from tests import asserts, factories
+from tests.conftest import settings
+
+KINDS = ("anonymous", "free", "pro", "admin")
+HIDDEN = ("selection", "odds", "bookmaker", "probability", "edge")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    app = create_app(
+        settings(
+            tmp_path_factory.mktemp("public"),
+            RATELIMIT_PUBLIC="100000 per minute",
+            RATELIMIT_AUTH="100000 per minute",
+        )
+    )
+    with app.app_context():
+        drop_tables()
+        create_tables()
+    result = app.test_cli_runner().invoke(args=["data", "demo"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        app.people = {kind: headers for kind, (_, headers) in factories.people().items()}
+    app.people["anonymous"] = {}
+    with app.app_context():
+        yield app
+
+
+@pytest.fixture(scope="module")
+def client(world):
+    return world.test_client()
+
+
+def get(client, world, path, kind="anonymous", **headers):
+    """GET ``path`` as a caller of ``kind``; asserts nothing."""
+    return client.get(path, headers={**world.people[kind], **headers})
+
+
+def ok(response):
+    """The JSON body of a 200."""
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.mimetype == "application/json"
+    return response.get_json()
+
+
+def days_with_picks(live=None):
+    """The UTC days that have picks, newest first."""
+    query = Pick.select(Match.kickoff_at).join(Match)
+    if live is not None:
+        query = query.where(Pick.is_live == live)
+    return sorted({kickoff.date() for (kickoff,) in query.tuples()}, reverse=True)
+
+
+def a_pick_day():
+    """The day of the latest pick rated A."""
+    kickoff = (
+        Match.select(Match.kickoff_at)
+        .join(Pick)
+        .where(Pick.rating == "A")
+        .order_by(Match.kickoff_at.desc())
+        .scalar()
+    )
+    return kickoff.date()
+
+
+# Picks of the day
+
+
+def test_picks_of_a_day_with_their_matches(client, world):
+    day = days_with_picks(live=True)[0]
+    body = ok(get(client, world, f"/api/picks/today?date={day}", "pro"))
+    assert body["date"] == day.isoformat() and body["items"]
+    stored = Pick.select().join(Match).where(Match.kickoff_at.between(*_day_bounds(day))).count()
+    assert len(body["items"]) == stored
+    for item in body["items"]:
+        assert item["match"]["kickoffAt"].startswith(day.isoformat())
+        assert set(item["match"]) >= {"id", "slug", "league", "homeTeam", "awayTeam", "score"}
+        assert set(item["match"]["league"]) == {"id", "name", "country", "competitionType"}
+    order = [(item["match"]["kickoffAt"], "ABC".index(item["rating"])) for item in body["items"]]
+    assert order == sorted(order)
+
+
+def _day_bounds(day):
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    return start, datetime.fromordinal(day.toordinal() + 1).replace(tzinfo=UTC) - _SECOND
+
+
+_SECOND = datetime(2000, 1, 1, 0, 0, 1) - datetime(2000, 1, 1)
+
+
+def test_every_pick_has_its_edge_and_rating_by_the_rules(client, world):
+    config = world.config
+    seen = 0
+    for day in days_with_picks():
+        for pick in ok(get(client, world, f"/api/picks/today?date={day}", "pro"))["items"]:
+            seen += 1
+            assert pick["edge"] == pytest.approx(pick["probability"] * pick["odds"] - 1)
+            assert pick["edge"] >= config["PICK_MIN_EDGE"] - 1e-12
+            quality = pick["dataQuality"]
+            if pick["edge"] >= config["RATING_A_EDGE"] and quality >= config["RATING_A_QUALITY"]:
+                expected = "A"
+            elif pick["edge"] >= config["RATING_B_EDGE"] and quality >= config["RATING_B_QUALITY"]:
+                expected = "B"
+            else:
+                expected = "C"
+            assert pick["rating"] == expected, pick
+            assert not pick["locked"]
+    assert seen == Pick.select().count()
+
+
+def test_rating_and_market_filters_take_comma_lists(client, world):
+    day = a_pick_day()
+    everything = ok(get(client, world, f"/api/picks/today?date={day}", "pro"))["items"]
+    some = ok(get(client, world, f"/api/picks/today?date={day}&rating=A,B&market=1x2,ou25", "pro"))
+    expected = [
+        pick["id"]
+        for pick in everything
+        if pick["rating"] in ("A", "B") and pick["market"] in ("1x2", "ou25")
+    ]
+    assert [pick["id"] for pick in some["items"]] == expected and expected
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "allowed"),
+    [
+        ("date=2026-02-30", "date", "YYYY-MM-DD"),
+        ("date=tomorrow", "date", "YYYY-MM-DD"),
+        ("rating=D", "rating", "A, B, C"),
+        ("rating=A,,B", "rating", "A, B, C"),
+        ("market=1x2,corners", "market", "1x2, ou25, btts"),
+    ],
+)
+def test_bad_picks_arguments_are_422s_naming_the_field(client, world, query, field, allowed):
+    body = asserts.problem(get(client, world, f"/api/picks/today?{query}"), 422, "validation-error")
+    assert list(body["errors"]) == [field] and allowed in body["errors"][field][0]
+
+
+def test_an_empty_day_is_an_empty_list(client, world):
+    assert ok(get(client, world, "/api/picks/today?date=1999-01-01")) == {
+        "date": "1999-01-01",
+        "items": [],
+    }
+
+
+def test_the_default_day_is_today_utc(client, world, monkeypatch):
+    day = days_with_picks(live=True)[0]
+    monkeypatch.setattr(
+        schemas.common, "now", lambda: datetime(day.year, day.month, day.day, 23, 59, tzinfo=UTC)
+    )
+    default = ok(get(client, world, "/api/picks/today"))
+    assert default == ok(get(client, world, f"/api/picks/today?date={day}"))
+    # A date-time names its UTC day.
+    assert default == ok(get(client, world, f"/api/picks/today?date={day}T10:00:00%2B00:00"))
+
+
+# The premium rule
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_picks_are_locked_for_anonymous_and_free_callers(client, world, kind):
+    day = a_pick_day()
+    items = ok(get(client, world, f"/api/picks/today?date={day}&rating=A", kind))["items"]
+    match = ok(get(client, world, f"/api/matches/{items[0]['match']['id']}", kind))
+    for pick in [*items, *(p for p in match["picks"] if p["rating"] == "A")]:
+        locked = kind in ("anonymous", "free")
+        assert pick["locked"] is locked
+        assert all((pick[name] is None) is locked for name in HIDDEN), pick
+        assert pick["rating"] == "A" and pick["status"] in ("won", "lost", "void")
+    for pick in match["picks"]:
+        if pick["rating"] != "A":
+            assert not pick["locked"] and pick["selection"] is not None
+
+
+def test_a_suspended_account_reads_public_pages_as_anonymous(client, world):
+    day = a_pick_day()
+    body = ok(get(client, world, f"/api/picks/today?date={day}&rating=A", "suspended"))
+    assert all(pick["locked"] for pick in body["items"])
+
+
+def test_an_invalid_token_on_a_public_endpoint_is_a_401(client, world):
+    asserts.unauthorized(
+        client.get("/api/picks/today", headers=factories.bearer("not-a-token")),
+        invalid_token=True,
+    )
+
+
+# Match detail
+
+
+def test_a_match_in_full(client, world):
+    match = Match.select().join(Pick).where(Pick.rating == "B").order_by(Match.id).first()
+    body = ok(get(client, world, f"/api/matches/{match.id}", "pro"))
+    assert (body["id"], body["slug"], body["status"]) == (match.id, match.slug, match.status)
+    assert body["score"] == {"home": match.home_goals, "away": match.away_goals}
+    markets = [market["market"] for market in body["odds"]]
+    assert markets == ["1x2", "ou25", "btts"]
+    for market in body["odds"]:
+        for selection in market["selections"]:
+            assert selection["bestPrice"] >= 1.0 and selection["bestBookmaker"] != "market-average"
+            assert selection["closingPrice"] and selection["sharpPrice"]
+    assert [prediction["market"] for prediction in body["predictions"]] == markets
+    for prediction in body["predictions"]:
+        assert sum(prediction["probabilities"].values()) == pytest.approx(1)
+        assert prediction["fittedAt"] <= body["kickoffAt"]
+        assert set(prediction["dataQualityParts"]) == {"history", "bookmakers", "closingOdds"}
+        assert prediction["modelName"] and prediction["modelVersion"]
+    intelligence = body["intelligence"]
+    assert set(intelligence) == {"home", "away", "headToHead", "model", "updatedAt"}
+    assert set(intelligence["model"]["probabilities"]) == set(markets)
+    for meeting in intelligence["headToHead"]["matches"]:
+        assert meeting["kickoffAt"].endswith("Z") and meeting["kickoffAt"] < body["kickoffAt"]
+    picks = {pick["id"] for pick in body["picks"]}
+    assert picks == {pick.id for pick in Pick.select().where(Pick.match == match)}
+
+
+@pytest.mark.parametrize("path", ["/api/matches/999999", "/api/matches/0", "/api/matches/x"])
+def test_unknown_matches_are_404s(client, world, path):
+    asserts.problem(get(client, world, path), 404, "not-found")
+
+
+def test_ids_beyond_int32_are_404s_not_errors(client, world):
+    asserts.problem(get(client, world, "/api/matches/99999999999999999999"), 404, "not-found")
+
+
+# Explorer
+
+
+def test_the_slate_of_a_day(client, world):
+    day = days_with_picks(live=True)[0]
+    body = ok(get(client, world, f"/api/explorer/slate?date={day}", "pro"))
+    assert body["market"] == "1x2" and body["date"] == day.isoformat()
+    expected = Match.select().where(Match.kickoff_at.between(*_day_bounds(day))).count()
+    assert len(body["items"]) == expected
+    for item in body["items"]:
+        assert [row["selection"] for row in item["selections"]] == ["home", "draw", "away"]
+        for row in item["selections"]:
+            if row["edge"] is not None:
+                assert row["edge"] == pytest.approx(row["probability"] * row["bestPrice"] - 1)
+        if item["pick"]:
+            assert item["pick"]["market"] == "1x2"
+            chosen = max(item["selections"], key=lambda row: row["edge"])
+            assert item["pick"]["selection"] == chosen["selection"]
+
+
+def test_slate_filters(client, world):
+    day = days_with_picks(live=True)[0]
+    everything = ok(get(client, world, f"/api/explorer/slate?date={day}&market=ou25"))["items"]
+    league = everything[0]["match"]["league"]["id"]
+    team = everything[0]["match"]["awayTeam"]["id"]
+    by_league = ok(get(client, world, f"/api/explorer/slate?date={day}&leagueId={league}"))
+    assert {item["match"]["league"]["id"] for item in by_league["items"]} == {league}
+    by_team = ok(get(client, world, f"/api/explorer/slate?date={day}&teamId={team}"))["items"]
+    assert [item["match"]["id"] for item in by_team] == [everything[0]["match"]["id"]]
+    strict = ok(get(client, world, f"/api/explorer/slate?date={day}&minDataQuality=0.99"))
+    assert all(item["prediction"]["dataQuality"] >= 0.99 for item in strict["items"])
+    assert len(strict["items"]) < len(everything)
+    for unknown in ("leagueId=999999", "teamId=999999"):
+        assert ok(get(client, world, f"/api/explorer/slate?date={day}&{unknown}"))["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("minDataQuality=1.5", "minDataQuality"),
+        ("minDataQuality=-0.1", "minDataQuality"),
+        ("market=corners", "market"),
+        ("leagueId=abc", "leagueId"),
+    ],
+)
+def test_bad_slate_arguments(client, world, query, field):
+    body = asserts.problem(
+        get(client, world, f"/api/explorer/slate?{query}"), 422, "validation-error"
+    )
+    assert list(body["errors"]) == [field]
+
+
+@pytest.mark.parametrize("scope", ["league", "teams", "global"])
+def test_comparable_matches_lie_nearest_within_their_scope(client, world, scope):
+    target = Match.select().where(Match.status == "scheduled").order_by(Match.kickoff_at).first()
+    body = ok(
+        get(client, world, f"/api/explorer/comparable?matchId={target.id}&scope={scope}&limit=15")
+    )
+    assert body["match"]["id"] == target.id and body["scope"] == scope
+    items = body["items"]
+    assert len(items) == 15 == body["summary"]["count"]
+    wanted = np.array(list(body["prediction"]["probabilities"].values()))
+    distances = [item["distance"] for item in items]
+    assert distances == sorted(distances)
+    for item in items:
+        past = item["match"]
+        assert past["status"] == "finished" and past["kickoffAt"] < body["match"]["kickoffAt"]
+        gap = np.array(list(item["probabilities"].values())) - wanted
+        assert item["distance"] == pytest.approx(float(np.sqrt((gap**2).sum())))
+        if scope == "league":
+            assert past["league"]["id"] == target.league_id
+        if scope == "teams":
+            assert {past["homeTeam"]["id"], past["awayTeam"]["id"]} & {
+                target.home_team_id,
+                target.away_team_id,
+            }
+    for row in body["summary"]["selections"]:
+        name = row["selection"]
+        assert row["observedRate"] == pytest.approx(
+            sum(item["outcome"] == name for item in items) / len(items)
+        )
+        assert row["meanPredicted"] == pytest.approx(
+            np.mean([item["probabilities"][name] for item in items])
+        )
+    # Nothing nearer was left out: the farthest listed is no farther than any other candidate.
+    if scope == "global":
+        rows = (
+            Prediction.select(Prediction.probabilities)
+            .join(Match)
+            .where(
+                (Prediction.market == "1x2")
+                & (Match.status == "finished")
+                & (Match.kickoff_at < target.kickoff_at)
+            )
+        )
+        every = sorted(
+            float(np.sqrt(((np.array(list(row.probabilities.values())) - wanted) ** 2).sum()))
+            for row in rows
+        )
+        assert distances == pytest.approx(every[:15])
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "name"),
+    [
+        ("", 422, "validation-error"),
+        ("matchId=999999", 404, "not-found"),
+        ("matchId=1&scope=planet", 422, "validation-error"),
+        ("matchId=1&limit=0", 422, "validation-error"),
+    ],
+)
+def test_bad_comparable_requests(client, world, query, status, name):
+    body = asserts.problem(get(client, world, f"/api/explorer/comparable?{query}"), status, name)
+    if status == 422:
+        assert body["errors"]
+
+
+# Track record
+
+
+@pytest.mark.parametrize("is_live", [True, False])
+def test_track_record_lists_every_competition_type(client, world, is_live):
+    body = ok(get(client, world, f"/api/track-record/by-competition-type?isLive={is_live}"))
+    assert body["isLive"] is is_live
+    items = {item["competitionType"]: item for item in body["items"]}
+    assert list(items) == ["top-flight", "lower-league", "cup", "international"]
+    for kind, item in items.items():
+        picks = (
+            Pick.select(Pick, Match)
+            .join(Match)
+            .join(League)
+            .where((League.competition_type == kind) & (Pick.is_live == is_live))
+            .order_by(Match.kickoff_at, Pick.id)
+        )
+        picks = list(picks)
+        assert item["picks"] == len(picks)
+        assert item["won"] == sum(pick.status == "won" for pick in picks)
+        evs = [p.odds * p.closing_probability - 1 for p in picks if p.closing_probability]
+        if evs:
+            assert item["avgClosingEv"] == pytest.approx(np.mean(evs))
+            # The raw closing price keeps the margin: CLV flatters each pick against the fair EV.
+            assert item["avgClv"] > item["avgClosingEv"]
+        else:
+            assert item["avgClosingEv"] is None
+
+
+def test_track_record_defaults_to_live_picks(client, world):
+    body = ok(get(client, world, "/api/track-record/by-competition-type"))
+    assert body["isLive"] is True
+    assert sum(item["picks"] for item in body["items"]) == Pick.select().where(Pick.is_live).count()
+
+
+def test_track_record_figures_match_the_engine(client, world):
+    body = ok(get(client, world, "/api/track-record/by-competition-type?isLive=false"))
+    top = next(item for item in body["items"] if item["competitionType"] == "top-flight")
+    picks = list(
+        Pick.select(Pick)
+        .join(Match)
+        .join(League)
+        .where((League.competition_type == "top-flight") & ~Pick.is_live)
+        .order_by(Match.kickoff_at, Pick.id)
+    )
+    figures = metrics.track_record(
+        [p.status for p in picks],
+        [np.nan if p.profit is None else p.profit for p in picks],
+        [p.odds for p in picks],
+        [p.edge for p in picks],
+        [np.nan if p.clv is None else p.clv for p in picks],
+        [p.stake for p in picks],
+    )
+    assert top["roi"] == pytest.approx(figures["roi"])
+    assert top["maxDrawdown"] == pytest.approx(figures["max_drawdown"])
+
+
+# Backtest
+
+
+def test_a_backtest_contains_no_live_pick(client, world):
+    response = world.test_client().post("/api/backtest/run", json={}, headers=world.people["free"])
+    body = ok(response)
+    assert body["summary"]["picks"] == Pick.select().where(~Pick.is_live).count()
+    assert sum(month["picks"] for month in body["byMonth"]) == body["summary"]["picks"]
+    names = dict(League.select(League.id, League.name).tuples())
+    assert all(row["leagueName"] == names[row["leagueId"]] for row in body["byLeague"])
+    curve = body["equityCurve"]
+    assert curve[-1]["cumulativeProfit"] == pytest.approx(body["summary"]["profit"])
+
+
+def test_backtest_filters(client, world):
+    league = League.get(League.code == "NL1")
+    body = ok(
+        world.test_client().post(
+            "/api/backtest/run",
+            json={
+                "rating": "A,B",
+                "market": "1x2",
+                "minEdge": 0.06,
+                "leagueId": league.id,
+                "dateFrom": "2024-01-01",
+                "dateTo": "2026-12-31T23:59:59Z",
+            },
+            headers=world.people["pro"],
+        )
+    )
+    assert body["params"] == {
+        "rating": "A,B",
+        "market": "1x2",
+        "minEdge": 0.06,
+        "leagueId": league.id,
+        "dateFrom": "2024-01-01",
+        "dateTo": "2026-12-31T23:59:59Z",
+    }
+    expected = (
+        Pick.select()
+        .join(Match)
+        .where(
+            ~Pick.is_live
+            & Pick.rating.in_(["A", "B"])
+            & (Pick.market == "1x2")
+            & (Pick.edge >= 0.06)
+            & (Match.league == league.id)
+            & (Match.kickoff_at >= datetime(2024, 1, 1, tzinfo=UTC))
+        )
+        .count()
+    )
+    assert body["summary"]["picks"] == expected > 0
+    assert [row["leagueId"] for row in body["byLeague"]] == [league.id]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"dateFrom": "2025-02-01", "dateTo": "2025-01-31"}, "dateTo"),
+        ({"minEdge": 11}, "minEdge"),
+        ({"minEdge": -0.5}, "minEdge"),
+        ({"rating": "A,E"}, "rating"),
+        ({"leagueId": "1"}, "leagueId"),
+        ({"dateFrom": "yesterday"}, "dateFrom"),
+        ({"unknown": 1}, "unknown"),
+    ],
+)
+def test_bad_backtest_requests(world, body, field):
+    response = world.test_client().post(
+        "/api/backtest/run", json=body, headers=world.people["free"]
+    )
+    problem = asserts.problem(response, 422, "validation-error")
+    assert list(problem["errors"]) == [field]
+
+
+def test_backtests_need_a_signed_in_user(world):
+    asserts.unauthorized(world.test_client().post("/api/backtest/run", json={}))
+    response = world.test_client().post(
+        "/api/backtest/run", json={}, headers=world.people["suspended"]
+    )
+    asserts.problem(response, 403, "account-suspended")
+
+
+# Prediction pages
+
+
+def test_a_prediction_page_as_json(client, world):
+    match = Match.select().where(Match.status == "scheduled").order_by(Match.kickoff_at).first()
+    body = ok(get(client, world, f"/api/v1/seo/predictions/{match.slug}"))
+    assert body["slug"] == match.slug and body["match"]["id"] == match.id
+    assert body["canonicalUrl"].endswith(f"/api/v1/seo/predictions/{match.slug}")
+    assert body["prediction"]["market"] == "1x2"
+    home, away = body["match"]["homeTeam"]["name"], body["match"]["awayTeam"]["name"]
+    assert home in body["title"] and away in body["description"]
+    event = body["structuredData"]
+    assert (event["@context"], event["@type"]) == ("https://schema.org", "SportsEvent")
+    assert event["homeTeam"] == {"@type": "SportsTeam", "name": home}
+    assert event["awayTeam"] == {"@type": "SportsTeam", "name": away}
+    assert event["startDate"] == body["match"]["kickoffAt"]
+    assert event["eventStatus"] == "https://schema.org/EventScheduled"
+
+
+@pytest.mark.parametrize(
+    ("status", "event"),
+    [
+        ("postponed", "EventPostponed"),
+        ("cancelled", "EventCancelled"),
+        ("finished", "EventScheduled"),
+    ],
+)
+def test_event_status_follows_the_match(client, world, status, event):
+    match = Match.select().where(Match.status == status).first()
+    body = ok(get(client, world, f"/api/v1/seo/predictions/{match.slug}"))
+    assert body["structuredData"]["eventStatus"] == f"https://schema.org/{event}"
+
+
+def test_a_prediction_page_as_html(client, world):
+    match = Match.select().where(Match.status == "scheduled").order_by(Match.kickoff_at).first()
+    response = get(client, world, f"/api/v1/seo/predictions/{match.slug}", Accept="text/html")
+    assert response.status_code == 200 and response.mimetype == "text/html"
+    page = response.get_data(as_text=True)
+    assert f'rel="canonical" href="http://localhost/api/v1/seo/predictions/{match.slug}"' in page
+    assert '<script type="application/ld+json">' in page and "<meter" in page
+    policy = response.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in policy and "script-src" not in policy
+
+
+def test_unknown_slugs_are_404s_in_either_form(client, world):
+    asserts.problem(
+        get(client, world, "/api/v1/seo/predictions/nobody-vs-nobody-2026-01-01"), 404, "not-found"
+    )
+    response = get(
+        client, world, "/api/v1/seo/predictions/nobody-vs-nobody-2026-01-01", Accept="text/html"
+    )
+    assert response.status_code == 404 and response.mimetype == "text/html"
+    assert "nobody-vs-nobody" in response.get_data(as_text=True)
+    # A slug that is not a slug never reaches the database.
+    asserts.problem(get(client, world, "/api/v1/seo/predictions/%00bad"), 404, "not-found")
+
+
+# Answers, caching and their freshness
+
+
+def test_answers_carry_a_strong_etag_and_answer_304(client, world):
+    day = date.fromisoformat(str(days_with_picks()[0]))
+    first = get(client, world, f"/api/picks/today?date={day}")
+    etag = first.headers["ETag"]
+    assert etag.startswith('"') and not etag.startswith("W/")
+    assert first.headers["Cache-Control"].startswith("public, max-age=")
+    assert "Authorization" in first.headers["Vary"]
+    again = get(client, world, f"/api/picks/today?date={day}", **{"If-None-Match": etag})
+    assert again.status_code == 304 and again.headers["ETag"] == etag and not again.data
+    signed_in = get(client, world, f"/api/picks/today?date={day}", "pro")
+    assert signed_in.headers["Cache-Control"] == "private, no-cache"

@@ -9,7 +9,6 @@ from limits import parse
 from limits.strategies import SlidingWindowCounterRateLimiter
 
 from extensions import limiter
-
 from tests import asserts, factories
 
 REGISTER = "/api/auth/register"

@@ -2,7 +2,6 @@
 
 import json
 import logging
-import math
 import os
 import re
 import sys
@@ -12,17 +11,17 @@ from http import HTTPStatus
 from importlib.metadata import version
 
 from flask import Flask, g, request
-from flask_limiter import RateLimitExceeded
 from peewee import InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import BaseConverter
 
 import pages
+import ratelimits
 from caching import AnswerCache
 from config import config_from_env
 from errors import PROBLEMS, AppError, InvalidCredentials
-from extensions import api, jwt, limiter, problem_type, use_one_trip_strategy
+from extensions import api, jwt, problem_type
 from models import db, open_database
 from services.accounts import user_for_token
 
@@ -71,8 +70,7 @@ def create_app(overrides=None):
     register_request_hooks(app)
     jwt.init_app(app)
     register_token_loaders()
-    limiter.init_app(app)
-    use_one_trip_strategy(limiter)
+    ratelimits.init_app(app)
     api.init_app(app)
     api.spec.components.security_scheme(
         "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
@@ -138,6 +136,8 @@ def register_request_hooks(app):
     def finish_request(response):
         request_id = g.get("request_id") or uuid.uuid4().hex
         response.headers["X-Request-ID"] = request_id
+        if not access_log.isEnabledFor(logging.INFO):
+            return response
         viewer = g.get("viewer")
         access_log.info(
             "method=%s path=%s status=%s duration_ms=%.1f user=%s request_id=%s",
@@ -152,31 +152,13 @@ def register_request_hooks(app):
 
     @app.after_request
     def add_rate_limit_headers(response):
-        current = limiter.current_limit
-        if current is None:
-            return response
-        policy, amount = current.request_args[-1], current.limit.amount
-        remaining, reset_at = max(0, current.remaining), current.reset_at
-        response.headers["X-RateLimit-Limit"] = str(amount)
-        response.headers["X-RateLimit-Remaining"] = str(remaining)
-        response.headers["X-RateLimit-Reset"] = str(reset_at)
-        response.headers["RateLimit-Policy"] = (
-            f'"{policy}";q={amount};w={current.limit.get_expiry()}'
-        )
-        response.headers["RateLimit"] = (
-            f'"{policy}";r={remaining};t={seconds_until(current.window[0])}'
-        )
+        response.headers.update(ratelimits.headers())
         return response
 
     @app.teardown_appcontext
     def close_database(_exc):
         if not db.is_closed():
             db.close()
-
-
-def seconds_until(timestamp) -> int:
-    """Whole seconds from now until ``timestamp`` (epoch), rounded up, at least 1."""
-    return max(1, math.ceil(timestamp - time.time()))
 
 
 def register_token_loaders():
@@ -269,18 +251,6 @@ def register_error_handlers(app):
     @app.errorhandler(InvalidCredentials)
     def handle_invalid_credentials(_error):
         return unauthorized()
-
-    @app.errorhandler(RateLimitExceeded)
-    def handle_rate_limited(error):
-        current = limiter.current_limit
-        policy = current.request_args[-1] if current else "rate-limit"
-        retry_after = seconds_until(current.window[0]) if current else 1
-        return problem(
-            429,
-            "rate-limited",
-            f"The {policy} policy allows {error.description}; retry in {retry_after} s.",
-            headers={"Retry-After": str(retry_after)},
-        )
 
     @app.errorhandler(HTTPException)
     def handle_http_exception(error):

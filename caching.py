@@ -64,7 +64,7 @@ def cached(view, variant=None):
         premium = has_premium(g.get("viewer"))
         key = (
             request.endpoint,
-            repr(args),
+            repr(args[1:]),  # args[0] is the MethodView instance, new on every request
             repr(sorted(kwargs.items())),
             premium,
             variant() if variant else None,

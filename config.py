@@ -80,7 +80,6 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
             raise RuntimeError("JWT_SECRET_KEY must be set when APP_ENV=production")
         settings["JWT_SECRET_KEY"] = shared_secret(Path(instance_path) / "jwt-secret")
     settings["RATELIMIT_HEADERS_ENABLED"] = False  # app.py writes every rate-limit header itself
-    settings["RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"] = True
     settings["RATELIMIT_KEY_PREFIX"] = "picks"
     settings["JWT_ACCESS_TOKEN_EXPIRES"] = settings["ACCESS_TOKEN_EXPIRES"]
     settings["MAX_CONTENT_LENGTH"] = 1024 * 1024

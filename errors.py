@@ -184,6 +184,18 @@ class ValidationFailed(AppError):
     problem = "validation-error"
 
 
+class RateLimited(AppError):
+    """A rate-limit policy is exceeded until ``retry_after`` seconds from now."""
+
+    problem = "rate-limited"
+
+    def __init__(self, policy, limit, retry_after):
+        super().__init__(
+            f"The {policy} policy allows {limit}; retry in {retry_after} s.",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
 class QuotaExceeded(AppError):
     """The monthly Data API quota has no room left until ``retry_after`` seconds from now."""
 

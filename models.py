@@ -149,6 +149,29 @@ class User(BaseModel):
         """The user with this (already normalised) email, or None."""
         return cls.get_or_none(cls.email == email)
 
+    @classmethod
+    def by_id(cls, user_id: int):
+        """The user with this id, or None.
+
+        Every authenticated request reads its caller afresh (role, plan and status apply at
+        once), so this is one plain statement: Peewee would spend longer building the SQL
+        than the database spends answering it.
+        """
+        fields = cls._meta.sorted_fields
+        columns = ", ".join(f'"{field.column_name}"' for field in fields)
+        sql = f'SELECT {columns} FROM "{cls._meta.table_name}" WHERE "id" = {db.param}'
+        row = db.execute_sql(sql, (user_id,)).fetchone()
+        if row is None:
+            return None
+        user = cls(
+            **{
+                field.name: field.python_value(value)
+                for field, value in zip(fields, row, strict=True)
+            }
+        )
+        user._dirty.clear()  # as Peewee leaves a row it has read: nothing to save
+        return user
+
 
 class League(BaseModel):
     """A competition, keyed by a stable code (football-data's division code for imports)."""

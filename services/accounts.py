@@ -70,4 +70,4 @@ def user_for_token(identity) -> User | None:
         user_id = int(identity)
     except (TypeError, ValueError):
         return None
-    return User.get_or_none(User.id == user_id)
+    return User.by_id(user_id)

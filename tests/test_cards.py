@@ -210,3 +210,19 @@ def test_a_locked_pick_hides_exactly_the_premium_fields(ctx):
 
 def test_an_unknown_card_is_not_found(client, ctx):
     asserts.problem(client.get("/api/matches/12345"), 404, "not-found")
+
+
+def test_a_repeated_answer_is_served_from_the_cache(client, two_days):
+    path = f"/api/explorer/slate?date={DAY_MANY.date()}"
+    with counted_queries() as first:
+        answer = client.get(path)
+    with counted_queries() as again:
+        repeated = client.get(path)
+    assert len(first) > 3 and len(again) == 1  # only the data version is read
+    assert repeated.get_data() == answer.get_data()
+    assert repeated.headers["ETag"] == answer.headers["ETag"]
+    # What a Pro subscriber sees is its own entry.
+    headers = factories.people()["pro"][1]
+    with counted_queries() as premium:
+        client.get(path, headers=headers)
+    assert len(premium) > 3

@@ -1,0 +1,701 @@
+"""Benchmark of the HTTP request path: the service on gunicorn beside a bare Flask route.
+
+    .venv/bin/python bench/http.py [--mode redis|memory|both] [--duration S] [--warmup S]
+        [--connections N] [--threads N] [--workers N] [--load auto|wrk|python] [--no-install]
+        [--database-url URL] [--redis-url URL]
+
+Builds the demo world in a fresh SQLite file (or in --database-url, which it wipes), creates a
+Pro user and an admin, then serves the project with gunicorn.conf.py and, under the very same
+settings, a one-route Flask app answering {"ok": true}. Each target below is loaded with wrk
+(installed with apt-get when missing and running as root; else a Python load generator) and
+printed beside the bare route measured in the same run: req/s, p50, p99, their ratio, every
+answer that is not 2xx or 304, and its goal. Two configurations: Redis rate-limit storage with
+several workers, and the default single process with memory:// storage.
+"""
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+# This file is named http.py: without its folder on the path, `import http` finds the stdlib.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
+sys.path.insert(0, str(ROOT))
+
+import argparse  # noqa: E402
+import http.client  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import os  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import runpy  # noqa: E402
+import secrets  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections import Counter  # noqa: E402
+from contextlib import ExitStack  # noqa: E402
+from typing import NamedTuple  # noqa: E402
+from unittest import mock  # noqa: E402
+
+import redis  # noqa: E402
+
+from models import Match, Pick, db, drop_tables, open_database  # noqa: E402
+
+
+class Goal(NamedTuple):
+    """What a target must reach: a share of the bare route's req/s, a p99 ceiling, or both."""
+
+    min_ratio: float | None = None
+    max_p99_ms: float | None = None
+
+
+class Target(NamedTuple):
+    """One endpoint to load: ``token`` names the account whose bearer token it sends."""
+
+    label: str
+    path: str
+    token: str | None
+    goal: Goal
+
+
+PUBLIC_READ = Goal(min_ratio=0.6, max_p99_ms=50)
+
+#: Everything measured, in order. ``{match_id}`` is a demo match with picks. A target that
+#: answers 404 or 405 at warm-up is not served yet and is skipped.
+TARGETS = [
+    Target("GET /api/picks/today", "/api/picks/today", None, PUBLIC_READ),
+    Target("GET /api/matches/{id}", "/api/matches/{match_id}", None, PUBLIC_READ),
+    Target("GET /api/explorer/slate", "/api/explorer/slate", None, PUBLIC_READ),
+    Target(
+        "GET /api/v1/data/usage", "/api/v1/data/usage", "pro", Goal(min_ratio=0.4, max_p99_ms=50)
+    ),
+    Target("GET /api/v1/data/catalog", "/api/v1/data/catalog", "pro", Goal(max_p99_ms=50)),
+    Target(
+        "GET /api/v1/data/matches?limit=100&include=…",
+        "/api/v1/data/matches?limit=100&include=odds,predictions,picks",
+        "pro",
+        Goal(min_ratio=0.15, max_p99_ms=100),
+    ),
+    Target("GET /problems/not-found", "/problems/not-found", None, Goal(max_p99_ms=50)),
+]
+
+#: account → (email, role, plan); the password is made per run.
+ACCOUNTS = {
+    "pro": ("bench-pro@example.com", "user", "pro"),
+    "admin": ("bench-admin@example.com", "admin", "free"),
+}
+
+#: Every limit far above what 2 cores can serve, so the figures measure work, not 429s.
+UNTHROTTLED = {
+    "RATELIMIT_PUBLIC": "1000000 per minute",
+    "RATELIMIT_AUTH": "1000000 per minute",
+    "QUOTA_PRO_REQUESTS": "100000000",
+}
+
+CONFIG = ROOT / "gunicorn.conf.py"
+BARE_MODULE = "bench_bare_app"
+BARE_APP = '''"""The baseline: one Flask route, nothing else."""
+
+from flask import Flask, jsonify
+
+app = Flask(__name__)
+
+
+@app.get("/")
+def ok():
+    return jsonify(ok=True)
+'''
+
+# Counts every answer that is neither 2xx nor 304 per wrk thread (wrk itself only counts >= 400)
+# and prints one machine-readable line for the run and one per unexpected status.
+WRK_SCRIPT = """
+local threads = {}
+
+function setup(thread)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  bad = 0
+  codes = {}
+end
+
+function response(status, headers, body)
+  if (status < 200 or status > 299) and status ~= 304 then
+    bad = bad + 1
+    codes[tostring(status)] = (codes[tostring(status)] or 0) + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local total, statuses = 0, {}
+  for _, thread in ipairs(threads) do
+    total = total + thread:get("bad")
+    for code, count in pairs(thread:get("codes")) do
+      statuses[code] = (statuses[code] or 0) + count
+    end
+  end
+  local e = summary.errors
+  io.write(string.format(
+    "wrk-result requests=%d duration_us=%d p50_us=%.0f p99_us=%.0f bad=%d errors=%d\\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    total, e.connect + e.read + e.write + e.timeout))
+  for code, count in pairs(statuses) do
+    io.write(string.format("wrk-status %s %d\\n", code, count))
+  end
+end
+"""
+
+PYTHON_LOAD_CAP = 2_000_000  # requests per connection: a bound, never reached in practice
+START_TIMEOUT = 60
+DRIFT_WARNING = 0.20  # the bare route's req/s, before and after the targets, may differ this much
+
+
+class Result(NamedTuple):
+    """One load run: throughput, latency and every answer that was not a success."""
+
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    bad: int  # answers other than 2xx and 304
+    statuses: dict[str, int]  # status → count, for those answers
+    errors: int  # connect, read, write errors and timeouts
+
+    @property
+    def rate(self) -> float:
+        """Requests per second."""
+        return self.requests / self.seconds if self.seconds else 0.0
+
+
+class Load:
+    """The load generator: wrk with our Lua script, or the Python fallback."""
+
+    def __init__(self, wrk, folder, connections, threads):
+        """Remember how to load; ``wrk`` is its path, or None for the Python fallback."""
+        self.wrk = wrk
+        self.connections = connections
+        self.threads = threads
+        self.script = folder / "report.lua"
+        self.script.write_text(WRK_SCRIPT)
+
+    @property
+    def description(self) -> str:
+        """What generates the load, for the header."""
+        if self.wrk:
+            return f"wrk, {self.threads} threads, {self.connections} connections"
+        return (
+            f"Python fallback, {self.connections} threads with keep-alive connections "
+            "(figures are bounded by the generator itself)"
+        )
+
+    def run(self, url, headers, seconds) -> Result:
+        """Load ``url`` for ``seconds``."""
+        if self.wrk:
+            return self._run_wrk(url, headers, seconds)
+        return run_python_load(url, headers, self.connections, seconds)
+
+    def _run_wrk(self, url, headers, seconds) -> Result:
+        """One wrk run, read from the lines the Lua script prints."""
+        command = [
+            self.wrk,
+            f"-t{self.threads}",
+            f"-c{self.connections}",
+            f"-d{seconds}s",
+            "--timeout",
+            "10s",
+            "-s",
+            str(self.script),
+        ]
+        for name, value in headers.items():
+            command += ["-H", f"{name}: {value}"]
+        finished = subprocess.run(
+            [*command, url], capture_output=True, text=True, timeout=seconds + 60, check=False
+        )
+        found = re.search(
+            r"wrk-result requests=(\d+) duration_us=(\d+) p50_us=(\d+) p99_us=(\d+) "
+            r"bad=(\d+) errors=(\d+)",
+            finished.stdout,
+        )
+        if finished.returncode or not found:
+            raise RuntimeError(f"wrk failed:\n{finished.stdout}{finished.stderr}")
+        requests, duration, p50, p99, bad, errors = (int(value) for value in found.groups())
+        statuses = dict(re.findall(r"wrk-status (\d+) (\d+)", finished.stdout))
+        return Result(
+            requests,
+            duration / 1e6,
+            p50 / 1000,
+            p99 / 1000,
+            bad,
+            {code: int(count) for code, count in statuses.items()},
+            errors,
+        )
+
+
+def run_python_load(url, headers, connections, seconds) -> Result:
+    """Load ``url`` from ``connections`` threads, each on one keep-alive connection."""
+    host, port, path = split_url(url)
+    started = time.perf_counter()
+    deadline = started + seconds
+    latencies = [[] for _ in range(connections)]
+    statuses = [Counter() for _ in range(connections)]
+    errors = [0] * connections
+
+    def one_connection(slot):
+        """Send requests back to back until the deadline."""
+        connection = None
+        while time.perf_counter() < deadline and len(latencies[slot]) < PYTHON_LOAD_CAP:
+            try:
+                connection = connection or http.client.HTTPConnection(host, port, timeout=10)
+                sent = time.perf_counter()
+                connection.request("GET", path, headers=headers)
+                response = connection.getresponse()
+                response.read()
+                latencies[slot].append(time.perf_counter() - sent)
+                statuses[slot][response.status] += 1
+            except (OSError, http.client.HTTPException):
+                errors[slot] += 1
+                if connection:
+                    connection.close()
+                connection = None
+                time.sleep(0.01)  # a refused connection must not spin until the deadline
+        if connection:
+            connection.close()
+
+    workers = [
+        threading.Thread(target=one_connection, args=(slot,), daemon=True)
+        for slot in range(connections)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(seconds + 30)
+    elapsed = time.perf_counter() - started
+    every = sorted(latency for slot in latencies for latency in slot)
+    counted = sum(statuses, Counter())
+    unexpected = {
+        str(code): count
+        for code, count in counted.items()
+        if not (200 <= code < 300 or code == 304)
+    }
+    return Result(
+        len(every),
+        elapsed,
+        percentile(every, 0.50) * 1000,
+        percentile(every, 0.99) * 1000,
+        sum(unexpected.values()),
+        unexpected,
+        sum(errors),
+    )
+
+
+def percentile(ordered, share) -> float:
+    """The nearest-rank percentile of an ascending list (0 when empty)."""
+    if not ordered:
+        return 0.0
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def split_url(url):
+    """(host, port, path) of an http:// URL."""
+    rest = url.removeprefix("http://")
+    address, _, path = rest.partition("/")
+    host, _, port = address.partition(":")
+    return host, int(port or 80), "/" + path
+
+
+def request(base, method, path, body=None, token=None, timeout=30):
+    """(status, parsed JSON body or None) of one HTTP request on a fresh connection."""
+    host, port, _ = split_url(base)
+    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    try:
+        connection.request(method, path, json.dumps(body) if body is not None else None, headers)
+        response = connection.getresponse()
+        payload = response.read()
+    finally:
+        connection.close()
+    try:
+        return response.status, json.loads(payload) if payload else None
+    except ValueError:
+        return response.status, None
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def find_wrk(install) -> str | None:
+    """wrk's path; installed with apt-get when missing and allowed, else None (Python load)."""
+    found = shutil.which("wrk")
+    if found or not install:
+        return found
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        print("wrk is missing and cannot be installed here (not root or no apt-get)")
+        return None
+    print("wrk is missing: apt-get install -y wrk")
+    environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for steps in (
+        [["apt-get", "install", "-y", "-q", "wrk"]],
+        # the package lists may be old or absent on a fresh machine
+        [["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "wrk"]],
+    ):
+        if all(
+            subprocess.run(step, env=environment, capture_output=True, check=False).returncode == 0
+            for step in steps
+        ):
+            return shutil.which("wrk")
+    print("apt-get could not install wrk")
+    return None
+
+
+def flask_cli(environment, *arguments) -> str:
+    """Run ``flask --app app ARGUMENTS`` in the project; its output, or exit on failure."""
+    finished = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", *arguments],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if finished.returncode:
+        sys.exit(f"flask {' '.join(arguments)} failed:\n{finished.stdout}{finished.stderr}")
+    return finished.stdout
+
+
+def build_database(url, environment, password) -> int:
+    """Wipe ``url``, build the demo world and the accounts; a match id with picks."""
+    db.initialize(open_database(url))
+    drop_tables()  # a --database-url may hold anything: start from nothing, as a fresh file does
+    db.close()
+    started = time.perf_counter()
+    flask_cli(environment, "db", "init")
+    flask_cli(environment, "data", "demo")
+    for email, role, plan in ACCOUNTS.values():
+        flask_cli(
+            environment,
+            "users",
+            "create",
+            email,
+            "--password",
+            password,
+            "--role",
+            role,
+            "--plan",
+            plan,
+        )
+    # An upcoming match with picks is what the public pages show; a past one will do.
+    with_picks = Match.select(Match.id).join(Pick).group_by(Match.id)
+    found = (
+        with_picks.where(Match.status == "scheduled").order_by(Match.kickoff_at).first()
+        or with_picks.order_by(Match.kickoff_at.desc()).first()
+        or Match.select(Match.id).first()
+    )
+    db.close()
+    print(f"demo world and accounts built in {time.perf_counter() - started:.1f} s")
+    return found.id if found else 1
+
+
+def gunicorn_settings(environment) -> dict:
+    """The settings gunicorn.conf.py gives under ``environment`` (it reads os.environ)."""
+    with mock.patch.dict(os.environ, environment, clear=True):
+        return runpy.run_path(str(CONFIG))
+
+
+def start_gunicorn(stack, app, environment, cwd, log_path):
+    """gunicorn with the project's config serving ``app`` from ``cwd``; stopped by ``stack``."""
+    log = log_path.open("w")
+    stack.callback(log.close)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--config", str(CONFIG), app],
+        cwd=cwd,
+        env=environment,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        # its own session: a Ctrl-C reaches only this script, which then stops it in order
+        start_new_session=True,
+    )
+    stack.callback(stop_gunicorn, process, log_path)
+    return process
+
+
+def stop_gunicorn(process, log_path):
+    """Stop one gunicorn and its workers; report any traceback it logged."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # the master and its workers: one group
+            process.wait(timeout=10)
+    text = log_path.read_text(errors="replace") if log_path.exists() else ""
+    if "Traceback" in text:
+        count = text.count("Traceback")
+        print(f"  ! {log_path.stem}: the server logged {count} traceback(s); the last:")
+        print("    " + text[text.rfind("Traceback") :][:2000].replace("\n", "\n    "))
+
+
+def wait_until_up(base, path, process, log_path):
+    """Return once ``base + path`` answers; exit with the server's log if it never does."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            request(base, "GET", path, timeout=5)
+        except OSError:
+            time.sleep(0.2)
+        else:
+            return
+    sys.exit(f"gunicorn did not start at {base}:\n{log_path.read_text(errors='replace')}")
+
+
+def login(base, password) -> dict[str, str]:
+    """account → bearer token, through POST /api/auth/login."""
+    tokens = {}
+    for account, (email, _role, _plan) in ACCOUNTS.items():
+        status, body = request(
+            base, "POST", "/api/auth/login", {"email": email, "password": password}
+        )
+        if status != 200:
+            sys.exit(f"login of {email} answered {status}: {body}")
+        tokens[account] = body["accessToken"]
+    return tokens
+
+
+def headers_for(target, tokens) -> dict[str, str]:
+    """The request headers a target sends."""
+    return {"Authorization": f"Bearer {tokens[target.token]}"} if target.token else {}
+
+
+def goal_text(goal) -> str:
+    """A goal as the table shows it."""
+    parts = []
+    if goal.min_ratio is not None:
+        parts.append(f"ratio >= {goal.min_ratio:.2f}")
+    if goal.max_p99_ms is not None:
+        parts.append(f"p99 < {goal.max_p99_ms:.0f} ms")
+    return ", ".join(parts)
+
+
+def goal_met(goal, result, ratio) -> str:
+    """yes or no, with why when no."""
+    misses = []
+    if result.bad or result.errors:
+        misses.append("failures")
+    if goal.min_ratio is not None and ratio < goal.min_ratio:
+        misses.append("ratio")
+    if goal.max_p99_ms is not None and result.p99_ms >= goal.max_p99_ms:
+        misses.append("p99")
+    return "no (" + ", ".join(misses) + ")" if misses else "yes"
+
+
+def warm_up(load, url, headers, seconds):
+    """Load ``url`` for ``seconds`` and forget the figures: first requests pay for imports."""
+    if seconds:
+        load.run(url, headers, seconds)
+
+
+def measure_mode(mode, args, load, database_url, password, match_id, folder):
+    """Serve the project and the bare app in one configuration, load each target, print."""
+    storage = args.redis_url if mode == "redis" else "memory://"
+    if mode == "redis":
+        try:
+            # db 15 by default: a benchmark's counts never meet the tests' (db 0)
+            redis.Redis.from_url(storage, socket_timeout=5).flushdb()
+        except redis.RedisError as error:
+            print(f"\n== redis: skipped, {storage} does not answer ({error})")
+            return
+    base_environment = {
+        **os.environ,
+        **UNTHROTTLED,
+        "APP_ENV": "production",
+        "DATABASE_URL": database_url,
+        "JWT_SECRET_KEY": args.jwt_secret,
+        "RATELIMIT_STORAGE_URI": storage,
+        "LOG_LEVEL": "WARNING",  # one access line per request would measure the logging
+        "HOST": "127.0.0.1",
+        "WEB_CONCURRENCY": str(args.workers),
+    }
+    service_env = {**base_environment, "PORT": str(free_port())}
+    bare_env = {**base_environment, "PORT": str(free_port()), "PYTHONPATH": str(folder)}
+    settings = gunicorn_settings(service_env)
+    print(
+        f"\n== {mode}: RATELIMIT_STORAGE_URI={storage}; gunicorn.conf.py gives "
+        f"{settings['workers']} worker(s) x {settings['threads']} threads "
+        f"({settings['worker_class']}), the same for the bare route; {busy_cores()}"
+    )
+    with ExitStack() as stack:
+        if mode == "redis":
+            # runs last, once the servers are stopped, however the run ends
+            stack.callback(redis.Redis.from_url(storage, socket_timeout=5).flushdb)
+        service_log, bare_log = folder / f"service-{mode}.log", folder / f"bare-{mode}.log"
+        service = start_gunicorn(stack, "wsgi:app", service_env, ROOT, service_log)
+        bare = start_gunicorn(stack, f"{BARE_MODULE}:app", bare_env, folder, bare_log)
+        service_base = f"http://127.0.0.1:{service_env['PORT']}"
+        bare_base = f"http://127.0.0.1:{bare_env['PORT']}"
+        wait_until_up(service_base, "/", service, service_log)
+        wait_until_up(bare_base, "/", bare, bare_log)
+        tokens = login(service_base, password)
+
+        warm_up(load, f"{bare_base}/", {}, args.warmup)
+        baseline = load.run(f"{bare_base}/", {}, args.duration)
+        print(
+            f"bare Flask route GET /: {baseline.rate:,.0f} req/s, p50 {baseline.p50_ms:.1f} ms, "
+            f"p99 {baseline.p99_ms:.1f} ms, non-2xx {baseline.bad}, errors {baseline.errors}"
+        )
+        width = max(len(target.label) for target in TARGETS)
+        print(
+            f"{'target':<{width}}  {'req/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}  {'ratio':>6}  "
+            f"{'non-2xx':>8}  {'goal':<28}  met"
+        )
+        notes = []
+        for target in TARGETS:
+            path = target.path.format(match_id=match_id)
+            headers = headers_for(target, tokens)
+            status, body = request(service_base, "GET", path, token=tokens.get(target.token))
+            if status in (404, 405):
+                print(f"{target.label:<{width}}  skipped: not served ({status} at warm-up)")
+                continue
+            if not (200 <= status < 300 or status == 304):
+                detail = body.get("detail") if isinstance(body, dict) else body
+                notes.append(f"{target.label}: warm-up answered {status}: {detail}")
+            warm_up(load, f"{service_base}{path}", headers, args.warmup)
+            result = load.run(f"{service_base}{path}", headers, args.duration)
+            ratio = result.rate / baseline.rate if baseline.rate else 0.0
+            print(
+                f"{target.label:<{width}}  {result.rate:>8,.0f}  {result.p50_ms:>7.1f}  "
+                f"{result.p99_ms:>7.1f}  {ratio:>6.2f}  {result.bad:>8}  "
+                f"{goal_text(target.goal):<28}  {goal_met(target.goal, result, ratio)}"
+            )
+            if result.bad:
+                codes = ", ".join(f"{code} x{count}" for code, count in result.statuses.items())
+                notes.append(f"{target.label}: {result.bad} answers not 2xx/304 ({codes})")
+            if result.errors:
+                notes.append(f"{target.label}: {result.errors} socket errors or timeouts")
+        # the same route again: a drift means the machine changed under the run
+        again = load.run(f"{bare_base}/", {}, args.duration)
+        drift = again.rate / baseline.rate - 1 if baseline.rate else 0.0
+        print(
+            f"bare route again after the targets: {again.rate:,.0f} req/s ({drift:+.0%}), "
+            f"p50 {again.p50_ms:.1f} ms, p99 {again.p99_ms:.1f} ms; ratios are to the first"
+        )
+        if abs(drift) > DRIFT_WARNING:
+            notes.append(
+                f"the bare route moved by more than {DRIFT_WARNING:.0%} between its two runs: "
+                "the ratios are uncertain (other work on the cores?)"
+            )
+        for note in notes:
+            print(f"  ! {note}")
+
+
+def commit() -> str:
+    """The short commit measured, marked when tracked files have uncommitted changes."""
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return f"{head or 'unknown'}{' + uncommitted changes' if dirty else ''}"
+
+
+def machine() -> str:
+    """Cores and CPU model, so the figures are attributable."""
+    model = ""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        found = re.search(r"^model name\s*:\s*(.+)$", cpuinfo.read_text(), re.MULTILINE)
+        model = f", {found.group(1).strip()}" if found else ""
+    return f"{os.cpu_count()} cores{model}; {platform.system()} {platform.release()}"
+
+
+def busy_cores(seconds=1.0) -> str:
+    """How busy the CPUs are while nothing of ours runs: other work skews every figure."""
+    stat = Path("/proc/stat")
+    if not stat.exists():
+        return "CPU use before the run unknown"
+
+    def sample():
+        """(busy, total) jiffies of all CPUs."""
+        values = [int(value) for value in stat.read_text().split("\n", 1)[0].split()[1:]]
+        idle = values[3] + values[4]  # idle and iowait
+        return sum(values) - idle, sum(values)
+
+    busy, total = sample()
+    time.sleep(seconds)
+    busy_after, total_after = sample()
+    share = (busy_after - busy) / max(1, total_after - total)
+    return f"CPU busy before the run: {share:.0%} of {os.cpu_count()} cores"
+
+
+def stop_on_sigterm(_signum, _frame):
+    """Turn SIGTERM into SystemExit so every cleanup callback runs."""
+    sys.exit(143)
+
+
+def main():
+    """Parse the options, build the database, run each configuration."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=("redis", "memory", "both"), default="both")
+    parser.add_argument("--duration", type=int, default=5, help="seconds per target")
+    parser.add_argument("--warmup", type=int, default=1, help="seconds of load before each")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=2, help="wrk threads")
+    parser.add_argument("--workers", type=int, default=2, help="WEB_CONCURRENCY in redis mode")
+    parser.add_argument("--load", choices=("auto", "wrk", "python"), default="auto")
+    parser.add_argument("--no-install", action="store_true", help="never apt-get install wrk")
+    parser.add_argument("--database-url", help="a database this may wipe (default: SQLite)")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    args = parser.parse_args()
+    if min(args.duration, args.connections, args.threads, args.workers) < 1 or args.warmup < 0:
+        parser.error("duration, connections, threads and workers must be positive")
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
+
+    wrk = None if args.load == "python" else find_wrk(install=not args.no_install)
+    if args.load == "wrk" and not wrk:
+        parser.error("--load wrk: wrk is not installed")
+    password = secrets.token_urlsafe(16)
+    args.jwt_secret = secrets.token_urlsafe(48)
+    with tempfile.TemporaryDirectory(prefix="bench-http-") as name:
+        folder = Path(name)
+        (folder / f"{BARE_MODULE}.py").write_text(BARE_APP)
+        database_url = args.database_url or f"sqlite:///{folder / 'bench.db'}"
+        load = Load(wrk, folder, args.connections, args.threads)
+        print(f"machine: {machine()}; Python {platform.python_version()}")
+        print(f"commit: {commit()}")
+        print(f"load: {load.description}; {args.duration} s per target after {args.warmup} s")
+        print(f"database: {'--database-url' if args.database_url else 'a fresh SQLite file'}")
+        environment = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "JWT_SECRET_KEY": args.jwt_secret,
+            "LOG_LEVEL": "WARNING",
+        }
+        match_id = build_database(database_url, environment, password)
+        for mode in ("redis", "memory") if args.mode == "both" else (args.mode,):
+            measure_mode(mode, args, load, database_url, password, match_id, folder)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit("interrupted: every server stopped, temporary files removed")

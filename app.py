@@ -23,6 +23,7 @@ from config import config_from_env
 from errors import PROBLEMS, AppError, InvalidCredentials
 from extensions import api, jwt, problem_type
 from models import db, open_database
+from schemas.ops import RESULT_SCHEMAS, result_component
 from services.accounts import user_for_token
 
 log = logging.getLogger("picks")
@@ -111,6 +112,8 @@ def register_blueprints(app):
     )
     for module in (meta, auth, picks, explorer, track_record, backtest, seo, data, ops, admin):
         api.register_blueprint(module.blp)
+    for kind, schema in RESULT_SCHEMAS.items():  # what an operation's result may be
+        api.spec.components.schema(result_component(kind), schema=schema)
 
 
 def configure_logging(level):

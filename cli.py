@@ -10,6 +10,7 @@ from peewee import DatabaseError
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
 from models import create_tables
+from schemas.ops import OperationResultSchema
 from services import demo, imports, operations, users
 
 
@@ -155,13 +156,15 @@ def ops_refresh(match_id):
     _report(operation)
 
 
-def _report(operation, full=True):
+def _report(operation: dict, full=True):
     """Print an operation's outcome (and its whole result when ``full``); a failure fails."""
-    click.echo(f"operation {operation.id} {operation.kind}: {operation.status}")
-    if operation.status == "failed":
-        raise click.ClickException(operation.error)
+    click.echo(f"operation {operation['id']} {operation['kind']}: {operation['status']}")
+    if operation["status"] == "failed":
+        raise click.ClickException(operation["error"])
     if full:
-        json.dump(operation.result, sys.stdout, indent=2)
+        json.dump(
+            OperationResultSchema().dump(operations.result(operation["id"])), sys.stdout, indent=2
+        )
         click.echo()
 
 

@@ -23,6 +23,8 @@ OPERATION_STATUSES = ("queued", "running", "succeeded", "failed")
 COMPARABLE_SCOPES = ("league", "teams", "global")
 EXPORT_FORMATS = ("csv", "json", "ndjson")
 EXPORT_RESOURCES = ("matches", "picks", "predictions", "odds", "teams", "leagues", "track-record")
+#: What a match card can carry besides the match (the Data API's ``include``).
+CARD_RELATIONS = ("odds", "predictions", "picks", "intelligence")
 HEALTH_STATES = ("ok", "degraded", "down")
 USAGE_STATES = ("ok", "warning", "exceeded")
 

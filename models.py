@@ -26,6 +26,8 @@ from psycopg2.extras import execute_values
 
 from enums import (
     COMPETITION_TYPES,
+    EXPORT_FORMATS,
+    EXPORT_RESOURCES,
     MARKETS,
     MATCH_STATUSES,
     OPERATION_KINDS,
@@ -358,6 +360,17 @@ class UsageCounter(BaseModel):
         indexes = ((("user", "period"), True),)
 
 
+class Export(BaseModel):
+    """A Data API export: who asked for what, in which format, and how many rows it held."""
+
+    user = ForeignKeyField(User, null=True, backref="exports", on_delete="SET NULL")
+    resource = CharField(max_length=16, choices=_choices(EXPORT_RESOURCES))
+    format = CharField(max_length=8, choices=_choices(EXPORT_FORMATS))
+    parameters = JSONField()  # the filters, as the request gave them (wire names)
+    row_count = IntegerField()
+    created_at = UTCDateTimeField(default=utcnow)
+
+
 class DataVersion(BaseModel):
     """One counter that every change to matches, odds, predictions or picks bumps, in the
     change's own transaction: cached answers are keyed by it, so none outlives the data."""
@@ -415,6 +428,66 @@ def epoch_seconds(values) -> np.ndarray:
 
 def _is_sqlite() -> bool:
     return isinstance(db.obj, SqliteDatabase)
+
+
+class Snapshot:
+    """A consistent, read-only view of the database on a connection of its own, for reading
+    many rows while the request's own connection goes on writing (an export charges its quota
+    after counting its rows, then streams exactly those rows).
+
+    PostgreSQL reads in a REPEATABLE READ transaction through a server-side cursor; SQLite in a
+    deferred transaction, which in WAL mode sees the database as it was at its first read.
+    """
+
+    def __init__(self, database):
+        self.database = database
+        self.connection = None
+
+    def open(self) -> "Snapshot":
+        """Start the snapshot (it is taken at the first read)."""
+        self.database.connect(reuse_if_open=True)
+        self.connection = self.database.connection()
+        if isinstance(self.database, SqliteDatabase):
+            self.connection.execute("BEGIN")
+        else:
+            self.connection.autocommit = False
+            self.connection.set_session(isolation_level="REPEATABLE READ", readonly=True)
+        return self
+
+    def close(self) -> None:
+        """End the snapshot and give the connection back."""
+        if self.connection is None:
+            return
+        connection, self.connection = self.connection, None
+        if isinstance(self.database, SqliteDatabase):
+            connection.execute("ROLLBACK")
+        else:
+            connection.rollback()
+            connection.set_session(isolation_level="DEFAULT", readonly="DEFAULT")
+            connection.autocommit = True
+        self.database.close()
+
+    def scalar(self, query):
+        """The first column of the first row of ``query``."""
+        sql, params = query.sql()
+        cursor = self.connection.cursor()
+        cursor.execute(sql, params)
+        return cursor.fetchone()[0]
+
+    def rows(self, query, batch: int = 5000):
+        """The rows of ``query`` as the driver returns them, fetched ``batch`` at a time."""
+        sql, params = query.sql()
+        if isinstance(self.database, SqliteDatabase):
+            cursor = self.connection.cursor()
+        else:
+            cursor = self.connection.cursor(name=f"rows_{id(self)}")  # server-side
+            cursor.itersize = batch
+        cursor.execute(sql, params)
+        try:
+            while chunk := cursor.fetchmany(batch):
+                yield from chunk
+        finally:
+            cursor.close()
 
 
 def insert_rows(model, names: list[str], rows, page_size=5000) -> None:
@@ -493,6 +566,7 @@ TABLES = [
     MatchIntelligence,
     Operation,
     UsageCounter,
+    Export,
     DataVersion,
 ]
 

@@ -1,26 +1,85 @@
 """Data API endpoints for Pro subscribers and admins."""
 
+from flask import Response, stream_with_context
 from flask.views import MethodView
 
 from access import DATA, DATA_USAGE, Blueprint, current_viewer
-from schemas.data import CatalogSchema, UsageSchema
-from services import catalog, quotas
+from schemas.data import CatalogSchema, MatchesArgsSchema, MatchesPageSchema, UsageSchema
+from schemas.exports import ExportJSONSchema, ExportRequestSchema
+from schemas.records import RangeArgsSchema, TrackRecordSchema
+from services import catalog, data, exports, quotas, track_record
 
 blp = Blueprint(
     "data",
     __name__,
     url_prefix="/api/v1/data",
     description="Catalog, matches, track record, exports and usage: plan `pro` or role `admin`.",
+    access=DATA,
 )
 
 
 @blp.route("/catalog")
 class Catalog(MethodView):
-    @blp.access(DATA)
     @blp.response(200, CatalogSchema)
     def get(self):
         """Resources with their fields, filters, includes and formats; leagues with their data"""
         return catalog.catalog()
+
+
+@blp.route("/matches")
+class Matches(MethodView):
+    @blp.arguments(MatchesArgsSchema, location="query")
+    @blp.cached()
+    @blp.response(200, MatchesPageSchema)
+    def get(self, query):
+        """Matches by kick-off, a page at a time, with the relations asked for"""
+        return data.matches(viewer=current_viewer(), **query)
+
+
+@blp.route("/track-record")
+class TrackRecord(MethodView):
+    @blp.arguments(RangeArgsSchema, location="query")
+    @blp.cached()
+    @blp.response(200, TrackRecordSchema)
+    def get(self, query):
+        """Live and backfilled picks apart: overall, by month, market, rating and type"""
+        return track_record.report(query.get("date_from"), query.get("date_to"))
+
+
+@blp.route("/exports")
+class Exports(MethodView):
+    @blp.arguments(ExportRequestSchema)
+    @blp.response(200, ExportJSONSchema, description="The export, streamed in its format.")
+    @blp.alt_response(
+        200,
+        content_type="text/csv",
+        success=True,
+        description="`csv`: a header row, then one row per line.",
+    )
+    @blp.alt_response(
+        200,
+        content_type="application/x-ndjson",
+        success=True,
+        description="`ndjson`: one JSON object per line.",
+    )
+    def post(self, body):
+        """Export a resource's rows, filtered, as CSV, JSON or NDJSON (streamed)"""
+        export = exports.prepare(
+            current_viewer(), body["resource"], body["parameters_json"], body["format"]
+        )
+        record = export.record
+        return Response(
+            stream_with_context(export.body()),
+            headers={
+                "Content-Type": exports.MEDIA_TYPES[record.format],
+                "Content-Disposition": (
+                    f'attachment; filename="{record.resource}-{record.id}.{record.format}"'
+                ),
+                "X-Export-Id": str(record.id),
+                "X-Row-Count": str(record.row_count),
+                "Cache-Control": "no-store",
+            },
+        )
 
 
 @blp.route("/usage")

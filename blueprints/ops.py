@@ -2,22 +2,98 @@
 
 from flask.views import MethodView
 
-from access import OPS, Blueprint
-from schemas.ops import HealthSchema
-from services import health
+from access import OPS, Blueprint, current_viewer, id_param
+from schemas.ops import (
+    RESULT_SCHEMAS,
+    CalibrationRequestSchema,
+    HealthSchema,
+    OperationResultSchema,
+    OperationSchema,
+    RefreshRequestSchema,
+    SettlementRequestSchema,
+    result_component,
+)
+from services import health, operations
 
 blp = Blueprint(
     "ops",
     __name__,
     url_prefix="/api/v1/ops",
     description="Health and long-running operations: role `admin` or `operator`.",
+    access=OPS,
 )
 
 
 @blp.route("/health/services")
 class ServiceHealth(MethodView):
-    @blp.access(OPS)
     @blp.response(200, HealthSchema)
     def get(self):
         """Database, rate-limit storage and result freshness, with latencies"""
         return health.report()
+
+
+@blp.route("/operations/intelligence-refreshes")
+class IntelligenceRefreshes(MethodView):
+    @blp.arguments(RefreshRequestSchema)
+    @blp.response(200, OperationSchema)
+    @blp.problems(404, "not-found")
+    @blp.problems(409, "match-not-open")
+    def post(self, body):
+        """Refresh one open match's prediction, pick and intelligence"""
+        return operations.refresh(body["match_id"], current_viewer())
+
+
+@blp.route("/operations/settlement-runs")
+class SettlementRuns(MethodView):
+    @blp.arguments(SettlementRequestSchema)
+    @blp.response(200, OperationSchema)
+    def post(self, body):
+        """Settle the pending picks of matches from the last N days"""
+        return operations.settle(body["last_days"], current_viewer())
+
+
+@blp.route("/operations/calibration-runs")
+class CalibrationRuns(MethodView):
+    @blp.arguments(CalibrationRequestSchema)
+    @blp.response(200, OperationSchema)
+    def post(self, body):
+        """Score the published probabilities of the last N days against the closing odds"""
+        return operations.calibrate(body["window_days"], current_viewer())
+
+
+@blp.route(f"/operations/{id_param('operation_id')}")
+class OperationById(MethodView):
+    @blp.response(200, OperationSchema)
+    @blp.problems(404, "not-found")
+    def get(self, operation_id):
+        """An operation's record: kind, parameters, state, timing, who started it"""
+        return operations.get(operation_id)
+
+
+#: The result's documented shape: one of the kinds' result schemas (see create_app).
+RESULT_DOC = {
+    "200": {
+        "description": "The stored result, in the shape of the operation's kind.",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "oneOf": [
+                        {"$ref": f"#/components/schemas/{result_component(kind)}"}
+                        for kind in RESULT_SCHEMAS
+                    ]
+                }
+            }
+        },
+    }
+}
+
+
+@blp.route(f"/operations/{id_param('operation_id')}/result")
+class OperationResult(MethodView):
+    @blp.response(200)
+    @blp.doc(responses=RESULT_DOC)
+    @blp.problems(404, "not-found")
+    @blp.problems(409, "operation-not-finished", "operation-failed")
+    def get(self, operation_id):
+        """What a succeeded operation found, shaped by its kind"""
+        return OperationResultSchema().dump(operations.result(operation_id))

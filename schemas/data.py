@@ -1,8 +1,10 @@
-"""Data API shapes: the catalog and the usage report."""
+"""Data API shapes: the catalog, the match feed and the usage report."""
 
-from marshmallow import fields
+from marshmallow import fields, validate, validates_schema
 
-from schemas.common import CamelSchema, UTCDateTime
+from enums import CARD_RELATIONS, MATCH_STATUSES
+from schemas.common import CamelSchema, CommaList, DayOrInstant, UTCDateTime, check_range
+from schemas.matches import MatchCardSchema
 
 
 class CatalogResourceSchema(CamelSchema):
@@ -72,3 +74,47 @@ class UsageSchema(CamelSchema):
         },
     )
     resets_at = UTCDateTime(required=True)
+
+
+class MatchesArgsSchema(CamelSchema):
+    """Filters, relations and paging of the match feed."""
+
+    date_from = DayOrInstant(data_key="from", metadata={"description": "Kick-off from."})
+    date_to = DayOrInstant(
+        data_key="to", metadata={"description": "Kick-off to (a date includes its whole day)."}
+    )
+    league_id = fields.Integer(validate=validate.Range(1, 2**31 - 1))
+    team_id = fields.Integer(
+        validate=validate.Range(1, 2**31 - 1), metadata={"description": "Home or away."}
+    )
+    statuses = CommaList(MATCH_STATUSES, data_key="status")
+    include = CommaList(
+        CARD_RELATIONS,
+        metadata={"description": "Relations to add to each match; each costs one query a page."},
+    )
+    limit = fields.Integer(
+        load_default=100,
+        validate=validate.Range(1, 1000),
+        metadata={"description": "Matches per page, 1–1000 (default 100)."},
+    )
+    cursor = fields.String(
+        validate=validate.Length(max=512),
+        metadata={"description": "`nextCursor` of the previous page, as it was given."},
+    )
+
+    @validates_schema
+    def from_before_to(self, data, **kwargs):
+        """``from`` after ``to`` is a 422."""
+        check_range(data.get("date_from"), data.get("date_to"))
+
+
+class MatchesPageSchema(CamelSchema):
+    """A page of matches by kick-off, then id."""
+
+    items = fields.List(fields.Nested(MatchCardSchema), required=True)
+    limit = fields.Integer(required=True)
+    next_cursor = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Pass as `cursor` for the next page; null on the last page."},
+    )

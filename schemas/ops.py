@@ -1,7 +1,7 @@
 """Operations API shapes: service health, operation requests and records, and each kind's result
 (also the stored form of that result: written and read back through these schemas)."""
 
-from marshmallow import fields, validate
+from marshmallow import Schema, fields, validate
 
 from enums import (
     CALIBRATION_DAYS,
@@ -182,3 +182,17 @@ RESULT_SCHEMAS = {
     "calibration-run": CalibrationResultSchema,
     "model-backfill": BackfillResultSchema,
 }
+
+
+class OperationResultSchema(Schema):
+    """The result of a succeeded operation, in the shape of its kind (see ``RESULT_SCHEMAS``)."""
+
+    def dump(self, obj, *, many=None):
+        """Dump ``(kind, result)`` with the kind's own schema."""
+        kind, result = obj
+        return RESULT_SCHEMAS[kind]().dump(result)
+
+
+def result_component(kind: str) -> str:
+    """The OpenAPI component name of ``kind``'s result."""
+    return RESULT_SCHEMAS[kind].__name__.removesuffix("Schema")

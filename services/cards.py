@@ -8,13 +8,14 @@ through the premium rule on the way out.
 
 from collections import defaultdict
 
+from enums import CARD_RELATIONS
 from errors import NotFound
 from models import League, Match, MatchIntelligence, OddsSummary, Pick, Prediction, Team
 from schemas.matches import IntelligencePayloadSchema
 from services import premium
 
 #: The relations a card can carry, besides the match itself.
-RELATIONS = ("odds", "predictions", "picks", "intelligence")
+RELATIONS = CARD_RELATIONS
 #: What most answers show: everything but the intelligence.
 DEFAULT_RELATIONS = ("odds", "predictions", "picks")
 

@@ -2,103 +2,9 @@
 
 from peewee import JOIN, fn
 
+from enums import EXPORT_FORMATS
 from models import League, Match
-
-DATE_FILTERS = ("from", "to")
-EXPORT_FORMATS = ("csv", "json", "ndjson")
-
-#: Each resource of the Data API: its fields, the filters its export takes, its includes.
-RESOURCES = (
-    {
-        "name": "matches",
-        "fields": (
-            "id",
-            "slug",
-            "kickoffAt",
-            "status",
-            "season",
-            "league",
-            "homeTeam",
-            "awayTeam",
-            "score",
-        ),
-        "filters": (*DATE_FILTERS, "leagueId", "teamId", "status"),
-        "includes": ("odds", "predictions", "picks", "intelligence"),
-    },
-    {
-        "name": "picks",
-        "fields": (
-            "id",
-            "matchId",
-            "market",
-            "selection",
-            "bookmaker",
-            "odds",
-            "probability",
-            "edge",
-            "rating",
-            "dataQuality",
-            "stake",
-            "isLive",
-            "status",
-            "profit",
-            "closingOdds",
-            "clv",
-            "createdAt",
-            "settledAt",
-        ),
-        "filters": (*DATE_FILTERS, "leagueId", "market", "rating", "status", "isLive"),
-    },
-    {
-        "name": "predictions",
-        "fields": (
-            "matchId",
-            "market",
-            "probabilities",
-            "modelProbabilities",
-            "marketProbabilities",
-            "poolWeight",
-            "modelName",
-            "modelVersion",
-            "madeAt",
-            "dataQuality",
-        ),
-        "filters": (*DATE_FILTERS, "leagueId", "market"),
-    },
-    {
-        "name": "odds",
-        "fields": ("matchId", "bookmaker", "market", "selection", "price", "isClosing"),
-        "filters": (*DATE_FILTERS, "leagueId", "market", "bookmaker"),
-    },
-    {"name": "teams", "fields": ("id", "name", "country"), "filters": ("leagueId",)},
-    {
-        "name": "leagues",
-        "fields": ("id", "code", "name", "country", "competitionType"),
-        "filters": (),
-    },
-    {
-        "name": "track-record",
-        "fields": (
-            "picks",
-            "won",
-            "lost",
-            "void",
-            "pending",
-            "hitRate",
-            "staked",
-            "profit",
-            "roi",
-            "avgOdds",
-            "avgEdge",
-            "avgClv",
-            "maxDrawdown",
-            "byMonth",
-            "byMarket",
-            "byRating",
-        ),
-        "filters": DATE_FILTERS,
-    },
-)
+from services import exports
 
 
 def leagues() -> list[dict]:
@@ -135,10 +41,22 @@ def leagues() -> list[dict]:
     ]
 
 
+def resources() -> list[dict]:
+    """Each resource with its list endpoint, fields, filters, includes and export formats, read
+    from the schemas that write its rows and parse its filters."""
+    return [
+        {
+            "name": resource.name,
+            "path": resource.path,
+            "fields": [field.data_key for field in resource.row().fields.values()],
+            "filters": [field.data_key for field in resource.filters().fields.values()],
+            "includes": resource.includes,
+            "export_formats": EXPORT_FORMATS,
+        }
+        for resource in exports.RESOURCES.values()
+    ]
+
+
 def catalog() -> dict:
     """The whole catalog."""
-    resources = [
-        {"export_formats": EXPORT_FORMATS, "includes": (), "path": None, **resource}
-        for resource in RESOURCES
-    ]
-    return {"resources": resources, "export_formats": EXPORT_FORMATS, "leagues": leagues()}
+    return {"resources": resources(), "export_formats": EXPORT_FORMATS, "leagues": leagues()}

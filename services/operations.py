@@ -9,7 +9,7 @@ JSON is the wire format and reads back as the same Python values.
 
 import logging
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from flask import current_app
 
@@ -33,7 +33,7 @@ def run(kind: str, params: dict, work, created_by=None) -> Operation:
         params=dump_known(PARAMS_SCHEMAS[kind](), params),
         created_by=created_by,
     )
-    operation.status, operation.started_at = "running", utcnow()
+    operation.status, operation.started_at = "running", datetime.now(UTC)
     operation.save()
     started = time.perf_counter()
     try:
@@ -44,7 +44,7 @@ def run(kind: str, params: dict, work, created_by=None) -> Operation:
         operation.status, operation.error = "failed", f"{type(exc).__name__}: {exc}"
     else:
         operation.status, operation.result = "succeeded", result
-    operation.finished_at = utcnow()
+    operation.finished_at = datetime.now(UTC)
     operation.save()
     log.info(
         "operation %s %s %s in %.0f ms",
@@ -56,6 +56,26 @@ def run(kind: str, params: dict, work, created_by=None) -> Operation:
     return operation
 
 
+def describe(operation: Operation) -> dict:
+    """The operation's record as the API shows it."""
+    started, finished = operation.started_at, operation.finished_at
+    duration = None
+    if started is not None and finished is not None:
+        duration = int((finished - started).total_seconds() * 1000)
+    return {
+        "id": operation.id,
+        "kind": operation.kind,
+        "status": operation.status,
+        "params": operation.params,
+        "created_at": operation.created_at,
+        "started_at": started,
+        "finished_at": finished,
+        "duration_ms": duration,
+        "created_by": operation.created_by_id,
+        "error": operation.error,
+    }
+
+
 def _within(name: str, value: int, bounds: tuple[int, int]) -> None:
     low, high = bounds
     if not low <= value <= high:
@@ -65,41 +85,52 @@ def _within(name: str, value: int, bounds: tuple[int, int]) -> None:
         )
 
 
-def settle(last_days: int, by=None) -> Operation:
+def settle(last_days: int, by=None) -> dict:
     """Settle the pending picks of matches that kicked off in the last ``last_days`` days."""
     _within("lastDays", last_days, SETTLEMENT_DAYS)
-    return run("settlement-run", {"last_days": last_days}, lambda: settlement.run(last_days), by)
-
-
-def calibrate(window_days: int, by=None) -> Operation:
-    """Score the published probabilities of the last ``window_days`` days."""
-    _within("windowDays", window_days, CALIBRATION_DAYS)
-    return run(
-        "calibration-run",
-        {"window_days": window_days},
-        lambda: calibration.run(window_days),
-        by,
+    return describe(
+        run("settlement-run", {"last_days": last_days}, lambda: settlement.run(last_days), by)
     )
 
 
-def refresh(match_id: int, by=None) -> Operation:
+def calibrate(window_days: int, by=None) -> dict:
+    """Score the published probabilities of the last ``window_days`` days."""
+    _within("windowDays", window_days, CALIBRATION_DAYS)
+    return describe(
+        run(
+            "calibration-run",
+            {"window_days": window_days},
+            lambda: calibration.run(window_days),
+            by,
+        )
+    )
+
+
+def refresh(match_id: int, by=None) -> dict:
     """Refresh one open match: NotFound and MatchNotOpen are raised before anything is
     recorded; a failure of the work itself is recorded."""
     predictions.check_open(match_id)
-    return run(
-        "intelligence-refresh",
-        {"match_id": match_id},
-        lambda: predictions.refresh(match_id),
-        by,
+    return describe(
+        run(
+            "intelligence-refresh",
+            {"match_id": match_id},
+            lambda: predictions.refresh(match_id),
+            by,
+        )
     )
 
 
-def backfill(by=None) -> Operation:
+def backfill(by=None) -> dict:
     """Predict every match walk-forward, make the picks and settle what has finished."""
-    return run("model-backfill", {}, predictions.backfill, by)
+    return describe(run("model-backfill", {}, predictions.backfill, by))
 
 
-def get(operation_id: int) -> Operation:
+def get(operation_id: int) -> dict:
+    """The operation's record, or NotFound (see :func:`_current`)."""
+    return describe(_current(operation_id))
+
+
+def _current(operation_id: int) -> Operation:
     """The operation record, or NotFound. One left running by a process that died is marked
     failed once it is older than ``OPERATION_STALE_SECONDS``, so none stays running forever."""
     operation = Operation.get_or_raise(operation_id, "Operation")
@@ -118,7 +149,7 @@ def get(operation_id: int) -> Operation:
 
 def result(operation_id: int) -> tuple[str, dict]:
     """``(kind, result)`` of a succeeded operation; 409 while it runs or when it failed."""
-    operation = get(operation_id)
+    operation = _current(operation_id)
     if operation.status in UNFINISHED:
         raise OperationNotFinished(f"Operation {operation_id} is still {operation.status}.")
     if operation.status == "failed":

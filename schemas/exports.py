@@ -1,0 +1,230 @@
+"""Export shapes: the request, each resource's filters (the names of its list endpoint) and its
+flat row, the same in CSV, JSON and NDJSON. The catalog lists these fields and filters, so what
+it promises and what an export writes come from one place."""
+
+from marshmallow import RAISE, fields, validate, validates_schema
+
+from enums import (
+    COMPETITION_TYPES,
+    EXPORT_FORMATS,
+    EXPORT_RESOURCES,
+    MARKETS,
+    MATCH_STATUSES,
+    PICK_RATINGS,
+    PICK_STATUSES,
+    SELECTIONS,
+)
+from schemas.common import (
+    CamelSchema,
+    CommaList,
+    DayOrInstant,
+    UTCDateTime,
+    check_range,
+    one_of,
+)
+from schemas.matches import enum_of
+from schemas.records import FiguresSchema
+
+ID = validate.Range(1, 2**31 - 1)
+
+
+class ExportRequestSchema(CamelSchema):
+    """What to export, filtered how, in which format."""
+
+    resource = one_of(EXPORT_RESOURCES, required=True)
+    parameters_json = fields.String(
+        load_default="{}",
+        validate=validate.Length(max=10_000),
+        metadata={
+            "description": "The resource's filters as a JSON object in a string, e.g. "
+            '`{"from": "2026-11-01", "leagueId": 3}`; the names of its list endpoint (see the '
+            "catalog). Default `{}`: everything."
+        },
+    )
+    format = one_of(EXPORT_FORMATS, required=True)
+
+
+class ExportJSONSchema(CamelSchema):
+    """An export in the `json` format (CSV and NDJSON carry the same rows, one per line)."""
+
+    id = fields.Integer(required=True)
+    resource = enum_of(EXPORT_RESOURCES, required=True)
+    format = enum_of(EXPORT_FORMATS, required=True)
+    row_count = fields.Integer(required=True)
+    generated_at = UTCDateTime(required=True)
+    items = fields.List(
+        fields.Dict(), required=True, metadata={"description": "The resource's rows (flat)."}
+    )
+
+
+class Filters(CamelSchema):
+    """Filters of an export: unknown names are refused, naming the allowed ones."""
+
+    class Meta:
+        unknown = RAISE
+
+
+class RangeFilters(Filters):
+    """``from`` and ``to`` on the kick-off: a date (its whole UTC day) or a date-time."""
+
+    date_from = DayOrInstant(data_key="from")
+    date_to = DayOrInstant(data_key="to")
+
+    @validates_schema
+    def from_before_to(self, data, **kwargs):
+        """``from`` after ``to`` is a 422."""
+        check_range(data.get("date_from"), data.get("date_to"))
+
+
+class MatchFilters(RangeFilters):
+    """Matches by kick-off, league, team (home or away) and status."""
+
+    league_id = fields.Integer(strict=True, validate=ID)
+    team_id = fields.Integer(strict=True, validate=ID)
+    statuses = CommaList(MATCH_STATUSES, data_key="status")
+
+
+class PickFilters(RangeFilters):
+    """Picks by kick-off, league, market, rating, status and live or not."""
+
+    league_id = fields.Integer(strict=True, validate=ID)
+    markets = CommaList(MARKETS, data_key="market")
+    ratings = CommaList(PICK_RATINGS, data_key="rating")
+    statuses = CommaList(PICK_STATUSES, data_key="status")
+    is_live = fields.Boolean()
+
+
+class PredictionFilters(RangeFilters):
+    """Predictions by kick-off, league and market."""
+
+    league_id = fields.Integer(strict=True, validate=ID)
+    markets = CommaList(MARKETS, data_key="market")
+
+
+class OddsFilters(RangeFilters):
+    """Quotes by kick-off, league, market, bookmaker, and pre-match or closing."""
+
+    league_id = fields.Integer(strict=True, validate=ID)
+    markets = CommaList(MARKETS, data_key="market")
+    bookmaker = fields.String(validate=validate.Length(1, 32))
+    is_closing = fields.Boolean()
+
+
+class TeamFilters(Filters):
+    """Teams that played in a league."""
+
+    league_id = fields.Integer(strict=True, validate=ID)
+
+
+class NoFilters(Filters):
+    """Leagues take no filter."""
+
+
+class MatchRowSchema(CamelSchema):
+    """A match, flat."""
+
+    id = fields.Integer()
+    slug = fields.String()
+    kickoff_at = UTCDateTime()
+    status = enum_of(MATCH_STATUSES)
+    season = fields.String()
+    league_id = fields.Integer()
+    league_name = fields.String()
+    competition_type = enum_of(COMPETITION_TYPES)
+    home_team_id = fields.Integer()
+    home_team_name = fields.String()
+    away_team_id = fields.Integer()
+    away_team_name = fields.String()
+    home_goals = fields.Integer(allow_none=True)
+    away_goals = fields.Integer(allow_none=True)
+
+
+class PickRowSchema(CamelSchema):
+    """A pick, flat, with its match's kick-off and league."""
+
+    id = fields.Integer()
+    match_id = fields.Integer()
+    kickoff_at = UTCDateTime()
+    league_id = fields.Integer()
+    market = enum_of(MARKETS)
+    selection = enum_of(SELECTIONS)
+    bookmaker = fields.String()
+    odds = fields.Float()
+    probability = fields.Float()
+    edge = fields.Float()
+    rating = enum_of(PICK_RATINGS)
+    data_quality = fields.Float()
+    stake = fields.Float()
+    is_live = fields.Boolean()
+    status = enum_of(PICK_STATUSES)
+    profit = fields.Float(allow_none=True)
+    closing_odds = fields.Float(allow_none=True)
+    closing_bookmaker = fields.String(allow_none=True)
+    closing_probability = fields.Float(allow_none=True)
+    clv = fields.Float(allow_none=True)
+    created_at = UTCDateTime()
+    settled_at = UTCDateTime(allow_none=True)
+
+
+class PredictionRowSchema(CamelSchema):
+    """One selection of a prediction: the published, goal-model and market probabilities."""
+
+    match_id = fields.Integer()
+    market = enum_of(MARKETS)
+    selection = enum_of(SELECTIONS)
+    probability = fields.Float()
+    model_probability = fields.Float()
+    market_probability = fields.Float(allow_none=True)
+    pool_weight = fields.Float()
+    model_name = fields.String()
+    model_version = fields.String()
+    made_at = UTCDateTime()
+    fitted_at = UTCDateTime()
+    data_quality = fields.Float()
+    is_live = fields.Boolean()
+
+
+class OddsRowSchema(CamelSchema):
+    """One bookmaker's decimal price for one selection."""
+
+    match_id = fields.Integer()
+    bookmaker = fields.String()
+    market = enum_of(MARKETS)
+    selection = enum_of(SELECTIONS)
+    price = fields.Float()
+    is_closing = fields.Boolean()
+
+
+class TeamRowSchema(CamelSchema):
+    """A team."""
+
+    id = fields.Integer()
+    name = fields.String()
+    country = fields.String()
+
+
+class LeagueRowSchema(CamelSchema):
+    """A league."""
+
+    id = fields.Integer()
+    code = fields.String()
+    name = fields.String()
+    country = fields.String()
+    competition_type = enum_of(COMPETITION_TYPES)
+
+
+class TrackRecordRowSchema(FiguresSchema):
+    """One group of the track record: live or backfilled, grouped how, which group."""
+
+    part = enum_of(["live", "backfilled"])
+    group_by = enum_of(["all", "month", "market", "rating", "competitionType"])
+    group = fields.String(metadata={"description": "The month, market, rating or type."})
+
+    class Meta:
+        # The group comes first in a row, then its figures.
+        fields = (
+            "part",
+            "group_by",
+            "group",
+            *FiguresSchema._declared_fields,
+        )

@@ -1,0 +1,334 @@
+"""Benchmark of the market-implied team ratings on the shared football-data set, no database.
+
+    .venv/bin/python bench/market_ratings.py [--data DIR] [--no-curves]
+
+Parses the CSVs with ``engine.footballdata.parse`` and groups matches by country as the service
+does (E0 and E1 share England). The ratings train on the service's closing line (Pinnacle's,
+else the market average's, de-margined proportionally). Scored on each league's third season on
+(2019/20-2023/24 for the seven-season leagues: the same 7,050 1x2 rows as ``bench/engine.py``):
+1x2 RPS and over/under 2.5 log loss ÷ those of Pinnacle's closing line (de-margined
+proportionally) for the goals-only Dixon-Coles (``engine.walkforward.run`` with no market), the
+ratings alone (every row; uncovered ones on the newcomer prior), the ratings with Dixon-Coles
+where they are not covered, and Pinnacle's pre-match line. E1 has two seasons only: its second
+(2023/24, with one season of its own history and the Premier League's for relegated sides) is
+printed on its own line and kept out of "all", so "all" compares with ``bench/engine.py``.
+Then the time of a whole run, the goals, and the curves the defaults were chosen from.
+"""
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine import footballdata, market_ratings, metrics, walkforward  # noqa: E402
+from engine.markets import MARKETS, outcome_indices  # noqa: E402
+from engine.odds import remove_margin, sharp_probabilities  # noqa: E402
+from engine.scores import market_probabilities, score_matrix  # noqa: E402
+
+DEFAULT_DATA = Path(
+    os.environ.get("FOOTBALL_DATA_DIR") or ROOT.parent / "shared" / "data" / "football-data"
+)
+SCORED = (("1x2", metrics.rps, "1x2 RPS"), ("ou25", metrics.log_loss, "O/U 2.5 log loss"))
+HALF_LIVES = (7, 10, 14, 17, 21, 28, 42, 60, 90, 120)
+RIDGES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+RHOS = (0.0, -0.04, -0.08, -0.12)
+WINDOWS = (120, 180, 270, 365, 730)
+NEWCOMER = (0.0, 0.1, 0.2, 0.3)
+THRESHOLDS = (0, 1, 2, 3, 4, 6, 8, 10)
+#: 1x2 RPS ratios of the prototype (2019/20-2023/24, half-life 21 days), the bar to clear.
+PROTOTYPE = {"E0": 1.0154, "SP1": 1.0139, "D1": 1.0185, "F1": 1.0085}
+
+
+@dataclass
+class Dataset:
+    """Every parsed match as arrays, with the prices the benchmark needs per market."""
+
+    league: np.ndarray  # division code
+    season: np.ndarray  # "2019-20"
+    group: np.ndarray  # int64, one per country
+    kickoff: np.ndarray  # int64 epoch seconds
+    home: np.ndarray  # int64 team ids, unique per (country, name)
+    away: np.ndarray
+    home_goals: np.ndarray
+    away_goals: np.ndarray
+    pinnacle_pre: dict  # market -> (n, k) de-margined proportionally, NaN where not quoted
+    pinnacle_close: dict
+    sharp_close: dict  # the service's closing line: Pinnacle's, else the market average's
+
+    def __len__(self):
+        return len(self.kickoff)
+
+
+def load(folder: Path) -> Dataset:
+    """Parse every CSV in ``folder`` into one Dataset, in kick-off order."""
+    matches = []
+    for path in sorted(folder.glob("*.csv")):
+        parsed = footballdata.parse(path.read_text(encoding="utf-8"))
+        matches += [m for m in parsed.matches if m.home_goals is not None]
+    matches.sort(key=lambda m: (m.kickoff_at, m.league.code, m.home_team))
+    countries = sorted({m.league.country for m in matches})
+    teams = sorted({(m.league.country, t) for m in matches for t in (m.home_team, m.away_team)})
+    team_id = {key: index for index, key in enumerate(teams)}
+    n = len(matches)
+    cubes = {}  # (market, closing) -> {bookmaker: (n, k)}
+    for row, match in enumerate(matches):
+        for quote in match.odds:
+            books = cubes.setdefault((quote.market, quote.is_closing), {})
+            prices = books.setdefault(
+                quote.bookmaker, np.full((n, len(MARKETS[quote.market])), 0.0)
+            )
+            prices[row, MARKETS[quote.market].index(quote.selection)] = quote.price
+
+    def pinnacle(market, closing):
+        prices = cubes.get((market, closing), {}).get("pinnacle", np.zeros((n, 0)))
+        return remove_margin(prices) if prices.size else np.full((n, len(MARKETS[market])), np.nan)
+
+    def sharp(market):
+        books = cubes[(market, True)]
+        names = sorted(books)
+        cube = np.stack([books[name] for name in names], axis=1)
+        return sharp_probabilities(cube, names)[0]
+
+    return Dataset(
+        league=np.array([m.league.code for m in matches]),
+        season=np.array([m.season for m in matches]),
+        group=np.array([countries.index(m.league.country) for m in matches], dtype=np.int64),
+        kickoff=np.array([int(m.kickoff_at.timestamp()) for m in matches], dtype=np.int64),
+        home=np.array([team_id[(m.league.country, m.home_team)] for m in matches], np.int64),
+        away=np.array([team_id[(m.league.country, m.away_team)] for m in matches], np.int64),
+        home_goals=np.array([m.home_goals for m in matches], dtype=float),
+        away_goals=np.array([m.away_goals for m in matches], dtype=float),
+        pinnacle_pre={market: pinnacle(market, False) for market in ("1x2", "ou25")},
+        pinnacle_close={market: pinnacle(market, True) for market in ("1x2", "ou25")},
+        sharp_close={market: sharp(market) for market in ("1x2", "ou25")},
+    )
+
+
+def evaluation_sets(ds: Dataset) -> dict[str, np.ndarray]:
+    """Boolean row masks: each league from its third season on, all of them, and E1's second."""
+    sets = {}
+    for league in sorted(set(ds.league)):
+        seasons = sorted(set(ds.season[ds.league == league]))
+        if len(seasons) > 2:
+            sets[league] = (ds.league == league) & np.isin(ds.season, seasons[2:])
+    sets["all"] = np.any(list(sets.values()), axis=0)
+    if "E1" in set(ds.league):
+        sets["E1 (2nd season)"] = (ds.league == "E1") & (
+            ds.season == max(ds.season[ds.league == "E1"])
+        )
+    return sets
+
+
+def ratings_input(ds: Dataset) -> market_ratings.RatingsInput:
+    """The ratings' input: the service's closing line (Pinnacle, else market average)."""
+    return market_ratings.RatingsInput(
+        kickoff=ds.kickoff,
+        group=ds.group,
+        home=ds.home,
+        away=ds.away,
+        closing=ds.sharp_close,
+        now=int(ds.kickoff.max()) + 1,
+    )
+
+
+def dixon_coles(ds: Dataset) -> dict[str, np.ndarray]:
+    """The goals-only Dixon-Coles forecasts of every row (the walk-forward with no market)."""
+    out = walkforward.run(
+        walkforward.WalkForwardInput(
+            kickoff=ds.kickoff,
+            group=ds.group,
+            home=ds.home,
+            away=ds.away,
+            home_goals=ds.home_goals,
+            away_goals=ds.away_goals,
+            market={},
+            now=int(ds.kickoff.max()) + 1,
+        )
+    )
+    return out.model
+
+
+def ratio(ds: Dataset, market: str, probs: np.ndarray, rows: np.ndarray) -> tuple[float, float]:
+    """(score of ``probs`` ÷ Pinnacle closing's, its standard error) over ``rows`` where Pinnacle
+    quotes both pre-match and closing; the error is the delta method's for a ratio of means."""
+    score = {name: function for name, function, _ in SCORED}[market]
+    outcome = outcome_indices(ds.home_goals, ds.away_goals)[market]
+    keep = (
+        rows
+        & np.isfinite(ds.pinnacle_pre[market]).all(1)
+        & np.isfinite(ds.pinnacle_close[market]).all(1)
+    )
+    value = score(probs[keep], outcome[keep]) / score(
+        ds.pinnacle_close[market][keep], outcome[keep]
+    )
+    model, close = (
+        _per_row(market, p[keep], outcome[keep]) for p in (probs, ds.pinnacle_close[market])
+    )
+    spread = (model - value * close).std() / np.sqrt(keep.sum()) / close.mean()
+    return value, float(spread)
+
+
+def _per_row(market, probs, outcome):
+    """Each row's score (the per-row terms of engine.metrics.rps / log_loss)."""
+    if market == "1x2":
+        gap = np.cumsum(probs - (outcome[:, None] == np.arange(3)), axis=1)[:, :-1]
+        return (gap**2).sum(axis=1) / 2
+    return -np.log(np.clip(probs[np.arange(len(outcome)), outcome], 1e-15, 1.0))
+
+
+def timed(work):
+    """(result, seconds) of ``work()``."""
+    started = time.perf_counter()
+    result = work()
+    return result, time.perf_counter() - started
+
+
+def print_table(ds, sets, forecasts):
+    """Per league and all together: each forecast's 1x2 RPS and O/U log loss ratios."""
+    names = list(forecasts)
+    print("ratio to Pinnacle closing (de-margined proportionally) ± standard error:")
+    for market, _, label in SCORED:
+        print(f"{label}:")
+        print(f"  {'league':16s} {'matches':>7s}  " + "  ".join(f"{n:>19s}" for n in names))
+        for league, rows in sets.items():
+            cells = []
+            for name in names:
+                value, se = ratio(ds, market, forecasts[name][market], rows)
+                cells.append(f"{value:.4f} ± {se:.4f}".rjust(19))
+            count = (
+                rows
+                & np.isfinite(ds.pinnacle_pre[market]).all(1)
+                & np.isfinite(ds.pinnacle_close[market]).all(1)
+            ).sum()
+            print(f"  {league:16s} {count:7d}  " + "  ".join(cells))
+
+
+def print_goals(ds, sets, probs):
+    """The ratings-alone goals, each marked met or missed."""
+    checks = [("all leagues", "all", 1.015)]
+    checks += [(name, name, min(1.02, PROTOTYPE.get(name, 1.02))) for name in sets if name != "all"]
+    cells = []
+    for label, name, bar in checks:
+        value, _ = ratio(ds, "1x2", probs["1x2"], sets[name])
+        cells.append(f"{label} {value:.4f} <= {bar} {'met' if value <= bar else 'MISSED'}")
+    print(
+        "goals, ratings alone (1x2; <= 1.02 and <= the prototype per league): " + "; ".join(cells)
+    )
+
+
+def curve(ds, sets, inp, label, values, make, dc=None):
+    """One line per value: the ratings (or the chain with Dixon-Coles) over all leagues."""
+    print(f"{label} curve (all leagues; per-league 1x2 after the bar):")
+    for value in values:
+        out = market_ratings.run(inp, make(value))
+        probs = out.probabilities if dc is None else market_ratings.with_fallback(out, dc)
+        rps, _ = ratio(ds, "1x2", probs["1x2"], sets["all"])
+        logloss, _ = ratio(ds, "ou25", probs["ou25"], sets["all"])
+        leagues = " ".join(
+            f"{name.split()[0]} {ratio(ds, '1x2', probs['1x2'], rows)[0]:.4f}"
+            for name, rows in sets.items()
+            if name != "all"
+        )
+        print(f"  {value!s:>6s}: 1x2 {rps:.4f}  O/U {logloss:.4f} | {leagues}")
+
+
+def print_curves(ds, sets, inp, base, dc):
+    """The curves the defaults were read from: each knob moved alone."""
+    for label, values, field in (
+        ("half-life (days)", HALF_LIVES, "half_life_days"),
+        ("ridge", RIDGES, "ridge"),
+        ("rho", RHOS, "rho"),
+        ("window (days)", WINDOWS, "window_days"),
+        ("newcomer strength", NEWCOMER, "newcomer_strength"),
+    ):
+        curve(ds, sets, inp, label, values, lambda v, f=field: replace(base, **{f: v}))
+    curve(
+        ds,
+        sets,
+        inp,
+        "min priced matches (ratings where covered, else Dixon-Coles)",
+        THRESHOLDS,
+        lambda v: replace(base, min_priced_matches=v),
+        dc=dc,
+    )
+
+
+def own_line(ds, rho):
+    """Each closing line put through its own solved rates (NaN rows where none): the part of
+    the market the score matrix cannot reproduce, the floor of any ratings built on it."""
+    home_rate, away_rate = market_ratings.solve_rates(
+        ds.sharp_close["1x2"], ds.sharp_close["ou25"], rho
+    )
+    solved = np.isfinite(home_rate)
+    refit = market_probabilities(score_matrix(home_rate[solved], away_rate[solved], rho))
+    own = {m: np.full((len(ds), len(MARKETS[m])), np.nan) for m in ("1x2", "ou25")}
+    for m in own:
+        own[m][solved] = refit[m]
+    return own, solved
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--no-curves", action="store_true", help="only the table and timing")
+    args = parser.parse_args()
+    files = sorted(args.data.glob("*.csv"))
+    if not files:
+        parser.error(f"no CSV files in {args.data}")
+    # As the service runs the engine: the fits are small, BLAS threads only fight for the cores.
+    with threadpool_limits(limits=1, user_api="blas"):
+        ds, seconds = timed(lambda: load(args.data))
+        print(f"{len(files)} files from {args.data}: {len(ds)} matches, parsed in {seconds:.1f} s")
+        sets = evaluation_sets(ds)
+        inp = ratings_input(ds)
+        config = market_ratings.RatingsConfig()
+        print(f"defaults: {config}")
+        runs = [timed(lambda: market_ratings.run(inp, config)) for _ in range(3)]
+        ratings = runs[0][0]
+        _, solve_s = timed(
+            lambda: market_ratings.solve_rates(
+                ds.sharp_close["1x2"], ds.sharp_close["ou25"], config.rho
+            )
+        )
+        dc, dc_s = timed(lambda: dixon_coles(ds))
+        print(
+            f"market-implied ratings, whole set: {sorted(s for _, s in runs)[1]:.2f} s (median "
+            f"of 3) for {ratings.priced} closing lines solved ({solve_s:.2f} s) and "
+            f"{ratings.fits} weekly fits; baseline, the Dixon-Coles walk-forward: {dc_s:.1f} s"
+        )
+        print_table(
+            ds,
+            sets,
+            {
+                "Dixon-Coles alone": dc,
+                "ratings alone": ratings.probabilities,
+                "ratings, else DC": market_ratings.with_fallback(ratings, dc),
+                "Pinnacle pre-match": ds.pinnacle_pre,
+            },
+        )
+        print(
+            f"covered (both sides priced at least {config.min_priced_matches}x in the window): "
+            f"{ratings.covered[sets['all']].mean():.2%} of the rows scored; "
+            "'ratings, else DC' is what the service would show"
+        )
+        own, solved = own_line(ds, config.rho)
+        print(
+            "the closing line through its own solved rates (what the score matrix loses): "
+            f"1x2 {ratio(ds, '1x2', own['1x2'], sets['all'] & solved)[0]:.4f}, "
+            f"O/U {ratio(ds, 'ou25', own['ou25'], sets['all'] & solved)[0]:.4f}"
+        )
+        print_goals(ds, sets, ratings.probabilities)
+        if not args.no_curves:
+            print_curves(ds, sets, inp, config, dc)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,432 @@
+"""Market-implied team ratings: goal rates solved from closing prices, then weekly team ratings.
+
+Each past match's de-margined closing 1x2 (and, where quoted, over/under 2.5) probabilities are
+turned into the Poisson goal rates (lambda_home, lambda_away) whose score matrix reproduces them
+best in least squares. Those rates are near-noiseless measurements of what the market thought of
+both sides, so team strengths follow from a weighted, ridge-penalised linear least squares on
+
+    log lambda_home = intercept + home + attack[home] - defence[away]
+    log lambda_away = intercept + attack[away] - defence[home]
+
+with a short exponential time decay. Walk-forward exactly as ``engine.walkforward``: one fit per
+group and weekly cutoff, trained on matches that kicked off strictly before it, so a row never
+sees its own prices or anything later, and appending later matches never changes earlier rows.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine import dixon_coles
+from engine.scores import market_probabilities, score_matrix
+from engine.walkforward import DAY, _dense, week_start
+
+MODEL_NAME = "market-implied-ratings"
+MODEL_VERSION = "1.0.0"
+
+
+@dataclass(frozen=True)
+class RatingsConfig:
+    """The ratings' knobs, chosen walk-forward on football-data (``bench/market_ratings.py``).
+
+    The curves, each knob moved alone from these defaults: 1x2 RPS ÷ Pinnacle closing RPS over
+    the 7,050 E0, SP1, D1 and F1 matches of 2019/20-2023/24 (each league's third season on).
+
+    - half_life_days 7: 1.0165, 10: 1.0136, 14: 1.0126, 17: 1.0125, 21: 1.0126, 28: 1.0130,
+      42: 1.0138, 60: 1.0150, 90: 1.0166, 120: 1.0178. Short memories win: a closing line
+      already holds form and injuries, so older lines are mostly stale. Flat from 14 to 21.
+    - ridge 0.001: 1.0125, 0.003: 1.0125, 0.01: 1.0126, 0.03: 1.0129, 0.1: 1.0142,
+      0.3: 1.0176, 1: 1.0304. Solved rates are nearly noiseless, so shrinking them only costs;
+      the ridge is there to identify the ratings. 0.01 is the top of the flat stretch, the
+      best-conditioned system at no measurable cost.
+    - rho 0: 1.0130, -0.04: 1.0126, -0.08: 1.0125, -0.12: 1.0125 (over/under 2.5 log loss
+      1.0054, 1.0051, 1.0048, 1.0047). A negative rho fits the market's draw prices better;
+      -0.04 takes most of the gain, and the Championship's 2023/24 stays below 1.02 (1.0198;
+      1.0204 at -0.08).
+    - window_days 120: 1.0129, 180: 1.0127, 270 and 365: 1.0126, 730: 1.0130.
+    - newcomer_strength 0: 1.0136, 0.1: 1.0130, 0.2 and 0.3: 1.0126 (the value Dixon-Coles uses).
+    - min_priced_matches, scored as "ratings where covered, else Dixon-Coles": 0 and 1: 1.0126,
+      2: 1.0136, 3: 1.0145, 4: 1.0140, 6: 1.0131, 10: 1.0152. A team with one priced match is
+      already rated better than Dixon-Coles rates it; with none its rating is only the prior,
+      which is all a league without odds would ever get.
+    - min_group_matches is Dixon-Coles' min_matches; no group of the data set falls below it
+      after its first weeks.
+    """
+
+    half_life_days: float = 14.0  # exponential time decay of a past match's weight
+    window_days: int = 365  # matches older than this before the cutoff are not used
+    ridge: float = 0.01  # L2 penalty on attack/defence, in matches of full weight
+    rho: float = -0.04  # Dixon-Coles low-score correction in the solver's and forecasts' matrices
+    min_priced_matches: int = 1  # priced matches in the window each side needs to be covered
+    min_group_matches: int = 20  # fewer priced matches in a group's window and no fit is made
+    newcomer_strength: float = 0.2  # attack and defence deficit of a team without priced history
+    solver_iterations: int = 20  # Levenberg-Marquardt iterations at most; real lines need 3
+
+
+@dataclass
+class RatingsInput:
+    """Every match to predict, with the de-margined closing prices of those that have them."""
+
+    kickoff: np.ndarray  # int64 epoch seconds (UTC), shape (n,)
+    group: np.ndarray  # int64 fit group per match (e.g. one per country)
+    home: np.ndarray  # int64 team id (any integers)
+    away: np.ndarray
+    #: "1x2" (n, 3) home/draw/away and "ou25" (n, 2) over/under de-margined closing
+    #: probabilities, NaN rows where none; a match that was not played must have NaN rows.
+    closing: dict[str, np.ndarray]
+    now: int  # epoch seconds; matches kicking off after now have no closing line yet
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """One fit's parameters (log scale) for ``len(attack)`` teams; higher defence concedes less."""
+
+    attack: np.ndarray
+    defence: np.ndarray
+    intercept: float
+    home: float
+
+
+@dataclass
+class RatingsOutput:
+    """Forecasts per input row, in input order."""
+
+    probabilities: dict[str, np.ndarray]  # per market, (n, k), from the predicted rates
+    expected_goals: np.ndarray  # (n, 2) predicted home and away goal rates
+    fitted_at: np.ndarray  # (n,) int64 cutoff of the fit that predicted the row
+    priced_home: np.ndarray  # (n,) priced matches of the home team inside the fit's window
+    priced_away: np.ndarray
+    #: (n,) bool: the group's fit was made and both teams have at least min_priced_matches
+    #: priced matches in its window. Where False the ratings are a prior: use Dixon-Coles.
+    covered: np.ndarray
+    strengths: np.ndarray  # (n, 5) attack_home, defence_home, attack_away, defence_away, home
+    fits: int = 0  # ratings fits run, all groups
+    priced: int = 0  # input rows whose closing prices gave goal rates
+
+
+def _market_and_jacobian(log_rates: np.ndarray, rho: float):
+    """Stacked probabilities (n, 5) of the score matrices and their derivatives (n, 5, 2)
+    with respect to (log lambda_home, log lambda_away)."""
+    lam, mu = np.exp(log_rates[:, 0]), np.exp(log_rates[:, 1])
+    matrix = score_matrix(lam, mu, rho)
+    size = matrix.shape[-1]
+    goals = np.arange(size, dtype=float)
+    # d log Poisson(i; lambda) / d log lambda = i - lambda, for each truncated cell exactly.
+    d_home = matrix * (goals[None, :, None] - lam[:, None, None])
+    d_away = matrix * (goals[None, None, :] - mu[:, None, None])
+    if rho != 0.0:
+        # The tau factors move with the rates too: d tau / d log rate, over tau.
+        tau00 = 1.0 - lam * mu * rho
+        tau01 = 1.0 + lam * rho
+        tau10 = 1.0 + mu * rho
+        d_home[:, 0, 0] += matrix[:, 0, 0] * (-lam * mu * rho) / tau00
+        d_home[:, 0, 1] += matrix[:, 0, 1] * (lam * rho) / tau01
+        d_away[:, 0, 0] += matrix[:, 0, 0] * (-lam * mu * rho) / tau00
+        d_away[:, 1, 0] += matrix[:, 1, 0] * (mu * rho) / tau10
+    # The matrix is renormalised to sum to 1: remove the derivative of the normaliser.
+    d_home -= matrix * d_home.sum(axis=(1, 2), keepdims=True)
+    d_away -= matrix * d_away.sum(axis=(1, 2), keepdims=True)
+    home_goals, away_goals = np.indices((size, size))
+    masks = np.stack(
+        [
+            home_goals > away_goals,
+            home_goals == away_goals,
+            home_goals < away_goals,
+            home_goals + away_goals > 2,
+            home_goals + away_goals <= 2,
+        ]
+    ).astype(float)
+    probs = np.einsum("nij,kij->nk", matrix, masks)
+    jac = np.stack(
+        [np.einsum("nij,kij->nk", d_home, masks), np.einsum("nij,kij->nk", d_away, masks)], axis=2
+    )
+    return probs, jac
+
+
+def solve_rates(probs_1x2, probs_ou25=None, rho: float = 0.0, iterations: int = 20):
+    """Goal rates (home, away), each (n,), whose score matrices best fit the given probabilities.
+
+    ``probs_1x2`` (n, 3) and ``probs_ou25`` (n, 2) are de-margined probabilities (rows summing
+    to 1), NaN where a market was not quoted. Least squares over the quoted ones, solved for all
+    rows at once by Levenberg-Marquardt on the log rates. A row with a 1x2 line is solved from
+    whatever it has; a row without one gets NaN rates, because an over/under line alone fixes
+    the total but not how it splits between the sides.
+    """
+    p1 = np.asarray(probs_1x2, dtype=float)
+    n = p1.shape[0]
+    pou = np.full((n, 2), np.nan) if probs_ou25 is None else np.asarray(probs_ou25, dtype=float)
+    if p1.shape != (n, 3) or pou.shape != (n, 2):
+        raise ValueError(
+            f"need probs_1x2 (n, 3) and probs_ou25 (n, 2), got {p1.shape}, {pou.shape}"
+        )
+    has_1x2 = np.isfinite(p1).all(axis=1)
+    has_ou = np.isfinite(pou).all(axis=1) & has_1x2
+    rows = np.flatnonzero(has_1x2)
+    target = np.column_stack([p1[rows], np.where(has_ou[rows, None], pou[rows], 0.0)])
+    # Rows without over/under simply drop those two residuals.
+    use = np.column_stack([np.ones((len(rows), 3)), np.repeat(has_ou[rows, None], 2, axis=1)])
+    # Start from typical rates split by the 1x2 favourite; LM does the rest in a few steps.
+    tilt = np.clip(target[:, 0] - target[:, 2], -0.9, 0.9)
+    x = np.column_stack([np.log(1.3) + 0.6 * tilt, np.log(1.3) - 0.6 * tilt])
+    damping = np.full(len(rows), 1e-3)
+    probs, jac = _market_and_jacobian(x, rho)
+    resid = (probs - target) * use
+    cost = (resid**2).sum(axis=1)
+    active = np.ones(len(rows), dtype=bool)
+    for _ in range(iterations):
+        if not active.any():
+            break
+        idx = np.flatnonzero(active)
+        j = jac[idx] * use[idx, :, None]
+        jtj = np.einsum("nki,nkj->nij", j, j)
+        jtr = np.einsum("nki,nk->ni", j, resid[idx])
+        # Marquardt's scaling: damping proportional to the diagonal keeps steps in proportion.
+        a = jtj + damping[idx, None, None] * (jtj * np.eye(2) + 1e-12 * np.eye(2))
+        det = a[:, 0, 0] * a[:, 1, 1] - a[:, 0, 1] * a[:, 1, 0]
+        step = (
+            -np.column_stack(
+                [
+                    a[:, 1, 1] * jtr[:, 0] - a[:, 0, 1] * jtr[:, 1],
+                    a[:, 0, 0] * jtr[:, 1] - a[:, 1, 0] * jtr[:, 0],
+                ]
+            )
+            / det[:, None]
+        )
+        # Goal rates between e^-4 and e^2.5: far wider than football, and no overflow.
+        trial = np.clip(x[idx] + np.clip(step, -1.0, 1.0), -4.0, 2.5)
+        t_probs, t_jac = _market_and_jacobian(trial, rho)
+        t_resid = (t_probs - target[idx]) * use[idx]
+        t_cost = (t_resid**2).sum(axis=1)
+        better = t_cost <= cost[idx]
+        good = idx[better]
+        x[good], probs[good], jac[good] = trial[better], t_probs[better], t_jac[better]
+        resid[good], cost[good] = t_resid[better], t_cost[better]
+        damping[good] *= 0.1
+        damping[idx[~better]] *= 10.0
+        moved = np.abs(step).max(axis=1)
+        # A row is done once its steps no longer move it, or the damping swallows every step.
+        active[idx] = (moved > 1e-9) & (damping[idx] < 1e8)
+    home_rate = np.full(n, np.nan)
+    away_rate = np.full(n, np.nan)
+    home_rate[rows], away_rate[rows] = np.exp(x[:, 0]), np.exp(x[:, 1])
+    return home_rate, away_rate
+
+
+def fit_ratings(
+    home_idx, away_idx, log_home_rate, log_away_rate, weights, n_teams: int, ridge: float
+) -> Ratings:
+    """Weighted ridge least squares of team ratings on log goal rates of ``n_teams`` teams.
+
+    ``home_idx``/``away_idx`` are dense team indices in [0, n_teams), ``weights`` each match's
+    non-negative weight (both of its equations share it). The ridge pulls attack and defence to
+    0 (the average team) and identifies them; intercept and home advantage are not penalised.
+    """
+    if ridge <= 0:
+        raise ValueError("the ridge must be positive: it is what identifies the ratings")
+    hi = np.asarray(home_idx, dtype=np.intp)
+    ai = np.asarray(away_idx, dtype=np.intp)
+    w = np.asarray(weights, dtype=float)
+    if not (w > 0).any():
+        return prior_ratings(n_teams)
+    m = len(hi)
+    p = 2 * n_teams + 2
+    mu_col, home_col = 2 * n_teams, 2 * n_teams + 1
+    # Two equations per match, four non-zero columns each (the away one's fourth is a dummy 0).
+    cols = np.concatenate(
+        [
+            np.column_stack([hi, n_teams + ai, np.full(m, mu_col), np.full(m, home_col)]),
+            np.column_stack([ai, n_teams + hi, np.full(m, mu_col), np.full(m, home_col)]),
+        ]
+    )
+    coef = np.concatenate(
+        [np.tile([1.0, -1.0, 1.0, 1.0], (m, 1)), np.tile([1.0, -1.0, 1.0, 0.0], (m, 1))]
+    )
+    y = np.concatenate([np.asarray(log_home_rate, float), np.asarray(log_away_rate, float)])
+    ww = np.concatenate([w, w])
+    wc = ww[:, None] * coef
+    pair = (cols[:, :, None] * p + cols[:, None, :]).ravel()
+    normal = np.bincount(pair, (wc[:, :, None] * coef[:, None, :]).ravel(), p * p).reshape(p, p)
+    rhs = np.bincount(cols.ravel(), (wc * y[:, None]).ravel(), p)
+    # One match of positive weight identifies intercept and home advantage; they stay free.
+    normal[np.diag_indices(p)] += np.r_[np.full(2 * n_teams, float(ridge)), 0.0, 0.0]
+    beta = np.linalg.solve(normal, rhs)
+    return Ratings(
+        attack=beta[:n_teams],
+        defence=beta[n_teams : 2 * n_teams],
+        intercept=float(beta[mu_col]),
+        home=float(beta[home_col]),
+    )
+
+
+def prior_ratings(n_teams: int) -> Ratings:
+    """The ratings with no priced match at all: average teams, typical league goal rates."""
+    return Ratings(
+        attack=np.zeros(n_teams),
+        defence=np.zeros(n_teams),
+        intercept=dixon_coles.PRIOR_INTERCEPT,
+        home=dixon_coles.PRIOR_HOME,
+    )
+
+
+def strengths(ratings: Ratings, idx, unseen=(0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+    """(attack, defence) of teams by index; -1 is a team the fit has not seen, given ``unseen``."""
+    idx = np.asarray(idx, dtype=np.intp)
+    return np.append(ratings.attack, unseen[0])[idx], np.append(ratings.defence, unseen[1])[idx]
+
+
+def rates(ratings: Ratings, home_idx, away_idx, unseen=(0.0, 0.0)):
+    """Expected goals (home_rate, away_rate) of matches; index -1 is a team given ``unseen``."""
+    att_h, def_h = strengths(ratings, home_idx, unseen)
+    att_a, def_a = strengths(ratings, away_idx, unseen)
+    home_rate = np.exp(ratings.intercept + ratings.home + att_h - def_a)
+    away_rate = np.exp(ratings.intercept + att_a - def_h)
+    return home_rate, away_rate
+
+
+@dataclass
+class _Rows:
+    """The input as plain arrays with each row's cutoff and solved log goal rates."""
+
+    kickoff: np.ndarray
+    group: np.ndarray
+    home: np.ndarray
+    away: np.ndarray
+    cutoff: np.ndarray
+    log_rates: np.ndarray  # (n, 2), NaN where the row has no usable closing line
+    priced: np.ndarray  # (n,) bool, the row can train later fits
+
+
+def _rows(inp: RatingsInput, config: RatingsConfig) -> _Rows:
+    """Validated arrays of the input, the closing lines solved into goal rates."""
+    kickoff = np.asarray(inp.kickoff, dtype=np.int64)
+    n = len(kickoff)
+    arrays = {
+        "group": np.asarray(inp.group, dtype=np.int64),
+        "home": np.asarray(inp.home, dtype=np.int64),
+        "away": np.asarray(inp.away, dtype=np.int64),
+    }
+    for name, arr in arrays.items():
+        if arr.shape != (n,):
+            raise ValueError(f"{name} must have shape ({n},), not {arr.shape}")
+    closing = {}
+    for market, k in (("1x2", 3), ("ou25", 2)):
+        given = inp.closing.get(market)
+        closing[market] = np.full((n, k), np.nan) if given is None else np.asarray(given, float)
+        if closing[market].shape != (n, k):
+            raise ValueError(f"closing {market!r} must have shape ({n}, {k})")
+    now = int(inp.now)
+    # Only lines of matches that have kicked off are closing lines; later ones are never used.
+    started = kickoff < now
+    p1 = np.where(started[:, None], closing["1x2"], np.nan)
+    pou = np.where(started[:, None], closing["ou25"], np.nan)
+    home_rate, away_rate = solve_rates(p1, pou, config.rho, config.solver_iterations)
+    log_rates = np.log(np.column_stack([home_rate, away_rate]))
+    return _Rows(
+        kickoff=kickoff,
+        cutoff=np.minimum(week_start(kickoff), now),
+        log_rates=log_rates,
+        priced=np.isfinite(log_rates).all(axis=1),
+        **arrays,
+    )
+
+
+@dataclass
+class _Predictions:
+    """What the weekly fits produce per input row."""
+
+    home_rate: np.ndarray
+    away_rate: np.ndarray
+    priced_home: np.ndarray
+    priced_away: np.ndarray
+    fitted: np.ndarray  # (n,) bool, the row's group had a fit at its cutoff
+    strengths: np.ndarray
+    fits: int = 0
+
+
+def _forecast_group(rows: np.ndarray, r: _Rows, config: RatingsConfig, out: _Predictions):
+    """Weekly fits of one group, written into ``out``; ``rows`` are sorted by kick-off."""
+    decay = np.log(2.0) / (config.half_life_days * DAY)
+    window = int(config.window_days) * DAY
+    unseen = (-config.newcomer_strength, -config.newcomer_strength)
+    train = rows[r.priced[rows]]
+    train_kickoff = r.kickoff[train]
+    cutoffs, starts = np.unique(r.cutoff[rows], return_index=True)
+    ends = np.append(starts[1:], len(rows))
+    for cut, lo, hi in zip(cutoffs, starts, ends, strict=True):
+        first = np.searchsorted(train_kickoff, cut - window, side="left")
+        last = np.searchsorted(train_kickoff, cut, side="left")
+        sel = train[first:last]
+        ids = np.unique(np.concatenate([r.home[sel], r.away[sel]]))
+        h_idx = np.searchsorted(ids, r.home[sel])
+        a_idx = np.searchsorted(ids, r.away[sel])
+        played = np.bincount(h_idx, minlength=len(ids)) + np.bincount(a_idx, minlength=len(ids))
+        fitted = len(sel) >= max(config.min_group_matches, 1)
+        if not fitted:
+            ratings = prior_ratings(len(ids))
+        else:
+            # Ages count from the newest match used, not the cutoff: after a summer break the
+            # last season's ratings keep their full weight against the ridge.
+            age = (r.kickoff[sel[-1]] - r.kickoff[sel]).astype(float)
+            ratings = fit_ratings(
+                h_idx,
+                a_idx,
+                r.log_rates[sel, 0],
+                r.log_rates[sel, 1],
+                np.exp(-decay * age),
+                len(ids),
+                config.ridge,
+            )
+            out.fits += 1
+        target = rows[lo:hi]
+        th = _dense(ids, r.home[target])
+        ta = _dense(ids, r.away[target])
+        att_h, def_h = strengths(ratings, th, unseen)
+        att_a, def_a = strengths(ratings, ta, unseen)
+        out.home_rate[target], out.away_rate[target] = rates(ratings, th, ta, unseen)
+        played = np.append(played, 0)
+        out.priced_home[target] = played[th]
+        out.priced_away[target] = played[ta]
+        out.fitted[target] = fitted
+        out.strengths[target] = np.column_stack(
+            [att_h, def_h, att_a, def_a, np.full(len(target), ratings.home)]
+        )
+
+
+def run(inp: RatingsInput, config: RatingsConfig = RatingsConfig()) -> RatingsOutput:
+    """Predict every row walk-forward from weekly per-group ratings fitted on closing prices."""
+    r = _rows(inp, config)
+    n = len(r.kickoff)
+    # A canonical order (not the input's) makes the fits independent of how rows were listed.
+    order = np.lexsort((r.away, r.home, r.group, r.kickoff))
+    pred = _Predictions(
+        home_rate=np.empty(n),
+        away_rate=np.empty(n),
+        priced_home=np.zeros(n, dtype=np.int64),
+        priced_away=np.zeros(n, dtype=np.int64),
+        fitted=np.zeros(n, dtype=bool),
+        strengths=np.empty((n, 5)),
+    )
+    sorted_group = r.group[order]
+    for g in np.unique(r.group):
+        _forecast_group(order[sorted_group == g], r, config, pred)
+    probabilities = market_probabilities(score_matrix(pred.home_rate, pred.away_rate, config.rho))
+    return RatingsOutput(
+        probabilities=probabilities,
+        expected_goals=np.column_stack([pred.home_rate, pred.away_rate]),
+        fitted_at=r.cutoff,
+        priced_home=pred.priced_home,
+        priced_away=pred.priced_away,
+        covered=pred.fitted
+        & (np.minimum(pred.priced_home, pred.priced_away) >= config.min_priced_matches),
+        strengths=pred.strengths,
+        fits=pred.fits,
+        priced=int(r.priced.sum()),
+    )
+
+
+def with_fallback(out: RatingsOutput, fallback: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per market in ``fallback``, the ratings' probabilities where a row is covered, else its."""
+    return {
+        market: np.where(out.covered[:, None], out.probabilities[market], probs)
+        for market, probs in fallback.items()
+    }

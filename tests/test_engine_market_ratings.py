@@ -1,0 +1,452 @@
+"""Market-implied ratings: the rate solver, the ratings fit, walk-forward invariance, coverage."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from engine import market_ratings as mr
+from engine import walkforward as wf
+from engine.scores import market_probabilities, score_matrix
+from tests.test_engine_walkforward import epoch, round_robin_rounds
+
+HOUR = 3600
+CONFIG = mr.RatingsConfig()
+
+
+def known_rates(n, seed):
+    """Realistic goal rates, from a lopsided away win to a home rout."""
+    rng = np.random.default_rng(seed)
+    return np.exp(rng.uniform(-1.2, 1.2, n)), np.exp(rng.uniform(-1.2, 1.0, n))
+
+
+def lines(home_rate, away_rate, rho):
+    """Fair 1x2 and over/under probabilities of the score matrices of the given rates."""
+    probs = market_probabilities(score_matrix(home_rate, away_rate, rho))
+    return probs["1x2"], probs["ou25"]
+
+
+@pytest.mark.parametrize("rho", [0.0, -0.04, -0.12])
+@pytest.mark.parametrize("with_ou", [True, False])
+def test_solver_recovers_the_rates_prices_were_made_from(rho, with_ou):
+    lam, mu = known_rates(400, seed=1)
+    p1x2, pou = lines(lam, mu, rho)
+    home_rate, away_rate = mr.solve_rates(p1x2, pou if with_ou else None, rho)
+    np.testing.assert_allclose(home_rate, lam, rtol=1e-7)
+    np.testing.assert_allclose(away_rate, mu, rtol=1e-7)
+
+
+def test_solver_fits_what_each_row_has():
+    lam, mu = known_rates(6, seed=2)
+    p1x2, pou = lines(lam, mu, 0.0)
+    pou[1] = np.nan  # 1x2 only: still solved, from the 1x2 line alone
+    p1x2[2] = np.nan  # over/under only: the split between the sides is unknown
+    p1x2[3] = pou[3] = np.nan
+    home_rate, away_rate = mr.solve_rates(p1x2, pou)
+    solved = np.array([True, True, False, False, True, True])
+    assert (np.isfinite(home_rate) == solved).all()
+    assert (np.isfinite(away_rate) == solved).all()
+    np.testing.assert_allclose(home_rate[solved], lam[solved], rtol=1e-7)
+    np.testing.assert_allclose(away_rate[solved], mu[solved], rtol=1e-7)
+
+
+def test_solver_finds_the_least_squares_rates_of_lines_no_rates_reproduce():
+    # Real lines price more draws than any pair of Poisson rates gives: no exact solution.
+    lam, mu = known_rates(200, seed=3)
+    p1x2, pou = lines(lam, mu, 0.0)
+    p1x2 = p1x2 * np.array([0.94, 1.15, 0.94])
+    p1x2 /= p1x2.sum(axis=1, keepdims=True)
+    home_rate, away_rate = mr.solve_rates(p1x2, pou)
+
+    def cost(h, a):
+        fitted = lines(h, a, 0.0)
+        return ((fitted[0] - p1x2) ** 2).sum(axis=1) + ((fitted[1] - pou) ** 2).sum(axis=1)
+
+    best = cost(home_rate, away_rate)
+    assert (best > 1e-5).all()
+    for dh, da in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1)):
+        nudged = cost(home_rate * np.exp(1e-4 * dh), away_rate * np.exp(1e-4 * da))
+        assert (nudged > best).all()
+
+
+@pytest.mark.parametrize("rho", [0.0, -0.1, 0.1])
+def test_jacobian_matches_finite_differences(rho):
+    lam, mu = known_rates(50, seed=4)
+    x = np.log(np.column_stack([lam, mu]))
+    _, jac = mr._market_and_jacobian(x, rho)
+    for k in range(2):
+        step = np.zeros_like(x)
+        step[:, k] = 1e-6
+        up, _ = mr._market_and_jacobian(x + step, rho)
+        down, _ = mr._market_and_jacobian(x - step, rho)
+        np.testing.assert_allclose(jac[:, :, k], (up - down) / 2e-6, atol=1e-8)
+
+
+def test_solver_rejects_wrong_shapes():
+    with pytest.raises(ValueError):
+        mr.solve_rates(np.full((3, 2), 0.5))
+    with pytest.raises(ValueError):
+        mr.solve_rates(np.full((3, 3), 1 / 3), np.full((2, 2), 0.5))
+
+
+def round_robin(n_teams, rounds):
+    """(home_idx, away_idx) of every ordered pair of teams, ``rounds`` times over."""
+    pairs = [(h, a) for h in range(n_teams) for a in range(n_teams) if h != a]
+    home, away = np.array(pairs * rounds).T
+    return home, away
+
+
+def true_ratings(n_teams, seed):
+    """Known ratings: attack and defence centred on 0 (what the ridge settles on), home 0.25."""
+    rng = np.random.default_rng(seed)
+    attack, defence = rng.normal(0.0, 0.3, (2, n_teams))
+    return mr.Ratings(attack - attack.mean(), defence - defence.mean(), 0.15, 0.25)
+
+
+def test_ratings_fit_recovers_known_strengths():
+    truth = true_ratings(12, seed=5)
+    home, away = round_robin(12, 1)
+    lam, mu = mr.rates(truth, home, away)
+    weights = np.random.default_rng(6).uniform(0.1, 1.0, len(home))
+    fit = mr.fit_ratings(home, away, np.log(lam), np.log(mu), weights, 12, ridge=1e-6)
+    np.testing.assert_allclose(fit.attack, truth.attack, atol=1e-5)
+    np.testing.assert_allclose(fit.defence, truth.defence, atol=1e-5)
+    assert fit.intercept == pytest.approx(truth.intercept, abs=1e-5)
+    assert fit.home == pytest.approx(truth.home, abs=1e-5)
+
+
+def test_ratings_fit_averages_noisy_rates_and_follows_the_weights():
+    truth = true_ratings(10, seed=7)
+    home, away = round_robin(10, 8)
+    lam, mu = mr.rates(truth, home, away)
+    rng = np.random.default_rng(8)
+    noise = rng.normal(0.0, 0.1, (2, len(home)))
+    fit = mr.fit_ratings(
+        home, away, np.log(lam) + noise[0], np.log(mu) + noise[1], np.ones(len(home)), 10, 0.01
+    )
+    np.testing.assert_allclose(fit.attack, truth.attack, atol=0.03)
+    np.testing.assert_allclose(fit.defence, truth.defence, atol=0.03)
+    # Matches of weight 0 are ignored: half the data from another world changes nothing.
+    other = true_ratings(10, seed=9)
+    lam2, mu2 = mr.rates(other, home, away)
+    both = mr.fit_ratings(
+        np.r_[home, home],
+        np.r_[away, away],
+        np.r_[np.log(lam), np.log(lam2)],
+        np.r_[np.log(mu), np.log(mu2)],
+        np.r_[np.ones(len(home)), np.zeros(len(home))],
+        10,
+        1e-6,
+    )
+    np.testing.assert_allclose(both.attack, truth.attack, atol=1e-5)
+
+
+def test_ridge_pulls_teams_with_little_weight_towards_average():
+    truth = true_ratings(8, seed=10)
+    home, away = round_robin(8, 1)
+    lam, mu = mr.rates(truth, home, away)
+    light = mr.fit_ratings(home, away, np.log(lam), np.log(mu), np.full(len(home), 0.01), 8, 1.0)
+    heavy = mr.fit_ratings(home, away, np.log(lam), np.log(mu), np.full(len(home), 100.0), 8, 1.0)
+    assert np.abs(light.attack).max() < 0.5 * np.abs(heavy.attack).max()
+    np.testing.assert_allclose(heavy.attack, truth.attack, atol=0.01)
+
+
+def build_world(seed=11, drift=0.2, noise=0.03):
+    """Three groups over two seasons, one round a week, strengths drifting by ``drift`` a year,
+    closing lines made from the true rates (1x2 blurred by ``noise``), some rows 1x2-only or
+    unpriced. Returns the input and the true rates (n, 2).
+
+    Group 1 swaps team 111 for the newcomer 112 in season two; group 3 has no prices at all.
+    Rows after ``now`` carry "closing" lines too: the model must not use them.
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    seasons = [(epoch(2021, 8, 7, 15), 0), (epoch(2022, 8, 6, 15), 1)]
+    groups = {1: list(range(100, 112)), 2: list(range(200, 210)), 3: list(range(300, 306))}
+    for start, season in seasons:
+        for group, teams in groups.items():
+            if group == 1 and season == 1:
+                teams = [*teams[:-1], 112]
+            for week, rnd in enumerate(round_robin_rounds(teams)):
+                for k, (h, a) in enumerate(rnd):
+                    kickoff = start + week * wf.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
+                    rows.append((kickoff, group, h, a))
+    rows.sort()
+    kickoff, group, home, away = (np.array(col, dtype=np.int64) for col in zip(*rows, strict=True))
+    teams = np.unique(np.r_[home, away])
+    base = rng.normal(0.0, 0.3, (len(teams), 2))
+    drift = rng.normal(0.0, drift, (len(teams), 2))
+    years = (kickoff - kickoff.min()) / (365 * wf.DAY)
+    h, a = np.searchsorted(teams, home), np.searchsorted(teams, away)
+    strength = base[:, None, :] + drift[:, None, :] * years[None, :, None]  # (team, row, 2)
+    rows_idx = np.arange(len(kickoff))
+    lam = np.exp(0.4 + strength[h, rows_idx, 0] - strength[a, rows_idx, 1])
+    mu = np.exp(0.15 + strength[a, rows_idx, 0] - strength[h, rows_idx, 1])
+    p1x2, pou = lines(lam, mu, CONFIG.rho)
+    p1x2 = p1x2 * np.exp(rng.normal(0.0, noise, p1x2.shape))
+    p1x2 /= p1x2.sum(axis=1, keepdims=True)
+    pou[rng.random(len(kickoff)) < 0.2] = np.nan
+    p1x2[rng.random(len(kickoff)) < 0.05] = np.nan
+    p1x2[group == 3] = np.nan
+    pou[group == 3] = np.nan
+    inp = mr.RatingsInput(
+        kickoff=kickoff,
+        group=group,
+        home=home,
+        away=away,
+        closing={"1x2": p1x2, "ou25": pou},
+        now=epoch(2022, 10, 5, 12),  # a Wednesday, a few weeks into season two
+    )
+    return inp, np.column_stack([lam, mu])
+
+
+def subset(inp, rows, **changes):
+    """The input restricted to ``rows`` (in that order), with fields replaced by ``changes``."""
+    return replace(
+        inp,
+        kickoff=inp.kickoff[rows],
+        group=inp.group[rows],
+        home=inp.home[rows],
+        away=inp.away[rows],
+        closing={name: probs[rows] for name, probs in inp.closing.items()},
+        **changes,
+    )
+
+
+def with_closing(inp, row, p1x2):
+    """A copy of ``inp`` whose row ``row`` has the 1x2 closing line ``p1x2``."""
+    closing = {name: probs.copy() for name, probs in inp.closing.items()}
+    closing["1x2"][row] = p1x2
+    return replace(inp, closing=closing)
+
+
+def row_outputs(out, rows):
+    """Every per-row output of ``out`` for ``rows``, flattened into named arrays."""
+    fields = {
+        "expected_goals": out.expected_goals,
+        "fitted_at": out.fitted_at,
+        "priced_home": out.priced_home,
+        "priced_away": out.priced_away,
+        "covered": out.covered,
+        "strengths": out.strengths,
+        **{f"probabilities {name}": probs for name, probs in out.probabilities.items()},
+    }
+    return {name: values[rows] for name, values in fields.items()}
+
+
+def assert_same_rows(a, b, atol=1e-12):
+    """Two row_outputs dictionaries agree field by field."""
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_allclose(a[name], b[name], rtol=0, atol=atol, err_msg=name)
+
+
+@pytest.fixture(scope="module")
+def world():
+    """The synthetic input and its walk-forward output."""
+    inp, _ = build_world()
+    return inp, mr.run(inp, CONFIG)
+
+
+def test_every_row_is_predicted_with_weekly_cutoffs(world):
+    inp, out = world
+    n = len(inp.kickoff)
+    for name, k in (("1x2", 3), ("ou25", 2), ("btts", 2)):
+        assert out.probabilities[name].shape == (n, k)
+        assert np.isfinite(out.probabilities[name]).all()
+        np.testing.assert_allclose(out.probabilities[name].sum(axis=1), 1.0, atol=1e-12)
+    assert np.isfinite(out.strengths).all()
+    assert (out.fitted_at <= inp.kickoff).all()
+    monday = out.fitted_at == wf.week_start(inp.kickoff)
+    assert (monday | (out.fitted_at == inp.now)).all()
+    assert 0 < out.fits <= len(set(zip(inp.group, out.fitted_at, strict=True)))
+    started = inp.kickoff < inp.now
+    assert out.priced == (np.isfinite(inp.closing["1x2"]).all(axis=1) & started).sum()
+
+
+def test_ratings_recover_the_rates_of_a_steady_market():
+    inp, truth = build_world(drift=0.0, noise=0.0)
+    out = mr.run(inp, CONFIG)
+    # Teams that have played all season: the ridge's pull is all that is left of the error.
+    rows = (inp.group == 2) & (out.fitted_at >= inp.now - 4 * wf.WEEK)
+    assert rows.sum() > 20
+    np.testing.assert_allclose(out.expected_goals[rows], truth[rows], rtol=5e-3)
+    exact = mr.run(inp, replace(CONFIG, ridge=1e-7))
+    np.testing.assert_allclose(exact.expected_goals[rows], truth[rows], rtol=1e-5)
+    # The newcomer's first match is a prior, far from the truth.
+    newcomer = np.flatnonzero((inp.home == 112) | (inp.away == 112))[0]
+    assert not out.covered[newcomer]
+
+
+@pytest.mark.parametrize("split", ["before now", "after now"])
+def test_appending_later_matches_changes_no_earlier_row(world, split):
+    inp, _ = world
+    cut = inp.now - 10 * wf.WEEK if split == "before now" else inp.now + 2 * wf.WEEK
+    shuffled = subset(inp, np.random.default_rng(12).permutation(len(inp.kickoff)))
+    early = np.flatnonzero(shuffled.kickoff <= cut)
+    assert 50 < len(early) < len(shuffled.kickoff) - 50
+    prefix = mr.run(subset(shuffled, early), CONFIG)
+    whole = mr.run(shuffled, CONFIG)
+    assert_same_rows(row_outputs(prefix, slice(None)), row_outputs(whole, early))
+
+
+def test_input_order_does_not_matter(world):
+    inp, out = world
+    perm = np.random.default_rng(13).permutation(len(inp.kickoff))
+    permuted = mr.run(subset(inp, perm), CONFIG)
+    assert_same_rows(row_outputs(permuted, slice(None)), row_outputs(out, perm))
+
+
+def test_a_closing_line_never_feeds_its_own_or_earlier_forecasts(world):
+    inp, out = world
+    priced = np.flatnonzero(
+        np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.group == 1) & (inp.kickoff < inp.now)
+    )
+    row = priced[len(priced) // 2]
+    after = mr.run(with_closing(inp, row, [0.02, 0.08, 0.90]), CONFIG)
+    not_after = out.fitted_at <= inp.kickoff[row]
+    assert not_after[row]
+    assert_same_rows(row_outputs(after, not_after), row_outputs(out, not_after), atol=0.0)
+    later_same_group = ~not_after & (inp.group == 1)
+    moved = np.abs(after.probabilities["1x2"] - out.probabilities["1x2"]).max(axis=1)
+    assert (moved[later_same_group] > 1e-3).any()
+    other = inp.group != 1
+    assert_same_rows(row_outputs(after, other), row_outputs(out, other), atol=0.0)
+
+
+def test_closing_lines_from_now_on_are_ignored(world):
+    inp, out = world
+    future = np.flatnonzero(inp.kickoff >= inp.now)
+    leaked = inp
+    for row in future:
+        leaked = with_closing(leaked, row, [0.9, 0.08, 0.02])
+    again = mr.run(leaked, CONFIG)
+    assert_same_rows(row_outputs(again, slice(None)), row_outputs(out, slice(None)), atol=0.0)
+    assert again.priced == out.priced
+
+
+def test_each_row_comes_from_a_fit_on_the_priced_matches_before_its_cutoff(world):
+    inp, out = world
+    priced = np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.kickoff < inp.now)
+    home_rate, away_rate = mr.solve_rates(inp.closing["1x2"], inp.closing["ou25"], CONFIG.rho)
+    window = CONFIG.window_days * wf.DAY
+    rows = np.flatnonzero((inp.group != 3) & (out.fitted_at > inp.kickoff.min() + 8 * wf.WEEK))
+    for row in np.random.default_rng(15).choice(rows, 8, replace=False):
+        cut = out.fitted_at[row]
+        train = np.flatnonzero(
+            priced
+            & (inp.group == inp.group[row])
+            & (inp.kickoff < cut)
+            & (inp.kickoff >= cut - window)
+        )
+        ids = np.unique(np.r_[inp.home[train], inp.away[train]])
+        age = inp.kickoff[train].max() - inp.kickoff[train]
+        ratings = mr.fit_ratings(
+            np.searchsorted(ids, inp.home[train]),
+            np.searchsorted(ids, inp.away[train]),
+            np.log(home_rate[train]),
+            np.log(away_rate[train]),
+            0.5 ** (age / (CONFIG.half_life_days * wf.DAY)),
+            len(ids),
+            CONFIG.ridge,
+        )
+        expected = mr.rates(
+            ratings, [np.searchsorted(ids, inp.home[row])], [np.searchsorted(ids, inp.away[row])]
+        )
+        np.testing.assert_allclose(out.expected_goals[row], np.ravel(expected), rtol=1e-9)
+
+
+def test_priced_counts_are_the_matches_inside_the_window(world):
+    inp, out = world
+    window = CONFIG.window_days * wf.DAY
+    priced = np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.kickoff < inp.now)
+    for row in np.random.default_rng(14).choice(len(inp.kickoff), 30, replace=False):
+        cut = out.fitted_at[row]
+        inside = (
+            (inp.group == inp.group[row])
+            & (inp.kickoff < cut)
+            & (inp.kickoff >= cut - window)
+            & priced
+        )
+        for team, counted in (
+            (inp.home[row], out.priced_home[row]),
+            (inp.away[row], out.priced_away[row]),
+        ):
+            assert counted == (inside & ((inp.home == team) | (inp.away == team))).sum()
+
+
+@pytest.mark.parametrize("threshold", [1, 3, 6])
+def test_covered_means_both_sides_have_enough_priced_matches(world, threshold):
+    inp, _ = world
+    out = mr.run(inp, replace(CONFIG, min_priced_matches=threshold))
+    fewer = np.minimum(out.priced_home, out.priced_away)
+    priced = np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.kickoff < inp.now)
+    window = CONFIG.window_days * wf.DAY
+    group_matches = np.array(
+        [
+            (priced & (inp.group == g) & (inp.kickoff < cut) & (inp.kickoff >= cut - window)).sum()
+            for g, cut in zip(inp.group, out.fitted_at, strict=True)
+        ]
+    )
+    fitted = group_matches >= CONFIG.min_group_matches
+    assert fitted.any() and not fitted.all()
+    np.testing.assert_array_equal(out.covered, fitted & (fewer >= threshold))
+    assert out.covered.any()
+    assert (~out.covered & fitted).any()
+
+
+def test_uncovered_rows(world):
+    inp, out = world
+    # The first week of each group has nothing before it.
+    first = out.fitted_at == out.fitted_at[inp.group == inp.group].min()
+    assert not out.covered[first].any()
+    # The newcomer's first match: no priced history, the newcomer prior, not covered.
+    newcomer = (inp.home == 112) | (inp.away == 112)
+    row = np.flatnonzero(newcomer)[inp.kickoff[newcomer].argmin()]
+    side = 0 if inp.home[row] == 112 else 2
+    assert (out.priced_home if side == 0 else out.priced_away)[row] == 0
+    assert not out.covered[row]
+    np.testing.assert_allclose(out.strengths[row, side : side + 2], -CONFIG.newcomer_strength)
+    # A group without a single price is never covered, yet every row has a forecast.
+    unpriced = inp.group == 3
+    assert not out.covered[unpriced].any()
+    assert (out.priced_home[unpriced] == 0).all()
+    assert np.isfinite(out.probabilities["1x2"][unpriced]).all()
+
+
+def test_a_group_below_min_group_matches_is_not_fitted(world):
+    inp, out = world
+    strict = mr.run(inp, replace(CONFIG, min_group_matches=10**6))
+    assert strict.fits == 0
+    assert not strict.covered.any()
+    np.testing.assert_array_equal(strict.priced_home, out.priced_home)
+
+
+def test_expected_goals_follow_the_strengths(world):
+    inp, out = world
+    rows = np.flatnonzero((out.fitted_at == inp.now) & (inp.group == 1))[:10]
+    a_h, d_h, a_a, d_a, home = out.strengths[rows].T
+    ratio_home = out.expected_goals[rows, 0] / np.exp(home + a_h - d_a)
+    ratio_away = out.expected_goals[rows, 1] / np.exp(a_a - d_h)
+    np.testing.assert_allclose(ratio_home, ratio_home[0])  # one intercept per fit
+    np.testing.assert_allclose(ratio_home, ratio_away)
+    expected = market_probabilities(
+        score_matrix(out.expected_goals[:, 0], out.expected_goals[:, 1], CONFIG.rho)
+    )
+    np.testing.assert_allclose(out.probabilities["1x2"], expected["1x2"], atol=1e-12)
+
+
+def test_empty_input():
+    empty = np.array([], dtype=np.int64)
+    out = mr.run(mr.RatingsInput(empty, empty, empty, empty, closing={}, now=0))
+    assert out.probabilities["1x2"].shape == (0, 3)
+    assert out.covered.shape == (0,)
+    assert out.fits == 0
+
+
+def test_mismatched_shapes_are_rejected(world):
+    inp, _ = world
+    with pytest.raises(ValueError):
+        mr.run(replace(inp, home=inp.home[:-1]))
+    with pytest.raises(ValueError):
+        mr.run(replace(inp, closing={"1x2": inp.closing["1x2"][:, :2]}))

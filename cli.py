@@ -2,6 +2,8 @@
 
 import json
 import sys
+import time
+from pathlib import Path
 
 import click
 from flask.cli import AppGroup
@@ -16,6 +18,51 @@ from services import demo, imports, operations, users
 
 def _fail(error):
     raise click.ClickException(str(error)) from error
+
+
+class Progress:
+    """A one-line progress bar with counts and elapsed time on ``stream`` when it is a terminal.
+
+    Elsewhere (logs, CI, pipes) it writes nothing: the commands' plain summary lines say what
+    happened.
+    """
+
+    WIDTH = 30
+
+    def __init__(self, label: str, stream=None):
+        self.stream = stream or sys.stderr
+        self.shown = self.stream.isatty()
+        self.label = label
+        self.started = time.monotonic()
+        self.last = ""
+
+    def update(self, done: int, total: int, label: str | None = None) -> None:
+        """Redraw the bar at ``done`` of ``total``."""
+        if label is not None:
+            self.label = label
+        if not self.shown:
+            return
+        filled = self.WIDTH * done // max(total, 1)
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        elapsed = time.monotonic() - self.started
+        self.last = f"{self.label} [{bar}] {done}/{total} {elapsed:6.1f} s"
+        self.stream.write("\r" + self.last)
+        self.stream.flush()
+
+    def echo(self, message: str, err: bool = False) -> None:
+        """Print a line above the bar, then redraw it."""
+        if self.shown and self.last:
+            self.stream.write("\r" + " " * len(self.last) + "\r")
+        click.echo(message, err=err)
+        if self.shown and self.last:
+            self.stream.write(self.last)
+            self.stream.flush()
+
+    def close(self) -> None:
+        """End the bar's line."""
+        if self.shown and self.last:
+            self.stream.write("\n")
+            self.stream.flush()
 
 
 @click.group("db", cls=AppGroup)
@@ -73,17 +120,21 @@ def data_group():
 def data_import(files):
     """Import football-data.co.uk CSV files (re-importing changes nothing)."""
     total, failed = imports.ImportSummary(), []
-    for path in files:
+    bar = Progress("importing")
+    for done, path in enumerate(files):
+        bar.update(done, len(files), f"importing {Path(path).name}")
         try:
             summary = imports.import_file(path)
         except (OSError, ValueError, DatabaseError) as error:  # the file's transaction rolled back
             failed.append(path)
-            click.echo(f"{path}: not imported: {error}", err=True)
+            bar.echo(f"{path}: not imported: {error}", err=True)
             continue
         for row in summary.rejected:
-            click.echo(f"{row['file']}:{row['line']}: rejected: {row['reason']}", err=True)
-        click.echo(f"{path}: {_describe(summary)}")
+            bar.echo(f"{row['file']}:{row['line']}: rejected: {row['reason']}", err=True)
+        bar.echo(f"{path}: {_describe(summary)}")
         total.add(summary)
+    bar.update(len(files), len(files), "imported")
+    bar.close()
     click.echo(f"total: {_describe(total)}")
     if failed:
         raise click.ClickException(f"{len(failed)} of {len(files)} files could not be imported")
@@ -100,17 +151,23 @@ def _describe(summary):
 @data_group.command("demo")
 def data_demo():
     """Load the deterministic demo world, then backfill, settle and calibrate over it."""
+    bar = Progress("building the demo world")
+    bar.update(0, 4)
     loaded = demo.load()
-    click.echo(
+    bar.echo(
         f"demo world: {len(loaded['leagues'])} leagues, {loaded['matches']} matches, "
         f"{loaded['odds']} odds"
     )
-    for work in (
-        operations.backfill,
-        lambda: operations.settle(SETTLEMENT_DAYS[1]),
-        lambda: operations.calibrate(CALIBRATION_DAYS[1]),
-    ):
-        _report(work(), full=False)
+    bar.update(1, 4, "backfilling")
+    backfilled = operations.backfill(progress=lambda done, total: bar.update(done, total))
+    bar.update(2, 4, "settling")
+    settled = operations.settle(SETTLEMENT_DAYS[1])
+    bar.update(3, 4, "calibrating")
+    calibrated = operations.calibrate(CALIBRATION_DAYS[1])
+    bar.update(4, 4, "done")
+    bar.close()
+    for operation in (backfilled, settled, calibrated):
+        _report(operation, full=False)
 
 
 @click.group("model", cls=AppGroup)
@@ -119,9 +176,18 @@ def model_group():
 
 
 @model_group.command("backfill")
-def model_backfill():
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Also re-predict the backfilled history with the current model version "
+    "(live predictions and picks are never rewritten).",
+)
+def model_backfill(rebuild):
     """Predict every match walk-forward, make the picks and settle what has finished."""
-    _report(operations.backfill())
+    bar = Progress("fitting weeks")
+    operation = operations.backfill(rebuild=rebuild, progress=bar.update)
+    bar.close()
+    _report(operation)
 
 
 @click.group("ops", cls=AppGroup)

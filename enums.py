@@ -28,6 +28,10 @@ CARD_RELATIONS = ("odds", "predictions", "picks", "intelligence")
 HEALTH_STATES = ("ok", "degraded", "down")
 USAGE_STATES = ("ok", "warning", "exceeded")
 
+#: What made a published prediction: the sharp pre-match line alone, a pool of it with the goal
+#: model, or the goal model alone (market-implied ratings, else Dixon-Coles on goals).
+PREDICTION_SOURCES = ("market", "pool", "market-ratings", "dixon-coles")
+
 #: Bounds (inclusive) of the operations' day counts, for the API and the CLI alike.
 SETTLEMENT_DAYS = (1, 3650)
 CALIBRATION_DAYS = (7, 3650)

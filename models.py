@@ -34,6 +34,7 @@ from enums import (
     OPERATION_STATUSES,
     PICK_RATINGS,
     PICK_STATUSES,
+    PREDICTION_SOURCES,
     SELECTIONS,
     USER_PLANS,
     USER_ROLES,
@@ -281,6 +282,8 @@ class Prediction(BaseModel):
     model_probabilities = JSONField()  # the goal model alone
     market_probabilities = JSONField(null=True)  # de-margined sharp pre-match odds
     pool_weight = DoubleField()  # weight of the goal model in the pool
+    #: What made the published probabilities (null for predictions made before sources).
+    source = CharField(max_length=16, null=True, choices=_choices(PREDICTION_SOURCES))
     model_name = CharField(max_length=64)
     model_version = CharField(max_length=32)
     made_at = UTCDateTimeField(default=utcnow)

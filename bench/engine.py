@@ -22,15 +22,19 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+# Not this folder: its http.py would stand in for the standard library's http package.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
 from app import create_app  # noqa: E402
 from engine import metrics  # noqa: E402
 from engine import odds as odds_engine  # noqa: E402
 from engine.markets import MARKETS, outcome_indices  # noqa: E402
+from engine.records import LeagueRecord, MatchRecord, OddsRecord  # noqa: E402
 from models import (  # noqa: E402
     League,
     Match,
+    MatchIntelligence,
     OddsQuote,
     Pick,
     Prediction,
@@ -92,7 +96,7 @@ def bench_backfill():
     result, seconds = timed(predictions.backfill)
     print(
         f"backfill: {seconds:.1f} s for {result['matches']} matches ({result['fits']} fits, "
-        f"model {result['modelSeconds']:.1f} s) -> {result['predictions']} predictions, "
+        f"model {result['model_seconds']:.1f} s) -> {result['predictions']} predictions, "
         f"{result['picks']} picks; goal <= 120 s"
     )
 
@@ -124,45 +128,81 @@ def _pinnacle(match_ids, market, closing, method="proportional"):
     )
 
 
-def bench_quality():
-    """Forecast quality against de-margined Pinnacle closing odds on the same matches."""
-    match_ids = _third_season_on()
-    goals = dict(Match.select(Match.id, Match.home_goals).tuples())
-    away = dict(Match.select(Match.id, Match.away_goals).tuples())
-    hg = np.array([goals[m] for m in match_ids], dtype=float)
-    ag = np.array([away[m] for m in match_ids], dtype=float)
+def _stored_forecasts(match_ids, market):
+    """Per forecast of ``market`` on ``match_ids``: published, goal chain, Dixon-Coles alone and
+    the market-implied ratings alone (NaN where a match has none), from the stored predictions
+    and intelligence."""
+    selections = MARKETS[market]
     stored = {
-        (match_id, market): (published, model)
-        for match_id, market, published, model in Prediction.select(
-            Prediction.match,
-            Prediction.market,
-            Prediction.probabilities,
-            Prediction.model_probabilities,
-        ).tuples()
+        match_id: (published, chain)
+        for match_id, published, chain in Prediction.select(
+            Prediction.match, Prediction.probabilities, Prediction.model_probabilities
+        )
+        .where(Prediction.market == market)
+        .tuples()
     }
+    views = dict(
+        MatchIntelligence.select(MatchIntelligence.match, MatchIntelligence.payload).tuples()
+    )
+    nothing = [np.nan] * len(selections)
+    rows = {"published": [], "goal chain": [], "Dixon-Coles alone": [], "ratings alone": []}
+    for match_id in match_ids:
+        published, chain = stored[match_id]
+        model = views[match_id]["model"]
+        ratings = (model.get("marketRatings") or {}).get("probabilities", {}).get(market)
+        rows["published"].append([published[s] for s in selections])
+        rows["goal chain"].append([chain[s] for s in selections])
+        rows["Dixon-Coles alone"].append([model["probabilities"][market][s] for s in selections])
+        rows["ratings alone"].append([ratings[s] for s in selections] if ratings else nothing)
+    return {name: np.array(values, dtype=float) for name, values in rows.items()}
+
+
+def bench_quality():
+    """Forecast quality against de-margined Pinnacle closing odds on the same matches: each goal
+    model alone, the chain the service publishes where no sharp line is quoted, the published
+    forecast, and Pinnacle's pre-match line; per league for the ratings."""
+    match_ids = _third_season_on()
+    facts = {
+        match_id: (home, away, code)
+        for match_id, home, away, code in Match.select(
+            Match.id, Match.home_goals, Match.away_goals, League.code
+        )
+        .join(League)
+        .tuples()
+    }
+    hg = np.array([facts[m][0] for m in match_ids], dtype=float)
+    ag = np.array([facts[m][1] for m in match_ids], dtype=float)
+    league = np.array([facts[m][2] for m in match_ids])
     for market, score, name in (
         ("1x2", metrics.rps, "RPS"),
         ("ou25", metrics.log_loss, "log loss"),
     ):
-        selections = MARKETS[market]
-        published = np.array([[stored[(m, market)][0][s] for s in selections] for m in match_ids])
-        model = np.array([[stored[(m, market)][1][s] for s in selections] for m in match_ids])
+        forecasts = _stored_forecasts(match_ids, market)
         pre = _pinnacle(match_ids, market, closing=False)
         close = _pinnacle(match_ids, market, closing=True)
         outcome = outcome_indices(hg, ag)[market]
         rows = np.isfinite(pre).all(1) & np.isfinite(close).all(1) & (outcome >= 0)
+        rows &= np.isfinite(forecasts["ratings alone"]).all(1)
         reference = score(close[rows], outcome[rows])
-        figures = {
-            "Dixon-Coles alone": score(model[rows], outcome[rows]),
-            "Pinnacle pre-match": score(pre[rows], outcome[rows]),
-            "published pool": score(published[rows], outcome[rows]),
-        }
+        figures = {**forecasts, "Pinnacle pre-match": pre}
         print(
             f"{market} {name} / Pinnacle closing {name}, {rows.sum()} matches from each "
             f"league's third season (closing {reference:.5f}):"
         )
-        for label, value in figures.items():
-            print(f"  {label:20s} {value:.5f}  ratio {value / reference:.4f}")
+        for label, values in figures.items():
+            value = score(values[rows], outcome[rows])
+            note = ""
+            if label == "goal chain":
+                note = "  (what is published where no sharp pre-match line is quoted)"
+            print(f"  {label:20s} {value:.5f}  ratio {value / reference:.4f}{note}")
+        per_league = []
+        for code in sorted(set(league[rows])):
+            mine = rows & (league == code)
+            closing_score = score(close[mine], outcome[mine])
+            ratings = score(forecasts["ratings alone"][mine], outcome[mine]) / closing_score
+            goals = score(forecasts["Dixon-Coles alone"][mine], outcome[mine]) / closing_score
+            per_league.append(f"{code} {ratings:.4f} (Dixon-Coles {goals:.4f})")
+        print(f"  ratings alone by league: {'; '.join(per_league)}")
         by_method = {
             method: score(_pinnacle(match_ids, market, True, method)[rows], outcome[rows])
             for method in odds_engine.METHODS
@@ -171,7 +211,58 @@ def bench_quality():
             f"  margin removal of the closing odds ({name}): "
             + ", ".join(f"{method} {value:.5f}" for method, value in by_method.items())
         )
-    print("  goals: Dixon-Coles alone <= 1.035; pool <= 1.008 and <= Pinnacle pre-match")
+    print(
+        "  goals: ratings alone <= 1.015 over the leagues together, no league above 1.02; "
+        "published <= 1.008 and <= Pinnacle pre-match"
+    )
+
+
+def bench_refresh(runs=5):
+    """One match's refresh, which fits only its group's cut-off; baseline: the whole forecast
+    the refresh used to run (every group, every week)."""
+    last = (
+        Match.select(Match)
+        .join(League)
+        .where(League.code == "E0")
+        .order_by(Match.kickoff_at.desc())
+        .first()
+    )
+    kickoff = last.kickoff_at + timedelta(days=70)
+    fixture = MatchRecord(
+        league=LeagueRecord("E0", last.league.name, last.league.country, "top-flight"),
+        season="2024-25",
+        kickoff_at=kickoff,
+        home_team=last.home_team.name,
+        away_team=last.away_team.name,
+        odds=[
+            OddsRecord(book, "1x2", selection, price)
+            for book, prices in (("pinnacle", (2.1, 3.5, 3.6)), ("bet365", (2.2, 3.4, 3.4)))
+            for selection, price in zip(("home", "draw", "away"), prices, strict=True)
+        ],
+    )
+    imports.store([fixture])
+    match = Match.get(Match.kickoff_at == kickoff)
+    now = kickoff - timedelta(days=2)
+    times = [timed(lambda: predictions.refresh(match.id, now=now))[1] for _ in range(runs)]
+    quick = Prediction.get((Prediction.match == match) & (Prediction.market == "1x2"))
+    full, baseline = timed(lambda: predictions.forecast(now))
+    (row,) = np.flatnonzero(full.match_id == match.id)
+    gap = max(
+        abs(quick.probabilities[s] - full.output.published["1x2"][row, i])
+        for i, s in enumerate(("home", "draw", "away"))
+    )
+    chain_gap = max(
+        abs(quick.model_probabilities[s] - full.output.model["1x2"][row, i])
+        for i, s in enumerate(("home", "draw", "away"))
+    )
+    group = Match.select().join(League).where(League.country == last.league.country).count()
+    print(
+        f"refresh of one match ({last.league.country}, {group} matches in its group): median "
+        f"{statistics.median(times):.3f} s over {runs} runs; baseline, the whole forecast: "
+        f"{baseline:.2f} s (ratio {baseline / statistics.median(times):.0f}x); largest gap to "
+        f"the whole forecast's published probability {gap:.2e}, goal chain {chain_gap:.2e}; "
+        "goal <= 0.5 s"
+    )
 
 
 def bench_picks():
@@ -309,6 +400,7 @@ def main():
             bench_import(files)
             bench_backfill()
             bench_quality()
+            bench_refresh()
             bench_picks()
             bench_backtest()
             bench_settlement()

@@ -26,6 +26,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
+# Not this folder: its http.py would stand in for the standard library's http package.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
 from engine import footballdata, market_ratings, metrics, walkforward  # noqa: E402

@@ -19,7 +19,7 @@ import numpy as np
 
 from engine import dixon_coles
 from engine.scores import market_probabilities, score_matrix
-from engine.walkforward import DAY, _dense, week_start
+from engine.timeline import DAY, dense_index, needed_cutoffs, week_start
 
 MODEL_NAME = "market-implied-ratings"
 MODEL_VERSION = "1.0.0"
@@ -343,8 +343,13 @@ class _Predictions:
     fits: int = 0
 
 
-def _forecast_group(rows: np.ndarray, r: _Rows, config: RatingsConfig, out: _Predictions):
-    """Weekly fits of one group, written into ``out``; ``rows`` are sorted by kick-off."""
+def _forecast_group(
+    rows: np.ndarray, r: _Rows, config: RatingsConfig, out: _Predictions, needed=None
+):
+    """Weekly fits of one group, written into ``out``; ``rows`` are sorted by kick-off.
+
+    With ``needed`` (cut-offs), only those fits are made.
+    """
     decay = np.log(2.0) / (config.half_life_days * DAY)
     window = int(config.window_days) * DAY
     unseen = (-config.newcomer_strength, -config.newcomer_strength)
@@ -353,6 +358,8 @@ def _forecast_group(rows: np.ndarray, r: _Rows, config: RatingsConfig, out: _Pre
     cutoffs, starts = np.unique(r.cutoff[rows], return_index=True)
     ends = np.append(starts[1:], len(rows))
     for cut, lo, hi in zip(cutoffs, starts, ends, strict=True):
+        if needed is not None and cut not in needed:
+            continue
         first = np.searchsorted(train_kickoff, cut - window, side="left")
         last = np.searchsorted(train_kickoff, cut, side="left")
         sel = train[first:last]
@@ -378,8 +385,8 @@ def _forecast_group(rows: np.ndarray, r: _Rows, config: RatingsConfig, out: _Pre
             )
             out.fits += 1
         target = rows[lo:hi]
-        th = _dense(ids, r.home[target])
-        ta = _dense(ids, r.away[target])
+        th = dense_index(ids, r.home[target])
+        ta = dense_index(ids, r.away[target])
         att_h, def_h = strengths(ratings, th, unseen)
         att_a, def_a = strengths(ratings, ta, unseen)
         out.home_rate[target], out.away_rate[target] = rates(ratings, th, ta, unseen)
@@ -392,23 +399,29 @@ def _forecast_group(rows: np.ndarray, r: _Rows, config: RatingsConfig, out: _Pre
         )
 
 
-def run(inp: RatingsInput, config: RatingsConfig = RatingsConfig()) -> RatingsOutput:
-    """Predict every row walk-forward from weekly per-group ratings fitted on closing prices."""
+def run(inp: RatingsInput, config: RatingsConfig = RatingsConfig(), rows=None) -> RatingsOutput:
+    """Predict every row walk-forward from weekly per-group ratings fitted on closing prices.
+
+    ``rows`` limits the fits to those rows' cut-offs (the other rows' outputs are NaN and not
+    covered); the fits are the same as in a run over every row.
+    """
     r = _rows(inp, config)
     n = len(r.kickoff)
+    needed = needed_cutoffs(r.cutoff, rows)
     # A canonical order (not the input's) makes the fits independent of how rows were listed.
     order = np.lexsort((r.away, r.home, r.group, r.kickoff))
     pred = _Predictions(
-        home_rate=np.empty(n),
-        away_rate=np.empty(n),
+        home_rate=np.full(n, np.nan),
+        away_rate=np.full(n, np.nan),
         priced_home=np.zeros(n, dtype=np.int64),
         priced_away=np.zeros(n, dtype=np.int64),
         fitted=np.zeros(n, dtype=bool),
-        strengths=np.empty((n, 5)),
+        strengths=np.full((n, 5), np.nan),
     )
     sorted_group = r.group[order]
-    for g in np.unique(r.group):
-        _forecast_group(order[sorted_group == g], r, config, pred)
+    groups = np.unique(r.group if rows is None else r.group[np.asarray(rows, dtype=np.intp)])
+    for g in groups:
+        _forecast_group(order[sorted_group == g], r, config, pred, needed)
     probabilities = market_probabilities(score_matrix(pred.home_rate, pred.away_rate, config.rho))
     return RatingsOutput(
         probabilities=probabilities,

@@ -62,11 +62,15 @@ def fit_weight(
     outcome_idx,
     prior: float = PRIOR_WEIGHT,
     min_rows: int = MIN_ROWS,
+    validate: bool = True,
 ) -> float:
     """Weight on the model in [0, 1] minimising the pooled log loss of past matches.
 
     Rows without a market, with a non-finite model or a negative outcome index (no result) are
-    skipped; with fewer than ``min_rows`` usable rows the ``prior`` weight is returned.
+    skipped; with fewer than ``min_rows`` usable rows the ``prior`` weight is returned. Rows are
+    taken to be in time order: with ``validate`` a weight is adopted only if the one fitted on
+    the earlier half also lowers the log loss of the later half against the ``prior`` weight,
+    so noise in the past does not move the forecast off the market.
     """
     model = np.asarray(model_probs, dtype=float)
     market = np.asarray(market_probs, dtype=float)
@@ -74,14 +78,25 @@ def fit_weight(
     keep = usable_rows(model, market, outcome)
     if keep.sum() < min_rows:
         return float(prior)
-    rows = np.arange(int(keep.sum()))
+    if validate:
+        rows = np.flatnonzero(keep)
+        early, late = rows[: len(rows) // 2], rows[len(rows) // 2 :]
+        trial = _best_weight(model[early], market[early], outcome[early])
+        later = _log_loss(model[late], market[late], outcome[late])
+        if not later(trial) < later(float(prior)):
+            return float(prior)
+    return _best_weight(model[keep], market[keep], outcome[keep])
+
+
+def _log_loss(model, market, outcome):
+    """The pooled log loss of usable rows as a function of the weight."""
+    rows = np.arange(len(outcome))
     # Selections along the first axis: the per-row sums below then add whole contiguous rows.
-    log_model = np.log(np.clip(model[keep], _FLOOR, None)).T.copy()
-    log_market = np.log(np.clip(market[keep], _FLOOR, None)).T.copy()
+    log_model = np.log(np.clip(model, _FLOOR, None)).T.copy()
+    log_market = np.log(np.clip(market, _FLOOR, None)).T.copy()
     diff = log_model - log_market
-    picked = outcome[keep]
-    mean_picked_market = log_market[picked, rows].mean()
-    mean_picked_diff = diff[picked, rows].mean()
+    mean_picked_market = log_market[outcome, rows].mean()
+    mean_picked_diff = diff[outcome, rows].mean()
 
     def loss(w: float) -> float:
         # Each logit lies between the floored logs of two probabilities, in [log(_FLOOR), 0],
@@ -89,6 +104,12 @@ def fit_weight(
         log_norm = np.log(np.exp(log_market + w * diff).sum(axis=0))
         return float(log_norm.mean() - mean_picked_market - w * mean_picked_diff)
 
+    return loss
+
+
+def _best_weight(model, market, outcome) -> float:
+    """The weight in [0, 1] minimising the pooled log loss of usable rows."""
+    loss = _log_loss(model, market, outcome)
     result = minimize_scalar(loss, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-5})
     # The bounded search never lands exactly on a bound; the loss is convex in w, so when the
     # optimum is a bound that bound itself is the answer.

@@ -1,27 +1,34 @@
-"""Walk-forward forecasts: weekly Dixon-Coles refits per group, pooled with the sharp market.
+"""Walk-forward forecasts: a goal model per group, pooled with the sharp market.
 
-Every row is predicted by a fit of its group on results that kicked off strictly before the
-row's cutoff (the Monday 00:00 UTC that starts its kick-off week, capped at ``now``), and its
-published probabilities pool that fit with the market using weights fitted on earlier rows only.
-So nothing a row's forecast uses could have been unknown when the forecast was made, and
-appending later matches to the input never changes an earlier row's output.
+The goal model is a chain: market-implied team ratings (``engine.market_ratings``, fitted on
+past closing lines) where both teams have priced history in the window, else Dixon-Coles fitted
+on past goals. Every row is predicted by fits of its group on matches that kicked off strictly
+before the row's cutoff (the Monday 00:00 UTC that starts its kick-off week, capped at ``now``),
+and its published probabilities pool the goal model with the de-margined sharp pre-match line
+using weights fitted on earlier rows only. So nothing a row's forecast uses could have been
+unknown when the forecast was made, and appending later matches to the input never changes an
+earlier row's output.
 """
 
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engine import dixon_coles, pooling
+from engine import dixon_coles, market_ratings, pooling
 from engine.markets import MARKETS, outcome_indices
 from engine.scores import market_probabilities, score_matrix
+from engine.timeline import DAY, dense_index, needed_cutoffs, week_start
 
-MODEL_NAME = "dixon-coles-market-pool"
-MODEL_VERSION = "1.0.0"
+MODEL_NAME = "goal-chain-market-pool"
+#: 2.0.0: market-implied ratings lead the goal model where they cover a match (1.0.0 was
+#: Dixon-Coles alone); ``model backfill --rebuild`` re-predicts the backfilled history with it.
+MODEL_VERSION = "2.0.0"
 
-DAY = 86_400
-WEEK = 7 * DAY
-#: 1970-01-05 00:00 UTC, the first Monday of the epoch: weeks are counted from it.
-_MONDAY = 4 * DAY
+RATINGS_CONFIG = market_ratings.RatingsConfig()
+
+#: Where a goal-model row came from.
+RATINGS_SOURCE = "market-ratings"
+GOALS_SOURCE = "dixon-coles"
 
 
 @dataclass(frozen=True)
@@ -61,14 +68,22 @@ class WalkForwardInput:
     away_goals: np.ndarray
     market: dict[str, np.ndarray]  # de-margined pre-match probabilities, NaN rows where none
     now: int  # epoch seconds; results after now do not exist yet
+    #: De-margined closing probabilities ("1x2", "ou25") of matches that were played, NaN rows
+    #: elsewhere: what the market-implied ratings learn from. None: Dixon-Coles alone.
+    closing: dict[str, np.ndarray] | None = None
 
 
 @dataclass
 class WalkForwardOutput:
     """Forecasts per input row, in input order."""
 
-    model: dict[str, np.ndarray]  # Dixon-Coles-only probabilities per market, (n, k)
+    model: dict[str, np.ndarray]  # the goal model's probabilities per market, (n, k)
     published: dict[str, np.ndarray]  # pooled probabilities per market, (n, k)
+    dixon_coles: dict[str, np.ndarray]  # Dixon-Coles' own probabilities per market, (n, k)
+    #: The market-implied ratings' forecasts (None without closing lines); where
+    #: ``ratings.covered`` the goal model is theirs.
+    ratings: market_ratings.RatingsOutput | None
+    goal_source: np.ndarray  # (n,) RATINGS_SOURCE or GOALS_SOURCE
     pool_weight: dict[str, np.ndarray]  # (n,) weight on the model (1 where there is no market)
     fitted_at: np.ndarray  # (n,) int64 cutoff of the fit that predicted the row
     history_home: np.ndarray  # (n,) prior matches of the home team inside the fit's window
@@ -79,12 +94,6 @@ class WalkForwardOutput:
     expected_goals: np.ndarray  # (n, 2) the model's home and away goal rates
     fits: int = 0  # Dixon-Coles fits run, all groups
     unconverged: int = 0  # of which the optimiser stopped before converging
-
-
-def week_start(epoch_seconds) -> np.ndarray:
-    """Monday 00:00 UTC of the week containing each timestamp."""
-    t = np.asarray(epoch_seconds, dtype=np.int64)
-    return t - (t - _MONDAY) % WEEK
 
 
 @dataclass
@@ -126,16 +135,14 @@ def _reindex(prev: dixon_coles.DixonColesFit, prev_ids, ids) -> dixon_coles.Dixo
     )
 
 
-def _dense(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Position of each value in the sorted ``ids``, -1 where absent."""
-    if len(ids) == 0:
-        return np.full(len(values), -1, dtype=np.intp)
-    pos = np.clip(np.searchsorted(ids, values), 0, len(ids) - 1)
-    return np.where(ids[pos] == values, pos, -1)
+def _forecast_group(
+    rows: np.ndarray, m: _Matches, config: ModelConfig, out: _Predictions, needed=None, tick=None
+):
+    """Weekly refits of one group, written into ``out``; ``rows`` are sorted by kick-off.
 
-
-def _forecast_group(rows: np.ndarray, m: _Matches, config: ModelConfig, out: _Predictions):
-    """Weekly refits of one group, written into ``out``; ``rows`` are sorted by kick-off."""
+    With ``needed`` (cut-offs), only those fits are made, each from a cold start; ``tick()`` is
+    called after each week.
+    """
     fit_config = config.fit_config()
     decay = np.log(2.0) / (config.half_life_days * DAY)
     window = int(config.window_days) * DAY
@@ -147,6 +154,8 @@ def _forecast_group(rows: np.ndarray, m: _Matches, config: ModelConfig, out: _Pr
     ends = np.append(starts[1:], len(rows))
     prev_fit, prev_ids = None, np.empty(0, dtype=np.int64)
     for cut, lo, hi in zip(cutoffs, starts, ends, strict=True):
+        if needed is not None and cut not in needed:
+            continue
         first = np.searchsorted(train_kickoff, cut - window, side="left")
         last = np.searchsorted(train_kickoff, cut, side="left")
         sel = train[first:last]
@@ -174,8 +183,8 @@ def _forecast_group(rows: np.ndarray, m: _Matches, config: ModelConfig, out: _Pr
             out.unconverged += not fit.converged
             prev_fit, prev_ids = fit, ids
         target = rows[lo:hi]
-        th = _dense(ids, m.home[target])
-        ta = _dense(ids, m.away[target])
+        th = dense_index(ids, m.home[target])
+        ta = dense_index(ids, m.away[target])
         att_h, def_h = dixon_coles.strengths(fit, th, unseen)
         att_a, def_a = dixon_coles.strengths(fit, ta, unseen)
         out.home_rate[target], out.away_rate[target] = dixon_coles.rates(fit, th, ta, unseen)
@@ -186,6 +195,8 @@ def _forecast_group(rows: np.ndarray, m: _Matches, config: ModelConfig, out: _Pr
         out.strengths[target] = np.column_stack(
             [att_h, def_h, att_a, def_a, np.full(len(target), fit.home)]
         )
+        if tick is not None:
+            tick()
 
 
 def _matches(inp: WalkForwardInput) -> _Matches:
@@ -246,30 +257,82 @@ def _pool_weights(m: _Matches, model, markets, outcomes, order, config) -> dict[
     return weights
 
 
-def run(inp: WalkForwardInput, config: ModelConfig = ModelConfig()) -> WalkForwardOutput:
-    """Predict every row walk-forward: weekly per-group Dixon-Coles fits pooled with the market."""
+def run(
+    inp: WalkForwardInput,
+    config: ModelConfig = ModelConfig(),
+    ratings_config: market_ratings.RatingsConfig = RATINGS_CONFIG,
+    rows=None,
+    pool_weights: dict[str, float] | None = None,
+    progress=None,
+) -> WalkForwardOutput:
+    """Predict every row walk-forward: weekly per-group goal models pooled with the market.
+
+    ``rows`` limits the work to those rows (the others' outputs are NaN): only their cut-offs
+    are fitted, each from a cold start, and ``pool_weights`` (one per market, fitted on earlier
+    matches by the caller) replace the walk-forward weights. ``progress(done, total)`` hears of
+    each group-week fitted.
+    """
     m = _matches(inp)
     n = len(m.kickoff)
     markets = _markets(inp, n)
+    if rows is not None and pool_weights is None:
+        raise ValueError("a run over some rows needs the pool weights")
+    needed = needed_cutoffs(m.cutoff, rows)
     # A canonical order (not the input's) makes the fits independent of how rows were listed.
     order = np.lexsort((m.away, m.home, m.group, m.kickoff))
     pred = _Predictions(
-        home_rate=np.empty(n),
-        away_rate=np.empty(n),
-        rho=np.empty(n),
+        home_rate=np.full(n, np.nan),
+        away_rate=np.full(n, np.nan),
+        rho=np.zeros(n),
         history_home=np.zeros(n, dtype=np.int64),
         history_away=np.zeros(n, dtype=np.int64),
-        strengths=np.empty((n, 5)),
+        strengths=np.full((n, 5), np.nan),
     )
     sorted_group = m.group[order]
-    for g in np.unique(m.group):
-        _forecast_group(order[sorted_group == g], m, config, pred)
+    groups = np.unique(m.group if rows is None else m.group[np.asarray(rows, dtype=np.intp)])
+    tick = None
+    if progress is not None:
+        weeks = np.unique(np.column_stack([m.group, m.cutoff]), axis=0)
+        weeks = weeks[np.isin(weeks[:, 0], groups)]
+        if needed is not None:
+            weeks = weeks[np.isin(weeks[:, 1], needed)]
+        done = iter(range(1, len(weeks) + 1))
 
-    model = market_probabilities(score_matrix(pred.home_rate, pred.away_rate, pred.rho))
+        def tick():
+            progress(next(done), len(weeks))
+
+    for g in groups:
+        _forecast_group(order[sorted_group == g], m, config, pred, needed, tick)
+
+    goals = market_probabilities(score_matrix(pred.home_rate, pred.away_rate, pred.rho))
+    ratings = None
+    covered = np.zeros(n, dtype=bool)
+    if inp.closing is not None:
+        ratings = market_ratings.run(
+            market_ratings.RatingsInput(
+                kickoff=m.kickoff,
+                group=m.group,
+                home=m.home,
+                away=m.away,
+                closing=inp.closing,
+                now=inp.now,
+            ),
+            ratings_config,
+            rows,
+        )
+        covered = ratings.covered
+    model = market_ratings.with_fallback(ratings, goals) if ratings is not None else goals
     outcomes = outcome_indices(
         np.where(m.has_result, m.home_goals, np.nan), np.where(m.has_result, m.away_goals, np.nan)
     )
-    pool_weight = _pool_weights(m, model, markets, outcomes, order, config)
+    if pool_weights is None:
+        pool_weight = _pool_weights(m, model, markets, outcomes, order, config)
+    else:
+        pool_weight = {}
+        for market in MARKETS:
+            weight = np.full(n, float(pool_weights[market]))
+            weight[~pooling.market_available(markets[market])] = 1.0
+            pool_weight[market] = weight
     published = {
         market: pooling.pool(model[market], markets[market], pool_weight[market])
         for market in MARKETS
@@ -277,6 +340,9 @@ def run(inp: WalkForwardInput, config: ModelConfig = ModelConfig()) -> WalkForwa
     return WalkForwardOutput(
         model=model,
         published=published,
+        dixon_coles=goals,
+        ratings=ratings,
+        goal_source=np.where(covered, RATINGS_SOURCE, GOALS_SOURCE),
         pool_weight=pool_weight,
         fitted_at=m.cutoff,
         history_home=pred.history_home,

@@ -12,6 +12,7 @@ from enums import (
     MATCH_STATUSES,
     PICK_RATINGS,
     PICK_STATUSES,
+    PREDICTION_SOURCES,
     SELECTIONS,
 )
 from schemas.common import (
@@ -176,6 +177,7 @@ class PredictionRowSchema(CamelSchema):
     model_probability = fields.Float()
     market_probability = fields.Float(allow_none=True)
     pool_weight = fields.Float()
+    source = enum_of(PREDICTION_SOURCES, allow_none=True)
     model_name = fields.String()
     model_version = fields.String()
     made_at = UTCDateTime()

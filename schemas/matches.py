@@ -9,6 +9,7 @@ from enums import (
     MATCH_STATUSES,
     PICK_RATINGS,
     PICK_STATUSES,
+    PREDICTION_SOURCES,
     SELECTIONS,
 )
 from schemas.common import CamelSchema, UTCDateTime
@@ -130,6 +131,16 @@ class PredictionSchema(CamelSchema):
         required=True,
         allow_none=True,
     )
+    source = enum_of(
+        PREDICTION_SOURCES,
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "`market`: the sharp pre-match line alone; `pool`: that line pooled "
+            "with the goal model; `market-ratings` or `dixon-coles`: the goal model alone, where "
+            "no sharp line is quoted. Null for predictions made before sources were recorded."
+        },
+    )
     model_name = fields.String(required=True)
     model_version = fields.String(required=True)
     made_at = UTCDateTime(required=True)
@@ -236,21 +247,62 @@ class SidesSchema(CamelSchema):
     away = fields.Integer(required=True)
 
 
-class GoalModelSchema(CamelSchema):
-    """The goal model's own view of the match, before any pooling with the market."""
-
-    fitted_at = UTCDateTime(required=True)
-    strengths = fields.Nested(StrengthsSchema, required=True)
-    probabilities = fields.Dict(
+def market_map(description, **kwargs):
+    """``{market: {selection: probability}}``."""
+    return fields.Dict(
         keys=fields.String(metadata={"enum": list(MARKETS)}),
         values=fields.Dict(keys=fields.String(), values=fields.Float()),
-        required=True,
-        metadata={"description": "Per market, the goal model's probability of each selection."},
+        metadata={"description": description},
+        **kwargs,
     )
+
+
+class GoalsSchema(CamelSchema):
+    """Expected goals of each side."""
+
+    home = fields.Float(required=True)
+    away = fields.Float(required=True)
+
+
+class MarketRatingsSchema(CamelSchema):
+    """The market-implied ratings' view: team ratings fitted on past closing lines."""
+
+    covered = fields.Boolean(
+        required=True,
+        metadata={"description": "Both teams have priced history: the ratings lead the model."},
+    )
+    probabilities = market_map("Per market, the ratings' probabilities.", required=True)
+    priced_matches = fields.Nested(
+        SidesSchema,
+        required=True,
+        metadata={"description": "Each team's matches with a closing line in the window."},
+    )
+    expected_goals = fields.Nested(GoalsSchema, required=True)
+
+
+class GoalModelSchema(CamelSchema):
+    """The goal models' own views of the match, before any pooling with the market: Dixon-Coles
+    on goals (``strengths``, ``probabilities``) and the market-implied ratings, side by side."""
+
+    source = enum_of(
+        ("market-ratings", "dixon-coles"),
+        load_default="dixon-coles",
+        metadata={"description": "Which of the two is the goal model for this match."},
+    )
+    fitted_at = UTCDateTime(required=True)
+    strengths = fields.Nested(StrengthsSchema, required=True)
+    probabilities = market_map("Per market, Dixon-Coles' probabilities.", required=True)
+    expected_goals = fields.Nested(GoalsSchema, load_default=None, allow_none=True)
     history_matches = fields.Nested(
         SidesSchema,
         required=True,
-        metadata={"description": "Prior matches of each team in the model's window."},
+        metadata={"description": "Prior matches of each team in Dixon-Coles' window."},
+    )
+    market_ratings = fields.Nested(
+        MarketRatingsSchema,
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "Null where no closing lines were available."},
     )
 
 

@@ -61,12 +61,18 @@ class CalibrationRequestSchema(CamelSchema):
     )
 
 
+class BackfillRequestSchema(CamelSchema):
+    """Whether the backfill rebuilds the backfilled history with the current model."""
+
+    rebuild = fields.Boolean(load_default=False)
+
+
 #: What each kind records as its parameters.
 PARAMS_SCHEMAS = {
     "intelligence-refresh": RefreshRequestSchema,
     "settlement-run": SettlementRequestSchema,
     "calibration-run": CalibrationRequestSchema,
-    "model-backfill": CamelSchema,
+    "model-backfill": BackfillRequestSchema,
 }
 
 
@@ -159,6 +165,7 @@ class RefreshResultSchema(CamelSchema):
     predictions = fields.Integer(required=True, metadata={"description": "Predictions written."})
     intelligence = fields.Integer(required=True)
     picks = fields.Integer(required=True, metadata={"description": "New picks."})
+    rebuilt = fields.Integer(load_default=0)
 
 
 class BackfillResultSchema(CamelSchema):
@@ -172,6 +179,9 @@ class BackfillResultSchema(CamelSchema):
     intelligence = fields.Integer()
     picks = fields.Integer()
     live_picks = fields.Integer()
+    rebuilt = fields.Integer(
+        metadata={"description": "Kicked-off matches whose backfilled predictions were redone."}
+    )
     settlement = fields.Nested(SettlementCountsSchema)
 
 

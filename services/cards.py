@@ -66,6 +66,7 @@ PREDICTION_COLUMNS = (
     Prediction.market,
     Prediction.probabilities,
     Prediction.market_probabilities,
+    Prediction.source,
     Prediction.model_name,
     Prediction.model_version,
     Prediction.made_at,
@@ -236,6 +237,7 @@ def _predictions(ids):
         (
             probabilities,
             market_probabilities,
+            source,
             model_name,
             model_version,
             made_at,
@@ -250,6 +252,7 @@ def _predictions(ids):
                 "market": market,
                 "probabilities": probabilities,
                 "market_probabilities": market_probabilities,
+                "source": source,
                 "model_name": model_name,
                 "model_version": model_version,
                 "made_at": made_at,

@@ -203,6 +203,7 @@ def _predictions(filters):
         Prediction.model_probabilities,
         Prediction.market_probabilities,
         Prediction.pool_weight,
+        Prediction.source,
         Prediction.model_name,
         Prediction.model_version,
         Prediction.made_at,

@@ -120,9 +120,18 @@ def refresh(match_id: int, by=None) -> dict:
     )
 
 
-def backfill(by=None) -> dict:
-    """Predict every match walk-forward, make the picks and settle what has finished."""
-    return describe(run("model-backfill", {}, predictions.backfill, by))
+def backfill(rebuild=False, by=None, progress=None) -> dict:
+    """Predict every match walk-forward, make the picks and settle what has finished;
+    ``rebuild`` re-predicts the backfilled history with the current model (never a live
+    prediction or pick); ``progress(done, total)`` hears of the model's fits."""
+    return describe(
+        run(
+            "model-backfill",
+            {"rebuild": rebuild},
+            lambda: predictions.backfill(rebuild=rebuild, progress=progress),
+            by,
+        )
+    )
 
 
 def get(operation_id: int) -> dict:

@@ -1,12 +1,17 @@
 """Predictions, picks and intelligence: the walk-forward model run over the stored matches.
 
-``backfill`` predicts every match walk-forward (each from a fit on matches that kicked off
+``backfill`` predicts every match walk-forward (each from fits on matches that kicked off
 before it), rates the edge at the best pre-match price into picks, settles what can be settled
-and stores the match intelligence. ``refresh`` redoes one open match.
+and stores the match intelligence. ``refresh`` redoes one open match from its own group's fits
+only. The goal model is a chain (see ``engine.walkforward``): market-implied ratings where both
+teams have priced history, else Dixon-Coles; the published forecast pools it with the sharp
+pre-match line, and each prediction records which of them made it.
 
 What was published stays published: a stored prediction of a match that has kicked off is never
-rewritten, and a pick, once made, is never changed except by settlement. Upcoming matches are
-re-predicted with whatever new results and odds have arrived.
+rewritten, except a backfilled one by a rebuild, and a pick, once made, is never changed except
+by settlement (or replaced with its backfilled prediction by a rebuild). Live predictions and
+picks, made before kick-off, are never touched by any of this. Upcoming matches are re-predicted
+with whatever new results and odds have arrived.
 """
 
 import time
@@ -17,9 +22,10 @@ import numpy as np
 from flask import current_app
 from threadpoolctl import threadpool_limits
 
-from engine import intelligence, picks, walkforward
+from engine import intelligence, picks, pooling, walkforward
 from engine import odds as odds_engine
-from engine.markets import MARKETS
+from engine.markets import MARKETS, outcome_indices
+from engine.timeline import DAY, week_start
 from errors import MatchNotOpen
 from models import (
     League,
@@ -36,6 +42,8 @@ from schemas.matches import IntelligencePayloadSchema
 from services import odds, settlement
 
 BATCH = 1000
+#: Markets whose closing lines the market-implied ratings learn from.
+RATING_MARKETS = ("1x2", "ou25")
 
 
 @dataclass
@@ -54,9 +62,10 @@ class Forecast:
     best: dict  # market → (best price (n,k), bookmaker name (n,k))
     quality: dict  # market → (score (n,), parts {name: (n,)})
     choice: dict  # market → (selection (n,), edge (n,), rating (n,))
+    source: dict  # market → (n,) what made the published probabilities
 
 
-def _matches():
+def _matches(country=None):
     query = (
         Match.select(
             Match.id,
@@ -71,12 +80,31 @@ def _matches():
         .join(League)
         .order_by(Match.kickoff_at, Match.id)
     )
+    if country is not None:
+        query = query.where(League.country == country)
     return list(query.tuples())
 
 
-def forecast(now) -> Forecast | None:
-    """Run the model over every stored match, as of ``now``."""
-    rows = _matches()
+def _scattered(match_id, wanted, closing: bool) -> dict[str, odds.Cube]:
+    """Cubes over every row of ``match_id`` with the quotes of the ``wanted`` rows only (NaN
+    elsewhere): one query for what a single group's refresh needs."""
+    loaded = odds.load(match_id[wanted], closing=closing)
+    cubes = {}
+    for market, cube in loaded.items():
+        prices = np.full((len(match_id), *cube.prices.shape[1:]), np.nan)
+        prices[wanted] = cube.prices
+        cubes[market] = odds.Cube(prices, cube.bookmakers)
+    return cubes
+
+
+def forecast(now, match_ids=None, progress=None) -> Forecast | None:
+    """Run the model over every stored match as of ``now``; or, with ``match_ids`` (of one
+    group), over that group only, fitting just what those matches need. ``progress(done,
+    total)`` hears of each week fitted."""
+    country = None
+    if match_ids is not None:
+        country = Match.get_by_id(match_ids[0]).league.country
+    rows = _matches(country)
     if not rows:
         return None
     match_id, kickoff, status, home, away, hg, ag, countries = zip(*rows, strict=True)
@@ -87,14 +115,34 @@ def forecast(now) -> Forecast | None:
     match_id = np.array(match_id, dtype=np.int64)
     kickoff = np.array([moment.timestamp() for moment in kickoff], dtype=np.int64)
     config = current_app.config
-    pre_match = odds.load(match_id, closing=False, only_listed=False)
-    closing = odds.load(match_id, closing=True, only_listed=False)
+    targets, pool_weights = None, None
+    if match_ids is None:
+        pre_match = odds.load(match_id, closing=False, only_listed=False)
+        closing = odds.load(match_id, closing=True, only_listed=False)
+    else:
+        targets = np.flatnonzero(np.isin(match_id, match_ids))
+        cutoff = min(int(week_start(kickoff[targets].min())), int(now.timestamp()))
+        # The ratings learn from the closing lines of their window before the cut-off.
+        window = walkforward.RATINGS_CONFIG.window_days * DAY
+        learning = finished & (kickoff >= cutoff - window) & (kickoff < cutoff)
+        learning[targets] = True  # their own closing quotes, for the data quality only
+        pre_match = _scattered(match_id, targets, closing=False)
+        closing = _scattered(match_id, learning, closing=True)
+        pool_weights = stored_pool_weights(datetime.fromtimestamp(cutoff, UTC))
 
+    method = config["MARGIN_METHOD"]
     market_probs = {
-        market: odds_engine.sharp_probabilities(
-            cube.prices, cube.bookmakers, method=config["MARGIN_METHOD"]
-        )[0]
+        market: odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
         for market, cube in pre_match.items()
+    }
+    closing_probs = {
+        market: np.where(
+            finished[:, None],
+            odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0],
+            np.nan,
+        )
+        for market, cube in closing.items()
+        if market in RATING_MARKETS
     }
     inputs = walkforward.WalkForwardInput(
         kickoff=kickoff,
@@ -105,17 +153,27 @@ def forecast(now) -> Forecast | None:
         away_goals=goals[1],
         market=market_probs,
         now=int(now.timestamp()),
+        closing=closing_probs,
     )
     # The fits are small: a multi-threaded BLAS only fights for the cores (3x slower when busy).
     with threadpool_limits(limits=1, user_api="blas"):
-        output = walkforward.run(inputs)
+        output = walkforward.run(inputs, rows=targets, pool_weights=pool_weights, progress=progress)
     thresholds = picks.RatingThresholds(
         config["RATING_A_EDGE"],
         config["RATING_A_QUALITY"],
         config["RATING_B_EDGE"],
         config["RATING_B_QUALITY"],
     )
-    best, quality, choice = {}, {}, {}
+    # The history behind a forecast is that of the goal model that made it: priced matches
+    # for the market-implied ratings, played matches for Dixon-Coles.
+    rated = output.goal_source == walkforward.RATINGS_SOURCE
+    history = (output.history_home, output.history_away)
+    if output.ratings is not None:
+        history = (
+            np.where(rated, output.ratings.priced_home, output.history_home),
+            np.where(rated, output.ratings.priced_away, output.history_away),
+        )
+    best, quality, choice, source = {}, {}, {}, {}
     for market in MARKETS:
         cube, closed = pre_match[market], closing[market]
         prices, book = odds_engine.best_prices(cube.prices, cube.bookmakers)
@@ -123,13 +181,13 @@ def forecast(now) -> Forecast | None:
         best[market] = (prices, names[book])
         has_closing = odds_engine.has_quote(closed.prices, closed.bookmakers).any(axis=1)
         quality[market] = picks.data_quality(
-            output.history_home,
-            output.history_away,
+            *history,
             odds_engine.quoting_count(cube.prices, cube.bookmakers),
             has_closing,
         )
         selection, edge = picks.choose(output.published[market], prices, config["PICK_MIN_EDGE"])
         choice[market] = (selection, edge, picks.rate(edge, quality[market][0], thresholds))
+        source[market] = _source(output, market, market_probs[market])
     return Forecast(
         match_id,
         kickoff,
@@ -143,7 +201,62 @@ def forecast(now) -> Forecast | None:
         best,
         quality,
         choice,
+        source,
     )
+
+
+def _source(output, market, market_probs) -> np.ndarray:
+    """What made each row's published probabilities: the sharp line alone (``market``), a pool
+    of it with the goal model (``pool``), or the goal model alone (its own source)."""
+    weight = output.pool_weight[market]
+    quoted = pooling.market_available(market_probs)
+    return np.where(
+        quoted & (weight == 0.0),
+        "market",
+        np.where(quoted & (weight < 1.0), "pool", output.goal_source),
+    )
+
+
+def stored_pool_weights(before: datetime) -> dict[str, float]:
+    """Per market, the pool weight fitted (as the backfill fits it) on the stored predictions
+    of every finished match that kicked off before ``before``: what a single match's refresh
+    uses instead of re-running every group."""
+    rows = (
+        Prediction.select(
+            Prediction.market,
+            Prediction.model_probabilities,
+            Prediction.market_probabilities,
+            Match.home_goals,
+            Match.away_goals,
+        )
+        .join(Match)
+        .where(
+            (Match.status == "finished")
+            & (Match.kickoff_at < before)
+            & Prediction.market_probabilities.is_null(False)
+        )
+        .order_by(Match.kickoff_at, Match.id)  # the weight is validated on later matches
+        .tuples()
+    )
+    model = {market: [] for market in MARKETS}
+    market_side = {market: [] for market in MARKETS}
+    scores = {market: [] for market in MARKETS}
+    for market, goal_model, line, home_goals, away_goals in rows.iterator():
+        model[market].append([goal_model[name] for name in MARKETS[market]])
+        market_side[market].append([line[name] for name in MARKETS[market]])
+        scores[market].append((home_goals, away_goals))
+    weights = {}
+    config = walkforward.ModelConfig()
+    for market, selections in MARKETS.items():
+        score = np.array(scores[market], dtype=float).reshape(-1, 2)
+        weights[market] = pooling.fit_weight(
+            np.array(model[market], dtype=float).reshape(-1, len(selections)),
+            np.array(market_side[market], dtype=float).reshape(-1, len(selections)),
+            outcome_indices(score[:, 0], score[:, 1])[market],
+            prior=config.pool_prior_weight,
+            min_rows=config.min_pool_rows,
+        )
+    return weights
 
 
 def _probabilities(market, row):
@@ -167,6 +280,7 @@ def _prediction_rows(fc: Forecast, rows, now) -> list[dict]:
                         _probabilities(market, sharp) if np.isfinite(sharp).all() else None
                     ),
                     "pool_weight": float(out.pool_weight[market][row]),
+                    "source": str(fc.source[market][row]),
                     "model_name": walkforward.MODEL_NAME,
                     "model_version": walkforward.MODEL_VERSION,
                     "made_at": now,
@@ -210,6 +324,28 @@ def _pick_rows(fc: Forecast, rows, now) -> list[dict]:
     return records
 
 
+def _sides(values, row) -> dict:
+    return {"home": float(values[row, 0]), "away": float(values[row, 1])}
+
+
+def _ratings_view(fc: Forecast, row) -> dict | None:
+    """What the market-implied ratings say about a row, beside Dixon-Coles (None without)."""
+    ratings = fc.output.ratings
+    if ratings is None or not np.isfinite(ratings.expected_goals[row]).all():
+        return None
+    return {
+        "covered": bool(ratings.covered[row]),
+        "probabilities": {
+            market: _probabilities(market, ratings.probabilities[market][row]) for market in MARKETS
+        },
+        "priced_matches": {
+            "home": int(ratings.priced_home[row]),
+            "away": int(ratings.priced_away[row]),
+        },
+        "expected_goals": _sides(ratings.expected_goals, row),
+    }
+
+
 def _intelligence_rows(fc: Forecast, rows, now) -> list[dict]:
     history = intelligence.compute(
         fc.kickoff, fc.home, fc.away, fc.home_goals, fc.away_goals, targets=np.asarray(rows)
@@ -220,6 +356,7 @@ def _intelligence_rows(fc: Forecast, rows, now) -> list[dict]:
     for row, facts in zip(rows, history, strict=True):
         attack_home, defence_home, attack_away, defence_away, home_advantage = out.strengths[row]
         model = {
+            "source": str(out.goal_source[row]),
             "fitted_at": _moment(out.fitted_at[row]),
             "strengths": {
                 "home": {"attack": float(attack_home), "defence": float(defence_home)},
@@ -227,12 +364,14 @@ def _intelligence_rows(fc: Forecast, rows, now) -> list[dict]:
                 "home_advantage": float(home_advantage),
             },
             "probabilities": {
-                market: _probabilities(market, out.model[market][row]) for market in MARKETS
+                market: _probabilities(market, out.dixon_coles[market][row]) for market in MARKETS
             },
+            "expected_goals": _sides(out.expected_goals, row),
             "history_matches": {
                 "home": int(out.history_home[row]),
                 "away": int(out.history_away[row]),
             },
+            "market_ratings": _ratings_view(fc, row),
         }
         meetings = facts["head_to_head"]
         meetings["matches"] = [
@@ -266,6 +405,7 @@ PREDICTION_FIELDS = [
     Prediction.model_probabilities,
     Prediction.market_probabilities,
     Prediction.pool_weight,
+    Prediction.source,
     Prediction.model_name,
     Prediction.model_version,
     Prediction.made_at,
@@ -276,32 +416,42 @@ PREDICTION_FIELDS = [
 ]
 
 
-def _predicted(match_ids) -> set[int]:
-    """Which of ``match_ids`` already have predictions."""
-    query = Prediction.select(Prediction.match).distinct()
+def _predicted(match_ids) -> dict[int, bool]:
+    """Which of ``match_ids`` already have predictions, and whether any of them is live."""
+    query = Prediction.select(Prediction.match, Prediction.is_live)
     if len(match_ids) <= BATCH:
         query = query.where(Prediction.match.in_(match_ids))
-    return {match_id for (match_id,) in query.tuples()}
+    found = {}
+    for match_id, is_live in query.tuples():
+        found[match_id] = found.get(match_id, False) or bool(is_live)
+    return found
 
 
-def store(fc: Forecast, rows, now, refresh_intelligence=False) -> dict:
+def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) -> dict:
     """Write predictions, new picks and intelligence for ``rows`` of ``fc``; returns counts.
 
     A row whose match has kicked off keeps the prediction and intelligence it already has
     (unless ``refresh_intelligence``); new picks come only with new predictions, and picks are
-    only ever added.
+    only ever added. ``rebuild`` re-predicts kicked-off matches whose predictions were
+    backfilled, replacing their backfilled picks; live ones stay as they were published.
     """
     rows = np.asarray(rows, dtype=np.int64)
     predicted = _predicted(fc.match_id[rows].tolist())
     upcoming = fc.kickoff[rows] > now.timestamp()
-    fresh = [
-        row
-        for row, ahead in zip(rows, upcoming, strict=True)
-        if ahead or fc.match_id[row] not in predicted
-    ]
+    fresh, rebuilt = [], []
+    for row, ahead in zip(rows.tolist(), upcoming, strict=True):
+        match_id = int(fc.match_id[row])
+        if ahead or match_id not in predicted:
+            fresh.append(row)
+        elif rebuild and not predicted[match_id]:
+            fresh.append(row)
+            rebuilt.append(match_id)
+    for start in range(0, len(rebuilt), BATCH):
+        chunk = rebuilt[start : start + BATCH]
+        Pick.delete().where(Pick.match.in_(chunk) & ~Pick.is_live).execute()
     predictions = _prediction_rows(fc, fresh, now)
     _upsert(Prediction, predictions, [Prediction.match, Prediction.market], PREDICTION_FIELDS)
-    intel = _intelligence_rows(fc, rows if refresh_intelligence else fresh, now)
+    intel = _intelligence_rows(fc, rows.tolist() if refresh_intelligence else fresh, now)
     _upsert(
         MatchIntelligence,
         intel,
@@ -314,19 +464,26 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False) -> dict:
     made = Pick.select().count() - before
     if predictions or intel:
         bump_data_version()
-    return {"predictions": len(predictions), "intelligence": len(intel), "picks": made}
+    return {
+        "predictions": len(predictions),
+        "intelligence": len(intel),
+        "picks": made,
+        "rebuilt": len(rebuilt),
+    }
 
 
-def backfill(now=None) -> dict:
-    """Predict every stored match walk-forward, make the picks, settle what has finished."""
+def backfill(now=None, rebuild=False, progress=None) -> dict:
+    """Predict every stored match walk-forward, make the picks, settle what has finished;
+    ``rebuild`` also re-predicts the backfilled history (see :func:`store`), ``progress``
+    hears of the fits as :func:`forecast` says."""
     now = now or utcnow()
     started = time.perf_counter()
-    fc = forecast(now)
+    fc = forecast(now, progress=progress)
     if fc is None:
         return {"matches": 0}
     modelled = time.perf_counter() - started
     with db.atomic():
-        written = store(fc, np.arange(len(fc.match_id)), now)
+        written = store(fc, np.arange(len(fc.match_id)), now, rebuild=rebuild)
         settled = settlement.settle_pending(now=now)
     live = Pick.select().where(Pick.is_live).count()
     return {
@@ -349,11 +506,12 @@ def check_open(match_id: int) -> Match:
 
 
 def refresh(match_id: int, now=None) -> dict:
-    """Recompute one open match: its intelligence, and its prediction and a pick if it has not
-    kicked off (NotFound for an unknown match, MatchNotOpen once it is over)."""
+    """Recompute one open match from its own group's fits: its intelligence, and its
+    prediction and a pick if it has not kicked off (NotFound for an unknown match,
+    MatchNotOpen once it is over)."""
     now = now or utcnow()
     check_open(match_id)
-    fc = forecast(now)  # the pool weight learns from every country's past, as in the backfill
+    fc = forecast(now, match_ids=[match_id])
     (row,) = np.flatnonzero(fc.match_id == match_id)
     written = store(fc, [row], now, refresh_intelligence=True)
     return {"match_id": match_id, "refreshed_at": now, **written}

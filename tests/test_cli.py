@@ -1,7 +1,10 @@
 """The Flask CLI: db init and the user commands, idempotent and with clear errors."""
 
+import io
+
 import pytest
 
+from cli import Progress
 from models import User
 from tests import factories
 
@@ -77,3 +80,33 @@ def test_clear_errors(run, args, message):
     result = run(*args)
     assert result.exit_code != 0
     assert message in result.output
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self):
+        return True
+
+
+def test_progress_is_drawn_on_a_terminal_only():
+    screen = Terminal()
+    bar = Progress("fitting weeks", screen)
+    bar.update(3, 10)
+    bar.echo("a line above the bar")
+    bar.update(10, 10, "done")
+    bar.close()
+    drawn = screen.getvalue()
+    assert "\rfitting weeks [#########.....................] 3/10" in drawn
+    assert "\rdone [##############################] 10/10" in drawn and drawn.endswith(" s\n")
+    log = io.StringIO()  # a pipe or a log file: nothing but the summary lines elsewhere
+    quiet = Progress("fitting weeks", log)
+    quiet.update(3, 10)
+    quiet.close()
+    assert log.getvalue() == ""
+
+
+def test_model_backfill_through_a_pipe_prints_plain_lines(app):
+    result = app.test_cli_runner().invoke(args=["model", "backfill"])
+    assert result.exit_code == 0, result.output
+    assert "\r" not in result.output and "[#" not in result.output

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from engine import market_ratings as mr
+from engine import timeline
 from engine import walkforward as wf
 from engine.scores import market_probabilities, score_matrix
 from tests.test_engine_walkforward import epoch, round_robin_rounds
@@ -169,7 +170,7 @@ def build_world(seed=11, drift=0.2, noise=0.03):
                 teams = [*teams[:-1], 112]
             for week, rnd in enumerate(round_robin_rounds(teams)):
                 for k, (h, a) in enumerate(rnd):
-                    kickoff = start + week * wf.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
+                    kickoff = start + week * timeline.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
                     rows.append((kickoff, group, h, a))
     rows.sort()
     kickoff, group, home, away = (np.array(col, dtype=np.int64) for col in zip(*rows, strict=True))
@@ -257,7 +258,7 @@ def test_every_row_is_predicted_with_weekly_cutoffs(world):
         np.testing.assert_allclose(out.probabilities[name].sum(axis=1), 1.0, atol=1e-12)
     assert np.isfinite(out.strengths).all()
     assert (out.fitted_at <= inp.kickoff).all()
-    monday = out.fitted_at == wf.week_start(inp.kickoff)
+    monday = out.fitted_at == timeline.week_start(inp.kickoff)
     assert (monday | (out.fitted_at == inp.now)).all()
     assert 0 < out.fits <= len(set(zip(inp.group, out.fitted_at, strict=True)))
     started = inp.kickoff < inp.now
@@ -268,7 +269,7 @@ def test_ratings_recover_the_rates_of_a_steady_market():
     inp, truth = build_world(drift=0.0, noise=0.0)
     out = mr.run(inp, CONFIG)
     # Teams that have played all season: the ridge's pull is all that is left of the error.
-    rows = (inp.group == 2) & (out.fitted_at >= inp.now - 4 * wf.WEEK)
+    rows = (inp.group == 2) & (out.fitted_at >= inp.now - 4 * timeline.WEEK)
     assert rows.sum() > 20
     np.testing.assert_allclose(out.expected_goals[rows], truth[rows], rtol=5e-3)
     exact = mr.run(inp, replace(CONFIG, ridge=1e-7))
@@ -281,7 +282,7 @@ def test_ratings_recover_the_rates_of_a_steady_market():
 @pytest.mark.parametrize("split", ["before now", "after now"])
 def test_appending_later_matches_changes_no_earlier_row(world, split):
     inp, _ = world
-    cut = inp.now - 10 * wf.WEEK if split == "before now" else inp.now + 2 * wf.WEEK
+    cut = inp.now - 10 * timeline.WEEK if split == "before now" else inp.now + 2 * timeline.WEEK
     shuffled = subset(inp, np.random.default_rng(12).permutation(len(inp.kickoff)))
     early = np.flatnonzero(shuffled.kickoff <= cut)
     assert 50 < len(early) < len(shuffled.kickoff) - 50
@@ -330,7 +331,9 @@ def test_each_row_comes_from_a_fit_on_the_priced_matches_before_its_cutoff(world
     priced = np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.kickoff < inp.now)
     home_rate, away_rate = mr.solve_rates(inp.closing["1x2"], inp.closing["ou25"], CONFIG.rho)
     window = CONFIG.window_days * wf.DAY
-    rows = np.flatnonzero((inp.group != 3) & (out.fitted_at > inp.kickoff.min() + 8 * wf.WEEK))
+    rows = np.flatnonzero(
+        (inp.group != 3) & (out.fitted_at > inp.kickoff.min() + 8 * timeline.WEEK)
+    )
     for row in np.random.default_rng(15).choice(rows, 8, replace=False):
         cut = out.fitted_at[row]
         train = np.flatnonzero(

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from engine import dixon_coles as dc
+from engine import timeline
 from engine import walkforward as wf
 from engine.markets import MARKETS
 from engine.scores import market_probabilities, score_matrix
@@ -50,7 +51,7 @@ def build_world(seed=1):
                 teams = [*teams[:-1], 112]
             for week, rnd in enumerate(round_robin_rounds(teams)):
                 for k, (h, a) in enumerate(rnd):
-                    kickoff = start + week * wf.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
+                    kickoff = start + week * timeline.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
                     rows.append((kickoff, group, h, a))
     for team in {r[2] for r in rows}:
         strength[team] = rng.normal(0.0, 0.3, 2)
@@ -137,9 +138,9 @@ def world():
 
 def test_week_start_is_monday_midnight_utc():
     wednesday = epoch(2024, 1, 3, 17, 30)
-    assert wf.week_start(wednesday) == epoch(2024, 1, 1)
-    assert wf.week_start(epoch(2024, 1, 1)) == epoch(2024, 1, 1)
-    assert wf.week_start(epoch(2023, 12, 31, 23, 59)) == epoch(2023, 12, 25)
+    assert timeline.week_start(wednesday) == epoch(2024, 1, 1)
+    assert timeline.week_start(epoch(2024, 1, 1)) == epoch(2024, 1, 1)
+    assert timeline.week_start(epoch(2023, 12, 31, 23, 59)) == epoch(2023, 12, 25)
 
 
 def test_every_row_is_predicted(world):
@@ -161,9 +162,11 @@ def test_fits_use_a_weekly_cutoff_capped_at_now(world):
     inp, out = world
     assert (out.fitted_at <= inp.kickoff).all()
     assert (out.fitted_at <= inp.now).all()
-    monday = out.fitted_at == wf.week_start(inp.kickoff)
+    monday = out.fitted_at == timeline.week_start(inp.kickoff)
     assert (monday | (out.fitted_at == inp.now)).all()
-    assert (out.fitted_at[inp.kickoff >= wf.week_start(inp.now) + wf.WEEK] == inp.now).all()
+    assert (
+        out.fitted_at[inp.kickoff >= timeline.week_start(inp.now) + timeline.WEEK] == inp.now
+    ).all()
     # At most one fit per group and week: one per distinct (group, cutoff) with enough data.
     assert 0 < out.fits <= len(set(zip(inp.group, out.fitted_at, strict=True)))
     assert out.unconverged == 0
@@ -172,7 +175,7 @@ def test_fits_use_a_weekly_cutoff_capped_at_now(world):
 @pytest.mark.parametrize("split", ["before now", "after now"])
 def test_appending_later_matches_changes_no_earlier_row(world, split):
     inp, _ = world
-    cut = inp.now - 10 * wf.WEEK if split == "before now" else inp.now + 2 * wf.WEEK
+    cut = inp.now - 10 * timeline.WEEK if split == "before now" else inp.now + 2 * timeline.WEEK
     rng = np.random.default_rng(3)
     shuffled = rng.permutation(len(inp.kickoff))
     shuffled_inp = subset(inp, shuffled)
@@ -249,7 +252,7 @@ def test_unplayed_rows_of_a_team_without_history(world):
     np.testing.assert_allclose(out.strengths[first, columns], deficit)
     # A fresh id in a match after now, in a brand-new group too: predicted, history 0.
     extra = subset(inp, np.r_[np.arange(len(inp.kickoff)), 0, 0])
-    extra.kickoff[-2:] = inp.now + 3 * wf.WEEK
+    extra.kickoff[-2:] = inp.now + 3 * timeline.WEEK
     extra.group[-1] = 99
     extra.home[-2:] = 999
     extra.home_goals[-2:] = np.nan
@@ -340,3 +343,75 @@ def test_prior_fit_below_min_matches(world):
     assert out.fits == 0
     assert np.isfinite(out.model["1x2"]).all()
     np.testing.assert_allclose(out.strengths[:, 4], dc.PRIOR_HOME)
+
+
+def with_closing(inp, seed=3):
+    """``inp`` with de-margined closing lines of the played matches: the truth, lightly blurred
+    (a closing line is sharper than the pre-match one)."""
+    rng = np.random.default_rng(seed)
+    played = np.isfinite(inp.home_goals)
+    closing = {}
+    for name in ("1x2", "ou25"):
+        line = np.where(np.isfinite(inp.market[name]), inp.market[name], 0.5)
+        sharp = line * np.exp(rng.normal(0.0, 0.05, line.shape))
+        closing[name] = np.where(played[:, None], sharp / sharp.sum(axis=1, keepdims=True), np.nan)
+    return replace(inp, closing=closing)
+
+
+@pytest.fixture(scope="module")
+def chained():
+    """The world with closing lines, and its walk-forward output (the goal chain at work)."""
+    inp = with_closing(build_world())
+    return inp, wf.run(inp, CONFIG)
+
+
+def test_the_goal_model_is_the_ratings_where_they_cover_else_dixon_coles(chained):
+    inp, out = chained
+    covered = out.ratings.covered
+    assert covered.any() and (~covered).any()
+    assert set(out.goal_source[covered]) == {wf.RATINGS_SOURCE}
+    assert set(out.goal_source[~covered]) == {wf.GOALS_SOURCE}
+    for name in MARKETS:
+        np.testing.assert_array_equal(
+            out.model[name][covered], out.ratings.probabilities[name][covered]
+        )
+        np.testing.assert_array_equal(out.model[name][~covered], out.dixon_coles[name][~covered])
+    # Without closing lines nothing is covered: Dixon-Coles alone, as before.
+    plain = wf.run(replace(inp, closing=None), CONFIG)
+    assert plain.ratings is None and set(plain.goal_source) == {wf.GOALS_SOURCE}
+    for name in MARKETS:
+        np.testing.assert_array_equal(plain.model[name], out.dixon_coles[name])
+
+
+@pytest.mark.parametrize("split", [200, 333])
+def test_the_chain_never_looks_ahead_either(chained, split):
+    inp, out = chained
+    order = np.argsort(inp.kickoff, kind="stable")
+    early = order[:split]
+    alone = wf.run(
+        replace(subset(inp, early), closing={k: v[early] for k, v in inp.closing.items()}),
+        CONFIG,
+    )
+    assert_same_rows(row_outputs(alone, np.arange(split)), row_outputs(out, early))
+
+
+def test_a_run_over_some_rows_fits_only_their_week_and_agrees_with_the_whole_run(chained):
+    inp, out = chained
+    rows = np.flatnonzero((inp.group == 1) & (inp.kickoff >= inp.now))[:4]
+    weights = {}
+    for name in MARKETS:  # the week's fitted weight, where a market line takes part
+        quoted = rows[np.isfinite(inp.market[name][rows]).all(axis=1)]
+        weights[name] = float(out.pool_weight[name][quoted[0]]) if len(quoted) else 0.0
+    some = wf.run(inp, CONFIG, rows=rows, pool_weights=weights)
+    assert some.fits == 1  # one group, one week
+    for name in MARKETS:
+        # Dixon-Coles starts cold instead of from last week's fit: the same optimum.
+        np.testing.assert_allclose(some.published[name][rows], out.published[name][rows], atol=1e-6)
+        np.testing.assert_array_equal(
+            some.ratings.probabilities[name][rows], out.ratings.probabilities[name][rows]
+        )
+    same_fit = (inp.group == 1) & (out.fitted_at == out.fitted_at[rows[0]])
+    assert np.isfinite(some.expected_goals[same_fit]).all()
+    assert np.isnan(some.expected_goals[~same_fit]).all()  # no other fit was made
+    with pytest.raises(ValueError, match="pool weights"):
+        wf.run(inp, CONFIG, rows=rows)

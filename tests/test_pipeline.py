@@ -53,7 +53,8 @@ def test_every_match_has_a_prediction_per_market_made_walk_forward(world):
         assert 0.0 <= prediction.pool_weight <= 1.0
         assert 0.0 <= prediction.data_quality <= 1.0
         assert set(prediction.data_quality_parts) == {"history", "bookmakers", "closing_odds"}
-        assert prediction.model_name == "dixon-coles-market-pool"
+        assert prediction.model_name == "goal-chain-market-pool"
+        assert prediction.source in ("market", "pool", "market-ratings", "dixon-coles")
 
 
 def test_picks_take_the_largest_edge_and_are_rated_by_the_rules(world):

@@ -4,9 +4,19 @@ from datetime import timedelta
 
 import pytest
 
-from models import Match, MatchIntelligence, Pick, Prediction, create_tables, drop_tables, utcnow
+from engine import walkforward
+from models import (
+    Match,
+    MatchIntelligence,
+    Pick,
+    Prediction,
+    create_tables,
+    db,
+    drop_tables,
+    utcnow,
+)
 from schemas.common import Span
-from services import backtest, imports, predictions
+from services import backtest, imports, operations, predictions
 from tests import factories
 from tests.data import FOOTBALL_DATA as DATA
 from tests.data import needs_football_data
@@ -125,3 +135,57 @@ def test_backtest_runs_over_backfilled_picks_only(ctx):
     recent = backtest.run(date_from=Span(since, since))["summary"]
     assert (recent["picks"], recent["profit"]) == (1, -1.0)
     assert backtest.run(markets=["ou25"])["summary"]["picks"] == 0
+
+
+def _rows(table, where):
+    """Every stored column of ``table``'s rows matching ``where``, as the database holds them."""
+    return db.execute_sql(f'SELECT * FROM "{table}" WHERE {where} ORDER BY "id"').fetchall()
+
+
+def test_a_rebuild_redoes_the_backfilled_history_and_never_what_was_published(ctx, monkeypatch):
+    start = utcnow() - timedelta(days=60)
+    quotes = [
+        (book, "1x2", selection, price, closing)
+        for book, prices, closing in (
+            ("pinnacle", (2.0, 3.6, 3.9), False),
+            ("bet365", (2.4, 3.4, 3.5), False),
+            ("pinnacle", (2.05, 3.5, 3.8), True),
+        )
+        for selection, price in zip(("home", "draw", "away"), prices, strict=True)
+    ]
+    for day in range(0, 40, 2):
+        factories.match(
+            f"T{day % 6}",
+            f"T{(day + 1) % 6}",
+            kickoff=start + timedelta(days=day),
+            goals=(day % 3, 1),
+            odds=quotes,
+        )
+    # Three fixtures are predicted (and picked) live, before they kick off …
+    fixtures = [start + timedelta(days=45 + day) for day in range(3)]
+    for n, kickoff in enumerate(fixtures):
+        factories.match(f"T{n}", f"T{n + 3}", status="scheduled", kickoff=kickoff, odds=quotes)
+    predictions.backfill(now=start + timedelta(days=44))
+    # … then they are played, and more history arrives.
+    for n, kickoff in enumerate(fixtures):
+        factories.match(f"T{n}", f"T{n + 3}", kickoff=kickoff, goals=(1, n), odds=quotes)
+    predictions.backfill(now=start + timedelta(days=50))
+    live_predictions = _rows("prediction", '"is_live"')
+    live_picks = _rows("pick", '"is_live"')
+    assert len(live_predictions) == 9 and live_picks
+    backfilled = Prediction.select().where(~Prediction.is_live).count()
+    monkeypatch.setattr(walkforward, "MODEL_VERSION", "9.9.9")  # the model changes
+
+    result = operations.backfill(rebuild=True)
+    assert result["status"] == "succeeded" and result["params"] == {"rebuild": True}
+    # Every live prediction and pick is byte for byte what was published …
+    assert _rows("prediction", '"is_live"') == live_predictions
+    assert _rows("pick", '"is_live"') == live_picks
+    # … and the backfilled history is the new model's, its picks made and settled again.
+    assert {p.model_version for p in Prediction.select().where(~Prediction.is_live)} == {"9.9.9"}
+    assert Prediction.select().where(~Prediction.is_live).count() == backfilled
+    assert not Pick.select().where(~Pick.is_live & (Pick.status == "pending")).count()
+    # A plain backfill never rewrites a kicked-off match's prediction.
+    monkeypatch.setattr(walkforward, "MODEL_VERSION", "10.0.0")
+    predictions.backfill(now=start + timedelta(days=50))
+    assert "10.0.0" not in {p.model_version for p in Prediction.select()}

@@ -49,18 +49,26 @@ class TrackRecord(MethodView):
 @blp.route("/exports")
 class Exports(MethodView):
     @blp.arguments(ExportRequestSchema)
-    @blp.response(200, ExportJSONSchema, description="The export, streamed in its format.")
-    @blp.alt_response(
+    @blp.response(
         200,
-        content_type="text/csv",
-        success=True,
-        description="`csv`: a header row, then one row per line.",
+        ExportJSONSchema,
+        description="The export, streamed in its format: `json` as this object, `csv` with a "
+        "header row and one flat row per line, `ndjson` one JSON object per line. Every format "
+        "carries `X-Export-Id` and `X-Row-Count`.",
+        headers={
+            "X-Export-Id": {"description": "The export's id.", "schema": {"type": "integer"}},
+            "X-Row-Count": {"description": "Rows in the export.", "schema": {"type": "integer"}},
+        },
     )
-    @blp.alt_response(
-        200,
-        content_type="application/x-ndjson",
-        success=True,
-        description="`ndjson`: one JSON object per line.",
+    @blp.doc(
+        responses={
+            200: {
+                "content": {
+                    "text/csv": {"schema": {"type": "string"}},
+                    "application/x-ndjson": {"schema": {"type": "string"}},
+                }
+            }
+        }
     )
     def post(self, body):
         """Export a resource's rows, filtered, as CSV, JSON or NDJSON (streamed)"""

@@ -26,13 +26,13 @@ def representation() -> str:
 @blp.route("/predictions/<slug:slug>")
 class PredictionPage(MethodView):
     @blp.cached(variant=representation)
-    @blp.response(200, PredictionPageSchema)
-    @blp.alt_response(
+    @blp.response(
         200,
-        content_type="text/html",
-        description="The same page, server-rendered, for `Accept: text/html`.",
-        success=True,
+        PredictionPageSchema,
+        description="The page as JSON; as a server-rendered HTML page (title, meta "
+        "description, canonical link, Open Graph tags, the JSON-LD) for `Accept: text/html`.",
     )
+    @blp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
     @blp.problems(404, "not-found")
     def get(self, slug):
         """A match's prediction page: title, description, canonical URL and SportsEvent"""

@@ -216,9 +216,15 @@ def test_a_match_in_full(client, world):
         assert prediction["fittedAt"] <= body["kickoffAt"]
         assert set(prediction["dataQualityParts"]) == {"history", "bookmakers", "closingOdds"}
         assert prediction["modelName"] and prediction["modelVersion"]
+    sources = {prediction["source"] for prediction in body["predictions"]}
+    assert sources <= {"market", "pool", "market-ratings", "dixon-coles"} and sources
     intelligence = body["intelligence"]
     assert set(intelligence) == {"home", "away", "headToHead", "model", "updatedAt"}
-    assert set(intelligence["model"]["probabilities"]) == set(markets)
+    model = intelligence["model"]
+    assert set(model["probabilities"]) == set(markets)  # Dixon-Coles' own
+    ratings = model["marketRatings"]  # beside the market-implied ratings'
+    assert set(ratings["probabilities"]) == set(markets) and ratings["covered"] is True
+    assert model["source"] == "market-ratings"
     for meeting in intelligence["headToHead"]["matches"]:
         assert meeting["kickoffAt"].endswith("Z") and meeting["kickoffAt"] < body["kickoffAt"]
     picks = {pick["id"] for pick in body["picks"]}

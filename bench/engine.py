@@ -217,6 +217,39 @@ def bench_quality():
     )
 
 
+def bench_without_sharp_line():
+    """The published forecast where no sharp pre-match line exists: every Pinnacle and market
+    average pre-match quote is hidden (in a transaction rolled back afterwards) and the whole
+    forecast runs again, so the goal chain is all it has."""
+    match_ids = _third_season_on()
+    facts = dict(Match.select(Match.id, Match.home_goals).tuples())
+    away = dict(Match.select(Match.id, Match.away_goals).tuples())
+    hg = np.array([facts[m] for m in match_ids], dtype=float)
+    ag = np.array([away[m] for m in match_ids], dtype=float)
+    with db.atomic() as transaction:
+        hidden = (
+            OddsQuote.delete()
+            .where(~OddsQuote.is_closing & OddsQuote.bookmaker.in_(["pinnacle", "market-average"]))
+            .execute()
+        )
+        fc = predictions.forecast(utcnow())
+        transaction.rollback()
+    at = np.searchsorted(fc.match_id, match_ids)
+    print(f"with every sharp pre-match line hidden ({hidden:,} quotes), the published forecast:")
+    for market, score, name in (
+        ("1x2", metrics.rps, "RPS"),
+        ("ou25", metrics.log_loss, "log loss"),
+    ):
+        close = _pinnacle(match_ids, market, closing=True)
+        outcome = outcome_indices(hg, ag)[market]
+        published = fc.output.published[market][at]
+        rows = np.isfinite(close).all(1) & (outcome >= 0)
+        ratio = score(published[rows], outcome[rows]) / score(close[rows], outcome[rows])
+        sources = np.unique(fc.source[market][at][rows], return_counts=True)
+        made = ", ".join(f"{source} {count}" for source, count in zip(*sources, strict=True))
+        print(f"  {market} {name} ratio {ratio:.4f} over {rows.sum()} matches (made by: {made})")
+
+
 def bench_refresh(runs=5):
     """One match's refresh, which fits only its group's cut-off; baseline: the whole forecast
     the refresh used to run (every group, every week)."""
@@ -400,6 +433,7 @@ def main():
             bench_import(files)
             bench_backfill()
             bench_quality()
+            bench_without_sharp_line()
             bench_refresh()
             bench_picks()
             bench_backtest()

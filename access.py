@@ -17,6 +17,7 @@ from webargs.flaskparser import FlaskParser, is_json_request
 
 import caching
 import ratelimits
+from enums import ID_RANGE
 from errors import (
     PROBLEMS,
     AccountSuspended,
@@ -138,13 +139,10 @@ def guard(rule, view):
     return guarded
 
 
-#: The largest id a path accepts (ids are int32 in the interface); larger ones are 404.
-MAX_ID = 2**31 - 1
-
-
 def id_param(name: str) -> str:
     """A path segment for a positive int32 id called ``name``: anything else does not route."""
-    return f"<int(min=1, max={MAX_ID}):{name}>"
+    low, high = ID_RANGE
+    return f"<int(min={low}, max={high}):{name}>"
 
 
 def current_viewer():

@@ -1,12 +1,14 @@
 """Every enumeration (and bound) of the service, in one place: models, schemas, filters, services,
 the CLI and OpenAPI all read their allowed values from here.
 
-Markets (with their selections) and pick ratings are defined by the engine, whose mathematics
-depends on their order; they are re-exported here so that no other module spells them again.
+Markets (with their selections), pick ratings and the goal models' names are defined by the
+engine, whose mathematics depends on them; they are re-exported here so that no other module
+spells them again.
 """
 
 from engine.markets import MARKETS as MARKET_SELECTIONS
 from engine.picks import RATINGS
+from engine.walkforward import GOALS_SOURCE, RATINGS_SOURCE
 
 USER_ROLES = ("user", "operator", "admin")
 USER_PLANS = ("free", "pro")
@@ -26,12 +28,20 @@ EXPORT_RESOURCES = ("matches", "picks", "predictions", "odds", "teams", "leagues
 #: What a match card can carry besides the match (the Data API's ``include``).
 CARD_RELATIONS = ("odds", "predictions", "picks", "intelligence")
 HEALTH_STATES = ("ok", "degraded", "down")
+HEALTH_SERVICES = ("database", "rate-limit-storage", "settlement", "calibration")
 USAGE_STATES = ("ok", "warning", "exceeded")
 
 #: What made a published prediction: the sharp pre-match line alone, a pool of it with the goal
 #: model, or the goal model alone (market-implied ratings, else Dixon-Coles on goals).
-PREDICTION_SOURCES = ("market", "pool", "market-ratings", "dixon-coles")
+#: The goal models (named by the engine that runs them): which one made a goal-model forecast.
+GOAL_SOURCES = (RATINGS_SOURCE, GOALS_SOURCE)
+PREDICTION_SOURCES = ("market", "pool", *GOAL_SOURCES)
 
 #: Bounds (inclusive) of the operations' day counts, for the API and the CLI alike.
 SETTLEMENT_DAYS = (1, 3650)
 CALIBRATION_DAYS = (7, 3650)
+#: Ids are 32-bit integers in the interface: a path or filter beyond this names nothing.
+ID_RANGE = (1, 2**31 - 1)
+#: How many comparable matches an answer may list, and how many by default.
+COMPARABLE_LIMIT = (1, 100)
+COMPARABLE_DEFAULT = 20

@@ -442,13 +442,13 @@ class Snapshot:
     deferred transaction, which in WAL mode sees the database as it was at its first read.
     """
 
-    def __init__(self, database):
-        self.database = database
+    def __init__(self, url: str):
+        self.database = open_database(url, pooled=False)
         self.connection = None
 
     def open(self) -> "Snapshot":
-        """Start the snapshot (it is taken at the first read)."""
-        self.database.connect(reuse_if_open=True)
+        """Connect and start the snapshot (it is taken at the first read)."""
+        self.database.connect()
         self.connection = self.database.connection()
         if isinstance(self.database, SqliteDatabase):
             self.connection.execute("BEGIN")
@@ -458,17 +458,11 @@ class Snapshot:
         return self
 
     def close(self) -> None:
-        """End the snapshot and give the connection back."""
+        """End the snapshot and its connection (safe to call again)."""
         if self.connection is None:
             return
-        connection, self.connection = self.connection, None
-        if isinstance(self.database, SqliteDatabase):
-            connection.execute("ROLLBACK")
-        else:
-            connection.rollback()
-            connection.set_session(isolation_level="DEFAULT", readonly="DEFAULT")
-            connection.autocommit = True
-        self.database.close()
+        self.connection = None
+        self.database.close()  # a read-only transaction ends with its connection
 
     def scalar(self, query):
         """The first column of the first row of ``query``."""

@@ -234,7 +234,8 @@ def bench_without_sharp_line():
         )
         fc = predictions.forecast(utcnow())
         transaction.rollback()
-    at = np.searchsorted(fc.match_id, match_ids)
+    position = {match_id: row for row, match_id in enumerate(fc.match_id.tolist())}
+    at = np.array([position[match_id] for match_id in match_ids])
     print(f"with every sharp pre-match line hidden ({hidden:,} quotes), the published forecast:")
     for market, score, name in (
         ("1x2", metrics.rps, "RPS"),

@@ -75,19 +75,9 @@ class Exports(MethodView):
         export = exports.prepare(
             current_viewer(), body["resource"], body["parameters_json"], body["format"]
         )
-        record = export.record
-        return Response(
-            stream_with_context(export.body()),
-            headers={
-                "Content-Type": exports.MEDIA_TYPES[record.format],
-                "Content-Disposition": (
-                    f'attachment; filename="{record.resource}-{record.id}.{record.format}"'
-                ),
-                "X-Export-Id": str(record.id),
-                "X-Row-Count": str(record.row_count),
-                "Cache-Control": "no-store",
-            },
-        )
+        response = Response(stream_with_context(export.body()), headers=export.headers())
+        response.call_on_close(export.close)  # also when the body is never read
+        return response
 
 
 @blp.route("/usage")

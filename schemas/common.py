@@ -7,6 +7,8 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from marshmallow import Schema, ValidationError, fields, validate
 
+from enums import ID_RANGE
+
 DAY = timedelta(days=1)
 
 
@@ -70,12 +72,18 @@ class Span:
 
 
 class DayOrInstant(fields.String):
-    """``YYYY-MM-DD`` (that whole UTC day) or a full ISO 8601 date-time (naive means UTC),
-    loaded as a :class:`Span`."""
+    """``YYYY-MM-DD`` (that whole UTC day) or a full ISO 8601 date-time (``2026-11-21T19:45``,
+    with seconds, fractions and an offset optional; naive means UTC), loaded as a
+    :class:`Span`."""
 
+    DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+    DATE_TIME = re.compile(
+        r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?"
+    )
     default_error_messages = {
         "invalid": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time such as "
-        "2026-11-21T19:45:00Z."
+        "2026-11-21T19:45:00Z.",
+        "range": "Out of the supported range of dates.",
     }
 
     def __init__(self, **kwargs):
@@ -94,15 +102,22 @@ class DayOrInstant(fields.String):
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
         try:
-            if len(text) == 10:
+            if self.DATE.fullmatch(text):
                 start = datetime.combine(date.fromisoformat(text), time(), tzinfo=UTC)
-                return Span(start, start + DAY)
-            moment = datetime.fromisoformat(text)
-            moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
-            moment = moment.astimezone(UTC)
-            return Span(moment, moment)
-        except (ValueError, OverflowError) as exc:
+                span = Span(start, start + DAY)
+            elif self.DATE_TIME.fullmatch(text):
+                moment = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+                moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+                moment = moment.astimezone(UTC)
+                span = Span(moment, moment)
+            else:
+                raise self.make_error("invalid")
+            span.whole_day()  # every argument may be read as its day: that day must end
+        except ValueError as exc:
             raise self.make_error("invalid") from exc
+        except OverflowError as exc:
+            raise self.make_error("range") from exc
+        return span
 
 
 def now() -> datetime:
@@ -124,6 +139,11 @@ def check_range(since: Span | None, until: Span | None, names=("from", "to")) ->
     empty = since.start > until.start if until.instant else since.start >= until.end
     if empty:
         raise ValidationError(f"Must not be before {names[0]}.", names[1])
+
+
+def id_field(**kwargs):
+    """An id argument: a positive 32-bit integer (``strict`` ones refuse numbers in strings)."""
+    return fields.Integer(validate=validate.Range(*ID_RANGE), **kwargs)
 
 
 def one_of(values, **kwargs):

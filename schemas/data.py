@@ -2,8 +2,15 @@
 
 from marshmallow import fields, validate, validates_schema
 
-from enums import CARD_RELATIONS, MATCH_STATUSES
-from schemas.common import CamelSchema, CommaList, DayOrInstant, UTCDateTime, check_range
+from enums import CARD_RELATIONS, MATCH_STATUSES, USAGE_STATES
+from schemas.common import (
+    CamelSchema,
+    CommaList,
+    DayOrInstant,
+    UTCDateTime,
+    check_range,
+    id_field,
+)
 from schemas.matches import MatchCardSchema
 
 
@@ -69,7 +76,7 @@ class UsageSchema(CamelSchema):
     state = fields.String(
         required=True,
         metadata={
-            "enum": ["ok", "warning", "exceeded"],
+            "enum": list(USAGE_STATES),
             "description": "`warning` from 80 % of any limit, `exceeded` once one is spent.",
         },
     )
@@ -83,10 +90,8 @@ class MatchesArgsSchema(CamelSchema):
     date_to = DayOrInstant(
         data_key="to", metadata={"description": "Kick-off to (a date includes its whole day)."}
     )
-    league_id = fields.Integer(validate=validate.Range(1, 2**31 - 1))
-    team_id = fields.Integer(
-        validate=validate.Range(1, 2**31 - 1), metadata={"description": "Home or away."}
-    )
+    league_id = id_field()
+    team_id = id_field(metadata={"description": "Home or away."})
     statuses = CommaList(MATCH_STATUSES, data_key="status")
     include = CommaList(
         CARD_RELATIONS,

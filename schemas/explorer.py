@@ -2,11 +2,15 @@
 
 from marshmallow import fields, validate
 
-from enums import COMPARABLE_SCOPES, MARKETS, SELECTIONS
-from schemas.common import CamelSchema, DayOrInstant, one_of, today
+from enums import (
+    COMPARABLE_DEFAULT,
+    COMPARABLE_LIMIT,
+    COMPARABLE_SCOPES,
+    MARKETS,
+    SELECTIONS,
+)
+from schemas.common import CamelSchema, DayOrInstant, id_field, one_of, today
 from schemas.matches import MatchSchema, PickSchema, PredictionSchema, enum_of, probability_map
-
-ID = validate.Range(1, 2**31 - 1)
 
 
 class SlateArgsSchema(CamelSchema):
@@ -17,8 +21,8 @@ class SlateArgsSchema(CamelSchema):
         load_default=today,
         metadata={"description": "The UTC day (a date-time means its UTC day); default today."},
     )
-    league_id = fields.Integer(validate=ID)
-    team_id = fields.Integer(validate=ID, metadata={"description": "Home or away."})
+    league_id = id_field()
+    team_id = id_field(metadata={"description": "Home or away."})
     market = one_of(MARKETS, load_default="1x2")
     min_data_quality = fields.Float(
         validate=validate.Range(0, 1),
@@ -27,7 +31,9 @@ class SlateArgsSchema(CamelSchema):
 
 
 class SelectionEdgeSchema(CamelSchema):
-    """One selection: published probability, best pre-match price and the edge between them."""
+    """One selection: published probability, best pre-match price and the edge between them.
+    For anonymous and free callers a market whose pick is locked shows no price, bookmaker or
+    edge (the largest edge is the pick)."""
 
     selection = enum_of(SELECTIONS, required=True)
     probability = fields.Float(required=True, allow_none=True)
@@ -60,7 +66,7 @@ class SlateSchema(CamelSchema):
 class ComparableArgsSchema(CamelSchema):
     """The match to compare, the market and where to look."""
 
-    match_id = fields.Integer(required=True, validate=ID)
+    match_id = id_field(required=True)
     market = one_of(MARKETS, load_default="1x2")
     scope = one_of(
         COMPARABLE_SCOPES,
@@ -71,9 +77,12 @@ class ComparableArgsSchema(CamelSchema):
         },
     )
     limit = fields.Integer(
-        load_default=20,
-        validate=validate.Range(1, 100),
-        metadata={"description": "How many matches to list (1–100, default 20)."},
+        load_default=COMPARABLE_DEFAULT,
+        validate=validate.Range(*COMPARABLE_LIMIT),
+        metadata={
+            "description": f"How many matches to list ({COMPARABLE_LIMIT[0]}–"
+            f"{COMPARABLE_LIMIT[1]}, default {COMPARABLE_DEFAULT})."
+        },
     )
 
 

@@ -21,12 +21,11 @@ from schemas.common import (
     DayOrInstant,
     UTCDateTime,
     check_range,
+    id_field,
     one_of,
 )
 from schemas.matches import enum_of
 from schemas.records import FiguresSchema
-
-ID = validate.Range(1, 2**31 - 1)
 
 
 class ExportRequestSchema(CamelSchema):
@@ -80,15 +79,15 @@ class RangeFilters(Filters):
 class MatchFilters(RangeFilters):
     """Matches by kick-off, league, team (home or away) and status."""
 
-    league_id = fields.Integer(strict=True, validate=ID)
-    team_id = fields.Integer(strict=True, validate=ID)
+    league_id = id_field(strict=True)
+    team_id = id_field(strict=True)
     statuses = CommaList(MATCH_STATUSES, data_key="status")
 
 
 class PickFilters(RangeFilters):
     """Picks by kick-off, league, market, rating, status and live or not."""
 
-    league_id = fields.Integer(strict=True, validate=ID)
+    league_id = id_field(strict=True)
     markets = CommaList(MARKETS, data_key="market")
     ratings = CommaList(PICK_RATINGS, data_key="rating")
     statuses = CommaList(PICK_STATUSES, data_key="status")
@@ -98,14 +97,14 @@ class PickFilters(RangeFilters):
 class PredictionFilters(RangeFilters):
     """Predictions by kick-off, league and market."""
 
-    league_id = fields.Integer(strict=True, validate=ID)
+    league_id = id_field(strict=True)
     markets = CommaList(MARKETS, data_key="market")
 
 
 class OddsFilters(RangeFilters):
     """Quotes by kick-off, league, market, bookmaker, and pre-match or closing."""
 
-    league_id = fields.Integer(strict=True, validate=ID)
+    league_id = id_field(strict=True)
     markets = CommaList(MARKETS, data_key="market")
     bookmaker = fields.String(validate=validate.Length(1, 32))
     is_closing = fields.Boolean()
@@ -114,7 +113,7 @@ class OddsFilters(RangeFilters):
 class TeamFilters(Filters):
     """Teams that played in a league."""
 
-    league_id = fields.Integer(strict=True, validate=ID)
+    league_id = id_field(strict=True)
 
 
 class NoFilters(Filters):

@@ -5,6 +5,7 @@ from marshmallow import fields, validate
 
 from enums import (
     COMPETITION_TYPES,
+    GOAL_SOURCES,
     MARKETS,
     MATCH_STATUSES,
     PICK_RATINGS,
@@ -156,7 +157,8 @@ class PredictionSchema(CamelSchema):
 
 class PickSchema(CamelSchema):
     """A rated pick. For anonymous and free callers a pick rated `A` is `locked`: its
-    `selection`, `odds`, `bookmaker`, `probability` and `edge` are null."""
+    `selection`, `odds`, `bookmaker`, `probability` and `edge` are null, and so are `profit`,
+    `closingOdds`, `clv` and `closingEv`, which would give the price back once it settles."""
 
     id = fields.Integer(required=True)
     market = enum_of(MARKETS, required=True)
@@ -285,7 +287,7 @@ class GoalModelSchema(CamelSchema):
     on goals (``strengths``, ``probabilities``) and the market-implied ratings, side by side."""
 
     source = enum_of(
-        ("market-ratings", "dixon-coles"),
+        GOAL_SOURCES,
         load_default="dixon-coles",
         metadata={"description": "Which of the two is the goal model for this match."},
     )

@@ -5,20 +5,21 @@ from marshmallow import Schema, fields, validate
 
 from enums import (
     CALIBRATION_DAYS,
+    HEALTH_SERVICES,
     HEALTH_STATES,
     MARKETS,
     OPERATION_KINDS,
     OPERATION_STATUSES,
     SETTLEMENT_DAYS,
 )
-from schemas.common import CamelSchema, UTCDateTime
+from schemas.common import CamelSchema, UTCDateTime, id_field
 from schemas.matches import enum_of
 
 
 class ServiceHealthSchema(CamelSchema):
     """One dependency's state."""
 
-    name = enum_of(["database", "rate-limit-storage", "settlement", "calibration"], required=True)
+    name = enum_of(HEALTH_SERVICES, required=True)
     status = enum_of(HEALTH_STATES, required=True)
     latency_ms = fields.Float(required=True)
     detail = fields.String(required=True)
@@ -36,7 +37,7 @@ class HealthSchema(CamelSchema):
 class RefreshRequestSchema(CamelSchema):
     """Which match to refresh."""
 
-    match_id = fields.Integer(required=True, strict=True, validate=validate.Range(1, 2**31 - 1))
+    match_id = id_field(required=True, strict=True)
 
 
 class SettlementRequestSchema(CamelSchema):

@@ -4,7 +4,7 @@ and backtests, with the request arguments that select them."""
 from marshmallow import fields, validate, validates_schema
 
 from enums import COMPETITION_TYPES, MARKETS, PICK_RATINGS
-from schemas.common import CamelSchema, CommaList, DayOrInstant, check_range
+from schemas.common import CamelSchema, CommaList, DayOrInstant, check_range, id_field
 from schemas.matches import enum_of
 
 
@@ -126,9 +126,7 @@ class BacktestRequestSchema(CamelSchema):
         validate=validate.Range(0, 10),
         metadata={"description": "Only picks with at least this edge (0–10)."},
     )
-    league_id = fields.Integer(
-        load_default=None, strict=True, validate=validate.Range(1, 2**31 - 1)
-    )
+    league_id = id_field(load_default=None, strict=True)
     date_from = DayOrInstant(
         load_default=None, metadata={"description": "Kick-off from (a date is its whole day)."}
     )

@@ -20,16 +20,16 @@ def _signer() -> URLSafeSerializer:
 
 
 def encode_cursor(kickoff_at: datetime, match_id: int) -> str:
-    """An opaque, signed token naming the last match of a page."""
-    return _signer().dumps([int(kickoff_at.timestamp()), match_id])
+    """An opaque, signed token naming the last match of a page (its exact kick-off)."""
+    return _signer().dumps([kickoff_at.astimezone(UTC).isoformat(), match_id])
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, int]:
     """(kick-off, id) the cursor names; a 422 for a cursor this service did not make."""
     try:
-        seconds, match_id = _signer().loads(cursor)
-        return datetime.fromtimestamp(int(seconds), UTC), int(match_id)
-    except (BadSignature, TypeError, ValueError, OverflowError, OSError) as exc:
+        moment, match_id = _signer().loads(cursor)
+        return datetime.fromisoformat(moment), int(match_id)
+    except (BadSignature, TypeError, ValueError) as exc:
         raise ValidationFailed(
             "The cursor is not one this service gave out.",
             errors={"cursor": ["Not a valid cursor: pass nextCursor as it was given."]},

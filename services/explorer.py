@@ -5,13 +5,10 @@ import numpy as np
 from engine import comparable as comparable_engine
 from engine import picks as picks_engine
 from engine.markets import MARKETS, outcome_indices
+from enums import COMPARABLE_DEFAULT
 from models import Match, Prediction
 from services import cards
 from services.queries import within
-
-#: How many comparable matches an answer lists by default, and at most.
-COMPARABLE_DEFAULT = 20
-COMPARABLE_MAX = 100
 
 
 def slate(day, market="1x2", league_id=None, team_id=None, min_data_quality=None, viewer=None):
@@ -32,13 +29,13 @@ def slate(day, market="1x2", league_id=None, team_id=None, min_data_quality=None
             continue
         odds = _of_market(card.pop("odds"), market)
         pick = _of_market(card.pop("picks"), market)
+        selections = _selections(market, prediction, odds)
+        if pick is not None and pick["locked"]:
+            # The largest edge is the pick: none of the market's prices and edges may show.
+            for row in selections:
+                row.update(best_price=None, bookmaker=None, edge=None)
         items.append(
-            {
-                "match": card,
-                "prediction": prediction,
-                "selections": _selections(market, prediction, odds),
-                "pick": pick,
-            }
+            {"match": card, "prediction": prediction, "selections": selections, "pick": pick}
         )
     return {"date": day.day, "market": market, "items": items}
 

@@ -27,7 +27,6 @@ from models import (
     Prediction,
     Snapshot,
     Team,
-    open_database,
 )
 from schemas.common import flat_rows
 from schemas.exports import (
@@ -323,22 +322,40 @@ class Prepared:
         try:
             yield from WRITERS[self.record.format](self.record, self.rows)
         finally:
-            if self.snapshot is not None:
-                self.snapshot.close()
+            self.close()
+
+    def close(self) -> None:
+        """Let go of the snapshot, whether or not the body was read (safe to call again)."""
+        if self.snapshot is not None:
+            self.snapshot.close()
+
+    def headers(self) -> dict[str, str]:
+        """The export's response headers: its type, a file name, its id and row count."""
+        record = self.record
+        return {
+            "Content-Type": MEDIA_TYPES[record.format],
+            "Content-Disposition": (
+                f'attachment; filename="{record.resource}-{record.id}.{record.format}"'
+            ),
+            "X-Export-Id": str(record.id),
+            "X-Row-Count": str(record.row_count),
+            "Cache-Control": "no-store",
+        }
 
 
 def prepare(user, resource: str, parameters: str, format_: str) -> Prepared:
     """Count, charge and record an export of ``resource`` filtered by ``parameters`` (a JSON
     object in a string); QuotaExceeded when it does not fit what is left this month."""
     filters = parse_filters(resource, parameters)
-    snapshot = None
+    snapshot, prepared = None, None
     try:
         if resource == "track-record":
             rows = _track_record_rows(filters)
             count = len(rows)
         else:
             query = QUERIES[resource](filters)
-            snapshot = Snapshot(_reader()).open()
+            # A connection of its own: the request's connection charges the quota meanwhile.
+            snapshot = Snapshot(current_app.config["DATABASE_URL"]).open()
             count = int(snapshot.scalar(_count_query(resource, query)))
             rows = snapshot.rows(query, BATCH)
             if resource == "predictions":
@@ -351,20 +368,11 @@ def prepare(user, resource: str, parameters: str, format_: str) -> Prepared:
             parameters=RESOURCES[resource].filters().dump(filters),
             row_count=count,
         )
-    except BaseException:
-        if snapshot is not None:
+        prepared = Prepared(record, rows, snapshot)
+    finally:
+        if prepared is None and snapshot is not None:
             snapshot.close()
-        raise
-    return Prepared(record, rows, snapshot)
-
-
-def _reader():
-    """The database an export reads its snapshot from: a connection of its own, so the
-    request's connection can charge the quota meanwhile (one per app, made on first use)."""
-    extensions = current_app.extensions
-    if "export_reader" not in extensions:
-        extensions["export_reader"] = open_database(current_app.config["DATABASE_URL"])
-    return extensions["export_reader"]
+    return prepared
 
 
 def _chunks(record, rows, separator: str, booleans=(True, False)):

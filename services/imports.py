@@ -62,8 +62,11 @@ def _chunks(items, size=BATCH):
         yield items[start : start + size]
 
 
-def _leagues(records) -> dict[str, int]:
+def _leagues(records) -> tuple[dict[str, int], bool]:
+    """League ids by code, creating or updating what ``records`` say; and whether any
+    changed."""
     wanted = {record.league.code: record.league for record in records}
+    changed = False
     known = {league.code: league for league in League.select().where(League.code.in_(list(wanted)))}
     for code, league in wanted.items():
         fields = {
@@ -73,9 +76,11 @@ def _leagues(records) -> dict[str, int]:
         }
         if code not in known:
             known[code] = League.create(code=code, **fields)
+            changed = True
         elif any(getattr(known[code], name) != value for name, value in fields.items()):
             League.update(fields).where(League.id == known[code].id).execute()
-    return {code: league.id for code, league in known.items()}
+            changed = True
+    return {code: league.id for code, league in known.items()}, changed
 
 
 def _teams(records) -> dict[tuple[str, str], int]:
@@ -90,7 +95,8 @@ def _teams(records) -> dict[tuple[str, str], int]:
         return {(name, country): team_id for team_id, name, country in query.tuples()}
 
     found = known()
-    missing = [{"name": name, "country": country} for name, country in wanted - set(found)]
+    # Sorted, so teams get the same ids whatever the process (set order follows string hashes).
+    missing = [{"name": name, "country": country} for name, country in sorted(wanted - set(found))]
     for chunk in _chunks(missing):
         Team.insert_many(chunk).execute()
     return known() if missing else found
@@ -125,7 +131,7 @@ def store(records) -> ImportSummary:
     summary = ImportSummary()
     if not records:
         return summary
-    league_ids = _leagues(records)
+    league_ids, leagues_changed = _leagues(records)
     team_ids = _teams(records)
 
     def key(record):
@@ -180,7 +186,7 @@ def store(records) -> ImportSummary:
         {stored[match_key]["id"]: record for match_key, record in keyed.items()}
     )
     odds.summarise(changed)
-    if summary.matches_new or summary.matches_updated or summary.odds_stored:
+    if leagues_changed or summary.matches_new or summary.matches_updated or summary.odds_stored:
         bump_data_version()
     return summary
 

@@ -1,13 +1,26 @@
 """Premium fields: the one rule deciding what of a pick a caller may see.
 
 A pick rated ``A`` is the product Pro subscribers pay for: anonymous and free callers see that it
-exists, its rating, market and outcome, but not what to back, at what price or why.
+exists, its rating, market and outcome, but not what to back, at what price or why, nor the
+figures that would give them back (profit, closing odds, CLV, closing EV). Answers that list
+edges per selection (the explorer's slate) hide them for a market whose pick is locked.
 """
 
 #: Ratings whose picks are locked for callers without premium access.
 LOCKED_RATINGS = frozenset({"A"})
-#: What a locked pick hides (null in the answer).
-HIDDEN_FIELDS = ("selection", "odds", "bookmaker", "probability", "edge")
+#: What a locked pick hides (null in the answer): what to back, at what price and why, and what
+#: would give the price back once it is settled (profit, closing odds with CLV, closing EV).
+HIDDEN_FIELDS = (
+    "selection",
+    "odds",
+    "bookmaker",
+    "probability",
+    "edge",
+    "profit",
+    "closing_odds",
+    "clv",
+    "closing_ev",
+)
 
 
 def has_premium(viewer) -> bool:

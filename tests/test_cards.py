@@ -9,7 +9,7 @@ import pytest
 
 from app import create_app
 from models import Match, MatchIntelligence, OddsSummary, Pick, data_version
-from services import cards, operations, predictions
+from services import cards, predictions, premium, settlement
 from tests import asserts, factories
 from tests.conftest import settings
 
@@ -165,7 +165,7 @@ def test_no_answer_outlives_an_operation(app, second_process, two_days):
     # The match is played: a result arrives and a settlement runs.
     factories.match("T1", "T2", kickoff=match.kickoff_at, goals=(2, 0), odds=ODDS)
     assert data_version() > version
-    operations.settle(3650)
+    settlement.run(30, now=DAY_MANY)
     for client in (reader, other):  # both processes' caches see it at once
         after = client.get(path, headers={"If-None-Match": before.headers["ETag"]})
         assert after.status_code == 200 and after.headers["ETag"] != before.headers["ETag"]
@@ -177,35 +177,62 @@ def test_no_answer_outlives_an_operation(app, second_process, two_days):
 def test_a_refresh_reaches_cached_answers(client, two_days):
     match = Match.select().where(Match.kickoff_at >= DAY_MANY).order_by(Match.id).first()
     first = client.get(f"/api/matches/{match.id}").get_json()
-    operations.refresh(match.id)
+    assert first["predictions"][0]["madeAt"] == "2026-03-02T00:00:00Z"
+    predictions.refresh(match.id, now=DAY_MANY - timedelta(hours=6))
     second = client.get(f"/api/matches/{match.id}").get_json()
-    assert second["intelligence"]["updatedAt"] != first["intelligence"]["updatedAt"] or (
-        second["predictions"][0]["madeAt"] != first["predictions"][0]["madeAt"]
+    assert second["predictions"][0]["madeAt"] == "2026-03-03T18:00:00Z"
+    assert second["intelligence"]["updatedAt"] == "2026-03-03T18:00:00Z"
+
+
+def test_a_renamed_league_reaches_cached_answers(client, two_days):
+    match = Match.select().where(Match.kickoff_at >= DAY_MANY).order_by(Match.id).first()
+    before = client.get(f"/api/matches/{match.id}").get_json()["league"]["name"]
+    factories.match(
+        "H0",
+        "A0",
+        kickoff=match.kickoff_at,
+        status="scheduled",
+        league=("TST", "Test League Renamed", "Testland", "top-flight"),
     )
+    after = client.get(f"/api/matches/{match.id}").get_json()["league"]["name"]
+    assert (before, after) == ("Test League", "Test League Renamed")
 
 
 def test_a_locked_pick_hides_exactly_the_premium_fields(ctx):
-    match = factories.match(status="scheduled", kickoff=datetime(2030, 1, 1, tzinfo=UTC))
-    factories.pick(match, rating="A", edge=0.12, odds=3.1, bookmaker="bet365")
+    match = factories.match(kickoff=datetime(2026, 1, 1, tzinfo=UTC), goals=(2, 1))
+    factories.pick(
+        match,
+        rating="A",
+        edge=0.12,
+        odds=3.1,
+        bookmaker="bet365",
+        status="won",
+        profit=2.1,
+        closing_odds=2.8,
+        clv=3.1 / 2.8 - 1,
+        closing_probability=0.34,
+    )
     people = factories.people()
+    shown = {
+        "selection": "home",
+        "odds": 3.1,
+        "bookmaker": "bet365",
+        "probability": 0.55,
+        "edge": 0.12,
+        "profit": 2.1,
+        "closing_odds": 2.8,
+        "clv": pytest.approx(3.1 / 2.8 - 1),
+        "closing_ev": pytest.approx(3.1 * 0.34 - 1),
+    }
+    assert set(shown) == set(premium.HIDDEN_FIELDS)
     for kind, locked in (("free", True), ("pro", False), ("admin", False), (None, True)):
         viewer = people[kind][0] if kind else None
         (pick,) = cards.one(match.id, viewer)["picks"]
         assert pick["locked"] is locked
-        hidden = {
-            name: pick[name] for name in ("selection", "odds", "bookmaker", "probability", "edge")
-        }
-        if locked:
-            assert set(hidden.values()) == {None}
-        else:
-            assert hidden == {
-                "selection": "home",
-                "odds": 3.1,
-                "bookmaker": "bet365",
-                "probability": 0.55,
-                "edge": 0.12,
-            }
-        assert (pick["rating"], pick["market"], pick["status"]) == ("A", "1x2", "pending")
+        hidden = {name: pick[name] for name in premium.HIDDEN_FIELDS}
+        assert hidden == (dict.fromkeys(shown) if locked else shown)
+        # What stays visible to all: that it exists, its rating, market and outcome.
+        assert (pick["rating"], pick["market"], pick["status"]) == ("A", "1x2", "won")
 
 
 def test_an_unknown_card_is_not_found(client, ctx):

@@ -10,11 +10,17 @@ import schemas.common
 from app import create_app
 from engine import metrics
 from models import League, Match, Pick, Prediction, create_tables, drop_tables
+from services import demo, predictions, settlement
 from tests import asserts, factories
 from tests.conftest import settings
 
 KINDS = ("anonymous", "free", "pro", "admin")
-HIDDEN = ("selection", "odds", "bookmaker", "probability", "edge")
+#: What a locked pick hides: what to back, at what price, why, and what gives the price back.
+HIDDEN = ("selection", "odds", "bookmaker", "probability", "edge", "profit", "closingOdds", "clv")
+
+
+#: The moment the demo world is built around: fixed, so no test depends on the day it runs.
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +35,9 @@ def world(tmp_path_factory):
     with app.app_context():
         drop_tables()
         create_tables()
-    result = app.test_cli_runner().invoke(args=["data", "demo"])
-    assert result.exit_code == 0, result.output
+        demo.load(now=NOW)
+        predictions.backfill(now=NOW)
+        settlement.run(3650, now=NOW)
     with app.app_context():
         app.people = {kind: headers for kind, (_, headers) in factories.people().items()}
     app.people["anonymous"] = {}
@@ -177,10 +184,32 @@ def test_a_picks_are_locked_for_anonymous_and_free_callers(client, world, kind):
         locked = kind in ("anonymous", "free")
         assert pick["locked"] is locked
         assert all((pick[name] is None) is locked for name in HIDDEN), pick
-        assert pick["rating"] == "A" and pick["status"] in ("won", "lost", "void")
+        assert pick["rating"] == "A" and pick["status"] in ("won", "lost")
     for pick in match["picks"]:
         if pick["rating"] != "A":
             assert not pick["locked"] and pick["selection"] is not None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_slate_never_shows_the_prices_behind_a_locked_pick(client, world, kind):
+    pick = (
+        Pick.select(Pick, Match)
+        .join(Match)
+        .where((Pick.rating == "A") & (Pick.market == "1x2"))
+        .order_by(Match.kickoff_at.desc())
+        .first()
+    )
+    day = pick.match.kickoff_at.date()
+    items = ok(get(client, world, f"/api/explorer/slate?date={day}", kind))["items"]
+    (item,) = [item for item in items if item["match"]["id"] == pick.match_id]
+    locked = kind in ("anonymous", "free")
+    assert item["pick"]["locked"] is locked
+    for row in item["selections"]:
+        assert row["probability"] is not None  # published probabilities are for everyone
+        assert all((row[name] is None) is locked for name in ("bestPrice", "bookmaker", "edge"))
+    if not locked:
+        best = max(item["selections"], key=lambda row: row["edge"])
+        assert (best["selection"], best["bestPrice"]) == (pick.selection, pick.odds)
 
 
 def test_a_suspended_account_reads_public_pages_as_anonymous(client, world):
@@ -568,3 +597,12 @@ def test_answers_carry_a_strong_etag_and_answer_304(client, world):
     assert again.status_code == 304 and again.headers["ETag"] == etag and not again.data
     signed_in = get(client, world, f"/api/picks/today?date={day}", "pro")
     assert signed_in.headers["Cache-Control"] == "private, no-cache"
+
+
+def test_a_cached_page_links_to_the_host_it_was_asked_on(client, world):
+    match = Match.select().where(Match.status == "scheduled").order_by(Match.kickoff_at).first()
+    path = f"/api/v1/seo/predictions/{match.slug}"
+    for host in ("http://one.example", "https://two.example", "http://one.example"):
+        body = ok(client.get(path, base_url=host))
+        assert body["canonicalUrl"] == f"{host}{path}"
+        assert body["structuredData"]["url"] == f"{host}{path}"

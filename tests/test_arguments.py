@@ -1,0 +1,56 @@
+"""Date arguments on every endpoint that takes one: the two forms they accept, and 422s (never a
+500) for anything else, the ends of the calendar included."""
+
+import pytest
+
+from tests import asserts
+
+DAY_PATHS = ["/api/picks/today?date={}", "/api/explorer/slate?date={}"]
+
+
+@pytest.mark.parametrize("path", DAY_PATHS)
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2026-11-21",
+        "2026-11-21T19:45",
+        "2026-11-21T19:45:00Z",
+        "2026-11-21t19:45:00.123456789z",
+        "2026-11-21T19:45:00%2B05:30",
+        "0001-01-01",
+        "9999-12-30",
+    ],
+)
+def test_a_date_or_a_date_time_is_accepted(client, path, value):
+    response = client.get(path.format(value))
+    assert response.status_code == 200, response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("path", DAY_PATHS)
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("20261121", "Must be a date"),  # ISO 8601's basic form: too easily a typo
+        ("2026-11-21T19", "Must be a date"),  # an hour without its minutes
+        ("2026-02-30", "Must be a date"),
+        ("21/11/2026", "Must be a date"),
+        ("9999-12-31", "Out of the supported range"),  # its day never ends in Python's calendar
+        ("9999-12-31T12:00:00Z", "Out of the supported range"),
+        ("0001-01-01T00:00:00%2B01:00", "Out of the supported range"),  # before year 1 in UTC
+    ],
+)
+def test_anything_else_is_a_422_naming_the_parameter(client, path, value, message):
+    body = asserts.problem(client.get(path.format(value)), 422, "validation-error")
+    assert list(body["errors"]) == ["date"] and body["errors"]["date"][0].startswith(message)
+
+
+def test_a_range_that_ends_before_it_starts_is_a_422(client, people):
+    response = client.get(
+        "/api/v1/data/matches?from=2026-11-22&to=2026-11-21", headers=people["pro"][1]
+    )
+    body = asserts.problem(response, 422, "validation-error")
+    assert body["errors"] == {"to": ["Must not be before from."]}
+    same_day = client.get(
+        "/api/v1/data/matches?from=2026-11-21&to=2026-11-21", headers=people["pro"][1]
+    )
+    assert same_day.status_code == 200

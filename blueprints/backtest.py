@@ -17,7 +17,7 @@ blp = Blueprint(
 
 @blp.route("/run")
 class BacktestRun(MethodView):
-    @blp.arguments(BacktestRequestSchema)
+    @blp.arguments(BacktestRequestSchema, required=False)
     @blp.response(200, BacktestSchema)
     def post(self, body):
         """Backtest the backfilled picks that pass the filters"""

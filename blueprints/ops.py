@@ -45,7 +45,7 @@ class IntelligenceRefreshes(MethodView):
 
 @blp.route("/operations/settlement-runs")
 class SettlementRuns(MethodView):
-    @blp.arguments(SettlementRequestSchema)
+    @blp.arguments(SettlementRequestSchema, required=False)
     @blp.response(200, OperationSchema)
     def post(self, body):
         """Settle the pending picks of matches from the last N days"""
@@ -54,7 +54,7 @@ class SettlementRuns(MethodView):
 
 @blp.route("/operations/calibration-runs")
 class CalibrationRuns(MethodView):
-    @blp.arguments(CalibrationRequestSchema)
+    @blp.arguments(CalibrationRequestSchema, required=False)
     @blp.response(200, OperationSchema)
     def post(self, body):
         """Score the published probabilities of the last N days against the closing odds"""

@@ -140,8 +140,8 @@ def _forecast_group(
 ):
     """Weekly refits of one group, written into ``out``; ``rows`` are sorted by kick-off.
 
-    With ``needed`` (cut-offs), only those fits are made, each from a cold start; ``tick()`` is
-    called after each week.
+    With ``needed`` (cut-offs), only those fits are made: the first from a cold start, each
+    later one from the fit before it. ``tick()`` is called after each week.
     """
     fit_config = config.fit_config()
     decay = np.log(2.0) / (config.half_life_days * DAY)

@@ -444,12 +444,21 @@ class Snapshot:
         self.connection = None
 
     def open(self) -> "Snapshot":
-        """Start the snapshot (it is taken at the first read)."""
+        """Start the snapshot (it is taken at the first read).
+
+        A snapshot whose rows were never streamed (its response dropped before the body began,
+        say when an after-request hook failed) is never closed and leaves its transaction open
+        on this thread's connection; it is ended here, or every later snapshot on the thread
+        would fail to begin.
+        """
         self.database.connect(reuse_if_open=True)
         self.connection = self.database.connection()
         if isinstance(self.database, SqliteDatabase):
+            if self.connection.in_transaction:
+                self.connection.execute("ROLLBACK")
             self.connection.execute("BEGIN")
         else:
+            self.connection.rollback()  # a no-op unless a transaction was left open
             self.connection.autocommit = False
             self.connection.set_session(isolation_level="REPEATABLE READ", readonly=True)
         return self

@@ -1,0 +1,437 @@
+"""Data API exports on small worlds: the quota charge (exact, before the first byte, also under
+concurrent exports through a real gunicorn), the snapshot, the export record and bad requests."""
+
+import csv
+import io
+import json
+import threading
+import urllib.error
+import urllib.request
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from peewee import fn
+
+import ratelimits
+from engine.records import LeagueRecord, MatchRecord, OddsRecord
+from models import Export, OddsQuote
+from services import imports
+from tests import asserts, factories
+from tests.servers import gunicorn
+
+EXPORTS = "/api/v1/data/exports"
+USAGE = "/api/v1/data/usage"
+CATALOG = "/api/v1/data/catalog"
+KICKOFF = datetime(2026, 3, 7, 15, tzinfo=UTC)
+BOOKMAKERS = ("pinnacle", "bet365", "bwin", "unibet")
+SELECTIONS = {"1x2": ("home", "draw", "away"), "ou25": ("over", "under"), "btts": ("yes", "no")}
+LEAGUE = LeagueRecord("TST", "Test League", "Testland", "top-flight")
+CUP = LeagueRecord("CUP", "Test Cup", "Testland", "cup")
+
+
+def quotes(bookmakers=BOOKMAKERS, closing=False):
+    """Every selection of every market from each of ``bookmakers``: 7 quotes a bookmaker."""
+    return [
+        OddsRecord(bookmaker, market, selection, 1.5 + index / 10, closing)
+        for bookmaker in bookmakers
+        for market, names in SELECTIONS.items()
+        for index, selection in enumerate(names)
+    ]
+
+
+def store_matches(count, league=LEAGUE, odds=None, start=KICKOFF, prefix=None):
+    """``count`` finished matches of ``league`` a day apart between teams named from ``prefix``
+    (default: the league's code), each with ``odds`` (default: 28 quotes), stored in one import;
+    returns the number of quotes stored."""
+    prefix = prefix or league.code
+    odds = quotes() if odds is None else odds
+    records = [
+        MatchRecord(
+            league=league,
+            season="2025-26",
+            kickoff_at=start + timedelta(days=day),
+            home_team=f"{prefix} H{day}",
+            away_team=f"{prefix} A{day}",
+            status="finished",
+            home_goals=day % 3,
+            away_goals=1,
+            odds=odds,
+        )
+        for day in range(count)
+    ]
+    imports.store(records)
+    return count * len(odds)
+
+
+@pytest.fixture
+def small(make_app):
+    """Build an app (with ``overrides``) holding 3 league matches and 1 cup match with 28 quotes
+    each: 112 odds, 8 teams, 2 leagues. Returns (app, client, people)."""
+    built = []
+
+    def build(**overrides):
+        app = make_app(**overrides)
+        with app.app_context():
+            store_matches(3)
+            store_matches(1, league=CUP)
+            people = factories.people()
+        built.append(app)
+        return app, app.test_client(), people
+
+    yield build
+    for app in built:
+        reader = app.extensions.get("export_reader")
+        if reader is not None:
+            reader.close_all()
+
+
+def export(client, headers, resource="odds", format_="csv", parameters=None, **options):
+    """POST an export; ``parameters`` (a dict) travel as the parametersJson string."""
+    body = {"resource": resource, "format": format_}
+    if parameters is not None:
+        body["parametersJson"] = json.dumps(parameters)
+    return client.post(EXPORTS, json=body, headers=headers, **options)
+
+
+def csv_rows(text):
+    """The rows of a CSV export."""
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def usage(client, headers):
+    """The caller's usage report."""
+    response = client.get(USAGE, headers=headers)
+    assert response.status_code == 200
+    return response.get_json()
+
+
+def test_an_export_is_charged_and_recorded_before_its_first_byte(small):
+    app, client, people = small()
+    user, headers = people["pro"]
+    response = export(client, headers, "odds", "csv", {"leagueId": 1})
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    assert response.headers["X-Row-Count"] == "84"
+    # Nothing of the body is read yet: the quota and the record already hold the export.
+    report = usage(client, headers)
+    assert report["exports"] == {"used": 1, "limit": 500, "remaining": 499}
+    assert report["exportRows"] == {"used": 84, "limit": 2_000_000, "remaining": 1_999_916}
+    with app.app_context():
+        record = Export.get_by_id(int(response.headers["X-Export-Id"]))
+        assert (record.user_id, record.resource, record.format) == (user.id, "odds", "csv")
+        assert (record.parameters, record.row_count) == ({"leagueId": 1}, 84)
+    assert len(csv_rows(response.get_data(as_text=True))) == 84
+    after = usage(client, headers)
+    assert (after["exports"]["used"], after["exportRows"]["used"]) == (1, 84)
+    assert after["requests"]["used"] == 1  # the export itself; usage reports are free
+
+
+def test_an_export_streams_exactly_the_rows_it_counted(small):
+    """Rows stored after the count are not in the body: it reads the snapshot it counted."""
+    app, client, people = small()
+    response = export(client, people["pro"][1], "odds", "ndjson")
+    assert response.headers["X-Row-Count"] == "112"
+    with app.app_context():
+        store_matches(2, start=KICKOFF + timedelta(days=30), prefix="Late")
+        assert OddsQuote.select().count() == 168
+    lines = response.get_data(as_text=True).splitlines()
+    assert len(lines) == 112 and len(set(lines)) == 112
+    again = export(client, people["pro"][1], "odds", "ndjson")
+    assert again.headers["X-Row-Count"] == "168"
+    assert len(again.get_data(as_text=True).splitlines()) == 168
+
+
+def test_an_export_closed_unread_does_not_hold_its_snapshot(small):
+    """A response closed before its body was read (a client gone) ends its snapshot."""
+    _app, client, people = small()
+    headers = people["pro"][1]
+    dropped = export(client, headers, "teams", "csv")
+    assert dropped.status_code == 200
+    dropped.close()
+    response = export(client, headers, "teams", "csv")
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert len(csv_rows(response.get_data(as_text=True))) == 8
+
+
+def test_an_export_dropped_before_its_body_does_not_break_the_next(small, monkeypatch, caplog):
+    """When the response of a counted export is dropped before its body starts (here an
+    after-request hook fails, so the client gets a 500), the snapshot it opened on the thread's
+    reader connection must not make every later export on that thread fail."""
+    _app, client, people = small()
+    headers = people["pro"][1]
+    real_headers, failures = ratelimits.headers, []
+
+    def failing_once():
+        if not failures:
+            failures.append(1)
+            raise ConnectionError("rate-limit storage went away")
+        return real_headers()
+
+    monkeypatch.setattr(ratelimits, "headers", failing_once)
+    asserts.problem(export(client, headers, "teams", "csv"), 500, "internal-error")
+    response = export(client, headers, "teams", "csv")
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert len(csv_rows(response.get_data(as_text=True))) == 8
+
+
+def test_an_export_that_does_not_fit_is_a_429_and_charges_nothing(small):
+    app, client, people = small(QUOTA_PRO_EXPORT_ROWS=100)
+    headers = people["pro"][1]
+    assert export(client, headers, "odds", "csv", {"leagueId": 1}).status_code == 200  # 84
+    refused = export(client, headers, "odds", "json", {"leagueId": 2})  # 28 > 16
+    body = asserts.problem(refused, 429, "quota-exceeded")
+    assert "exported-row quota has 16 left" in body["detail"]
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert "X-Export-Id" not in refused.headers
+    report = usage(client, headers)
+    assert (report["exports"]["used"], report["exportRows"]["used"]) == (1, 84)
+    assert report["requests"]["used"] == 2  # the refused export was still a request
+    with app.app_context():
+        assert Export.select().count() == 1
+    # What fits still goes: 8 teams, then 8 again, which reaches the limit exactly.
+    for _ in range(2):
+        response = export(client, headers, "teams", "ndjson")
+        assert response.status_code == 200
+        assert len(response.get_data(as_text=True).splitlines()) == 8
+    report = usage(client, headers)
+    assert report["exportRows"] == {"used": 100, "limit": 100, "remaining": 0}
+    assert report["state"] == "exceeded"
+    spent = asserts.problem(export(client, headers, "leagues", "csv"), 429, "quota-exceeded")
+    assert "exported-row quota is spent" in spent["detail"]
+    # An export of no rows still fits.
+    empty = export(client, headers, "odds", "csv", {"leagueId": 99})
+    assert empty.status_code == 200 and empty.headers["X-Row-Count"] == "0"
+    assert empty.get_data(as_text=True).strip() == ",".join(
+        ["matchId", "bookmaker", "market", "selection", "price", "isClosing"]
+    )
+    assert usage(client, headers)["exports"]["used"] == 4
+
+
+def test_the_number_of_exports_runs_out(small):
+    _app, client, people = small(QUOTA_PRO_EXPORTS=2)
+    headers = people["pro"][1]
+    for format_ in ("csv", "json"):
+        response = export(client, headers, "leagues", format_)
+        assert response.status_code == 200
+        response.get_data()
+    body = asserts.problem(export(client, headers, "leagues", "ndjson"), 429, "quota-exceeded")
+    assert "export quota is spent" in body["detail"]
+    report = usage(client, headers)
+    assert report["exports"] == {"used": 2, "limit": 2, "remaining": 0}
+    assert report["exportRows"]["used"] == 4
+
+
+def test_admins_exports_are_counted_without_a_limit(small):
+    _app, client, people = small(QUOTA_PRO_EXPORT_ROWS=1, QUOTA_PRO_EXPORTS=1)
+    headers = people["admin"][1]
+    for _ in range(2):
+        response = export(client, headers, "odds", "ndjson")
+        assert response.status_code == 200
+        assert len(response.get_data(as_text=True).splitlines()) == 112
+    report = usage(client, headers)
+    assert report["exports"] == {"used": 2, "limit": None, "remaining": None}
+    assert report["exportRows"] == {"used": 224, "limit": None, "remaining": None}
+
+
+# Bad requests: 422s that charge nothing
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ({"resource": "fixtures", "format": "csv"}, "resource", "Must be one of: matches, picks"),
+        ({"resource": "odds", "format": "xml"}, "format", "Must be one of: csv, json, ndjson."),
+        ({"format": "csv"}, "resource", "Missing data"),
+        ({"resource": "odds"}, "format", "Missing data"),
+        ({"resource": "odds", "format": "csv", "parametersJson": "{"}, "parametersJson", "JSON"),
+        ({"resource": "odds", "format": "csv", "parametersJson": ""}, "parametersJson", "JSON"),
+        (
+            {"resource": "odds", "format": "csv", "parametersJson": "leagueId=1"},
+            "parametersJson",
+            "JSON object",
+        ),
+        ({"resource": "odds", "format": "csv", "parametersJson": "[]"}, "parametersJson", "object"),
+        ({"resource": "odds", "format": "csv", "parametersJson": "3"}, "parametersJson", "object"),
+        (
+            {"resource": "odds", "format": "csv", "parametersJson": "null"},
+            "parametersJson",
+            "object",
+        ),
+        (
+            {"resource": "odds", "format": "csv", "parametersJson": '"{}"'},
+            "parametersJson",
+            "object",
+        ),
+        (
+            {"resource": "odds", "format": "csv", "parametersJson": {"leagueId": 1}},
+            "parametersJson",
+            "Not a valid string",
+        ),
+        (
+            {"resource": "odds", "format": "csv", "parametersJson": '{"leagueId": "1"}'},
+            "parametersJson.leagueId",
+            "integer",
+        ),
+        (
+            {"resource": "odds", "format": "csv", "parametersJson": '{"leagueId": 0}'},
+            "parametersJson.leagueId",
+            "greater than or equal to 1",
+        ),
+        (
+            {"resource": "picks", "format": "csv", "parametersJson": '{"from": "2026-02-30"}'},
+            "parametersJson.from",
+            "YYYY-MM-DD",
+        ),
+        (
+            {
+                "resource": "matches",
+                "format": "csv",
+                "parametersJson": '{"from": "2026-02-02", "to": "2026-02-01"}',
+            },
+            "parametersJson.to",
+            "Must not be before from.",
+        ),
+        (
+            {"resource": "picks", "format": "csv", "parametersJson": '{"rating": "A,D"}'},
+            "parametersJson.rating",
+            "A, B, C",
+        ),
+        (
+            {"resource": "odds", "format": "csv", "parametersJson": '{"isClosing": "maybe"}'},
+            "parametersJson.isClosing",
+            "boolean",
+        ),
+        (
+            {"resource": "matches", "format": "csv", "parametersJson": '{"status": "over"}'},
+            "parametersJson.status",
+            "scheduled, live, finished, postponed, cancelled",
+        ),
+    ],
+)
+def test_bad_export_requests_are_422s_that_charge_nothing(small, body, field, message):
+    app, client, people = small()
+    headers = people["pro"][1]
+    response = client.post(EXPORTS, json=body, headers=headers)
+    problem = asserts.problem(response, 422, "validation-error")
+    assert list(problem["errors"]) == [field], problem
+    assert message in problem["errors"][field][0], problem
+    report = usage(client, headers)
+    assert (report["exports"]["used"], report["exportRows"]["used"]) == (0, 0)
+    with app.app_context():
+        assert Export.select().count() == 0
+
+
+def test_an_unknown_filter_is_a_422_naming_the_allowed_ones(small):
+    _app, client, people = small()
+    headers = people["pro"][1]
+    resources = client.get(CATALOG, headers=headers).get_json()["resources"]
+    assert len(resources) == 7
+    for resource in resources:
+        name, filters = resource["name"], resource["filters"]
+        response = export(client, headers, name, "json", {"colour": "red"})
+        problem = asserts.problem(response, 422, "validation-error")
+        assert list(problem["errors"]) == ["parametersJson.colour"], problem
+        (message,) = problem["errors"]["parametersJson.colour"]
+        allowed = ", ".join(filters) or "none"
+        assert message == f"Unknown filter for {name}; allowed: {allowed}.", message
+
+
+# Concurrent exports through a real gunicorn
+
+
+def post_export(base, token, resource, format_, parameters=None):
+    """(status, headers, body bytes) of one export over HTTP, the body read to its end."""
+    body = {"resource": resource, "format": format_, "parametersJson": json.dumps(parameters or {})}
+    request = urllib.request.Request(
+        f"{base}{EXPORTS}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def get_usage(base, token):
+    """The usage report over HTTP."""
+    request = urllib.request.Request(f"{base}{USAGE}", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def rows_in(format_, payload: bytes) -> int:
+    """The number of rows in an export's body."""
+    text = payload.decode()
+    if format_ == "csv":
+        return len(csv_rows(text))
+    if format_ == "json":
+        return len(json.loads(text)["items"])
+    return len(text.splitlines())
+
+
+def at_once(count, work):
+    """``work(index)`` on ``count`` threads released together; their results in index order."""
+    start = threading.Barrier(count)
+    results = [None] * count
+
+    def run(index):
+        start.wait()
+        results[index] = work(index)
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    return results
+
+
+@pytest.mark.slow
+def test_concurrent_exports_are_charged_exactly_through_gunicorn(make_app):
+    """Eight exports at once against a row limit that fits three: exactly three go, and the
+    counters hold exactly what they streamed; an admin's eight all go, each counted once."""
+    threads, fits = 8, 3
+    app = make_app()
+    with app.app_context():
+        size = store_matches(40)  # 1,120 quotes: exports long enough to overlap
+        pro = factories.user("pro@example.com", plan="pro")
+        admin = factories.user("admin@example.com", role="admin")
+        tokens = {"pro": factories.token(pro), "admin": factories.token(admin)}
+    limit = size * fits + size // 2
+    formats = ("csv", "ndjson", "json")
+    with gunicorn(app, QUOTA_PRO_EXPORT_ROWS=limit, LOG_LEVEL="WARNING") as (base, _):
+        for kind in ("pro", "admin"):
+            results = at_once(
+                threads,
+                lambda index, kind=kind: post_export(
+                    base, tokens[kind], "odds", formats[index % 3]
+                ),
+            )
+            done = [(index, r) for index, r in enumerate(results) if r[0] == 200]
+            refused = [r for r in results if r[0] != 200]
+            expected = fits if kind == "pro" else threads
+            assert len(done) == expected, [r[0] for r in results]
+            for index, (_, headers, payload) in done:
+                assert int(headers["X-Row-Count"]) == size
+                assert rows_in(formats[index % 3], payload) == size
+            for status, headers, payload in refused:
+                assert status == 429 and headers["Content-Type"] == "application/problem+json"
+                assert json.loads(payload)["type"].endswith("/problems/quota-exceeded")
+            report = get_usage(base, tokens[kind])
+            assert report["requests"]["used"] == threads
+            assert report["exports"]["used"] == expected
+            assert report["exportRows"]["used"] == expected * size
+            if kind == "pro":
+                assert report["exportRows"]["used"] <= limit
+    with app.app_context():
+        counted = {
+            user_id: (exports, rows)
+            for user_id, exports, rows in Export.select(
+                Export.user, fn.COUNT(1), fn.SUM(Export.row_count)
+            )
+            .group_by(Export.user)
+            .tuples()
+        }
+        assert counted == {pro.id: (fits, fits * size), admin.id: (threads, threads * size)}

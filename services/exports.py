@@ -97,7 +97,7 @@ def parse_filters(resource: str, text: str) -> dict:
     """``parametersJson`` loaded through the resource's filter schema; a 422 otherwise."""
     try:
         given = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise _invalid(["Must be a JSON object in a string, such as {}."]) from exc
     if not isinstance(given, dict):
         raise _invalid(["Must be a JSON object in a string, such as {}."])

@@ -362,7 +362,12 @@ def _reader():
     request's connection can charge the quota meanwhile (one per app, made on first use)."""
     extensions = current_app.extensions
     if "export_reader" not in extensions:
-        extensions["export_reader"] = open_database(current_app.config["DATABASE_URL"])
+        config = current_app.config
+        extensions["export_reader"] = open_database(
+            config["DATABASE_URL"],
+            connect_timeout=config["DATABASE_CONNECT_TIMEOUT"],
+            statement_timeout=config["DATABASE_STATEMENT_TIMEOUT"],
+        )
     return extensions["export_reader"]
 
 

@@ -178,7 +178,9 @@ def _postgres_options(url: str, connect_timeout, statement_timeout) -> dict:
         (psycopg2.extensions.connection,),
         {"connect_seconds": connect_timeout or None, "stall_seconds": stall},
     )
-    if psycopg2.extensions.get_wait_callback() is not _wait:
+    # psycopg2's wait callback serves every connection of the process (those without limits
+    # wait as before); set only when some database has a limit to keep.
+    if (connect_timeout or stall) and psycopg2.extensions.get_wait_callback() is not _wait:
         psycopg2.extensions.set_wait_callback(_wait)
     return options
 

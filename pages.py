@@ -24,9 +24,9 @@ POLICY = (
 )
 
 #: The docs page's policy: Swagger UI's script and styles from this service only, its calls to
-#: this service only. Its components set style attributes as they render, hence inline styles.
+#: this service only (its images include data: URIs).
 DOCS_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; "
     "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; "
     "form-action 'none'; frame-ancestors 'none'"
 )

@@ -94,6 +94,7 @@ def test_the_docs_page_has_its_own_content_security_policy(client):
     policy = response.headers["Content-Security-Policy"]
     assert "default-src 'none'" in policy and "script-src 'self'" in policy
     assert "connect-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert "unsafe" not in policy
     page = response.get_data(as_text=True)
     assert "<script>" not in page  # no inline script: the policy allows none
     assert "http://" not in page and "https://" not in page  # nothing from another site

@@ -156,6 +156,10 @@ def _login(client):
     return client.post(LOGIN, json={"email": "me@example.com", "password": factories.PASSWORD})
 
 
+def _register(client, email="new@example.com"):
+    return client.post("/api/auth/register", json={"email": email, "password": "password-1"})
+
+
 def _until(condition, seconds):
     """Call ``condition`` until it answers true or ``seconds`` pass; its last answer."""
     deadline = time.monotonic() + seconds
@@ -193,6 +197,7 @@ def test_postgres_stopped_is_a_503_then_recovers_without_a_restart(on_postgres):
         asserts.problem(ready, 503, "service-unavailable")
         assert int(ready.headers["Retry-After"]) >= 1
         assert client.get("/healthz").status_code == 200
+        asserts.problem(_register(client), 503, "service-unavailable")  # inside a transaction
     finally:
         postgres.start()
     assert _until(lambda: _login(client).status_code == 200, 10)
@@ -216,9 +221,11 @@ def test_postgres_paused_is_a_503_within_the_configured_timeout(on_postgres):
         started = time.monotonic()
         asserts.problem(client.get("/readyz"), 503, "service-unavailable")
         assert time.monotonic() - started < 1.0 + 1.5  # a new connection: the connect timeout
+        asserts.problem(_register(client), 503, "service-unavailable")  # inside a transaction
     finally:
         postgres.resume()
     assert _until(lambda: _login(client).status_code == 200, 10)
+    assert _register(client, "after@example.com").status_code == 200
 
 
 def test_redis_stopped_or_paused_limits_fall_back_and_recover(make_app, own_redis, monkeypatch):

@@ -56,6 +56,7 @@ class Rule:
             return None
         if self.token == "optional" and "Authorization" not in request.headers:
             return None  # tokens travel only in this header: an anonymous reader
+        normalise_bearer_scheme()
         if verify_jwt_in_request(optional=self.token == "optional") is None:
             return None
         user = get_current_user()
@@ -125,6 +126,14 @@ OPS = Rule("Role `admin` or `operator`", "required", "auth", "user", roles=("adm
 ADMIN = Rule("Role `admin`", "required", "auth", "user", roles=("admin",))
 
 
+def normalise_bearer_scheme():
+    """Spell the ``Authorization`` scheme ``Bearer`` as flask-jwt-extended expects it: HTTP
+    auth schemes are case-insensitive (RFC 9110 11.1), so ``bearer …`` is the same token."""
+    scheme, _, credentials = request.environ.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
+    if scheme != "Bearer" and scheme.lower() == "bearer":
+        request.environ["HTTP_AUTHORIZATION"] = f"Bearer {credentials.strip()}"
+
+
 def guard(rule, view):
     """``view`` behind ``rule``: admit the caller, then the rate limit, then the quota."""
 
@@ -132,7 +141,7 @@ def guard(rule, view):
     def guarded(*args, **kwargs):
         g.viewer = rule.admit()
         ratelimits.hit(rule.policy, rule.limit_value(), rule.rate_key())
-        if rule.quota:
+        if rule.quota and request.method != "HEAD":  # HEAD sends no data, so it is not charged
             quotas.consume_request(g.viewer)
         return view(*args, **kwargs)
 
@@ -155,13 +164,21 @@ class RequestParser(FlaskParser):
 
     def _raw_load_json(self, req):
         body = req.get_data(cache=True)
+        limit = req.max_content_length
+        if req.content_length is None and limit is not None and len(body) >= limit:
+            # A streamed (chunked) body stops being read at the limit without a word; one more
+            # read answers werkzeug's 413 if anything is left.
+            req.stream.read(1)
         if not body:
             return core.missing
         if not is_json_request(req):
             raise UnsupportedMediaType(
                 f"The body must be application/json, not {req.mimetype or 'untyped'}."
             )
-        data = core.parse_json(body)
+        try:
+            data = core.parse_json(body)
+        except RecursionError as exc:
+            raise MalformedRequest("The body is nested too deeply.") from exc
         if not isinstance(data, dict):
             raise MalformedRequest("The body must be a JSON object.")
         return data
@@ -231,7 +248,7 @@ class Blueprint(flask_smorest.Blueprint):
     def problems(self, status, *names):
         """Document that the view may answer ``status`` with these problem types."""
         lines = [f"`{name}`: {PROBLEMS[name][2]}" for name in names]
-        headers = {"Retry-After": RETRY_AFTER} if status == 429 else None
+        headers = {"Retry-After": RETRY_AFTER} if status in (429, 503) else None
         return self.alt_response(
             status,
             schema=ProblemSchema,

@@ -5,6 +5,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
 import uuid
 from http import HTTPStatus
@@ -20,17 +21,27 @@ import pages
 import ratelimits
 from caching import AnswerCache
 from config import config_from_env
-from errors import PROBLEMS, AppError, InvalidCredentials
+from errors import PROBLEMS, AppError, InvalidCredentials, ServiceUnavailable
 from extensions import api, jwt, problem_type
-from models import db, open_database
+from models import db, discard_connections, open_database, unavailable
 from schemas.ops import RESULT_SCHEMAS, result_component
-from services.accounts import user_for_token
+from services.accounts import token_claims, user_for_token
 
 log = logging.getLogger("picks")
 access_log = logging.getLogger("picks.access")
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 DATABASE_RETRY_AFTER = 5
+
+#: Characters a log line never carries as they are: controls (a newline would start a forged
+#: line), DEL, C1 controls and Unicode's line and paragraph separators.
+LOG_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+#: How much of a validation problem is echoed: the fields it lists, and the characters of each
+#: name and message (a body of a million unknown keys answers a short problem, not a longer one).
+MAX_LISTED_ERRORS = 20
+MAX_ECHOED_CHARS = 100
+MAX_DETAIL_CHARS = 500
 
 #: HTTP statuses raised by Flask, Werkzeug or webargs → our problem names.
 HTTP_PROBLEMS = {
@@ -55,19 +66,29 @@ def create_app(overrides=None):
         OPENAPI_VERSION="3.1.0",
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
-        OPENAPI_SWAGGER_UI_PATH="docs",
-        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist@5/",
         JWT_TOKEN_LOCATION=["headers"],
     )
     app.json.sort_keys = False  # answer fields in the order the schemas document them
     app.extensions["started_at"] = time.monotonic()
     app.extensions["answer_cache"] = AnswerCache(app.config["ANSWER_CACHE_BYTES"])
+    # Each scrypt hash holds 128·N·r bytes (32 MiB at the default cost) while it runs.
+    app.extensions["password_hashing"] = threading.BoundedSemaphore(
+        app.config["PASSWORD_HASH_CONCURRENCY"]
+    )
     configure_logging(app.config["LOG_LEVEL"])
+    # Forwarded headers are believed only from the proxies that really sit in front: without
+    # one, X-Forwarded-For would be whatever address a client chose to be counted under.
     hops = app.config["PROXY_FIX_HOPS"]
     if hops:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
 
-    db.initialize(open_database(app.config["DATABASE_URL"]))
+    db.initialize(
+        open_database(
+            app.config["DATABASE_URL"],
+            connect_timeout=app.config["DATABASE_CONNECT_TIMEOUT"],
+            statement_timeout=app.config["DATABASE_STATEMENT_TIMEOUT"],
+        )
+    )
     register_request_hooks(app)
     jwt.init_app(app)
     register_token_loaders()
@@ -98,6 +119,7 @@ def register_blueprints(app):
         auth,
         backtest,
         data,
+        docs,
         explorer,
         meta,
         ops,
@@ -114,13 +136,28 @@ def register_blueprints(app):
         api.register_blueprint(module.blp)
     for kind, schema in RESULT_SCHEMAS.items():  # what an operation's result may be
         api.spec.components.schema(result_component(kind), schema=schema)
+    app.register_blueprint(docs.blp)  # pages, not part of the API they describe
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character written as an escape (a newline as ``\\x0a``)."""
+    return LOG_CONTROLS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+
+
+class OneLineFormatter(logging.Formatter):
+    """Each record's message on one line: values a client sent (a path, an error's text) cannot
+    start a line of their own and pass for another record. A traceback keeps its lines."""
+
+    def formatMessage(self, record):  # noqa: N802 - logging's name
+        record.message = escape_controls(record.message)
+        return super().formatMessage(record)
 
 
 def configure_logging(level):
     """One line per record on stdout, as a PaaS collects it (set up once per process)."""
     if not any(getattr(handler, "is_picks", False) for handler in log.handlers):
         handler = logging.StreamHandler(sys.stdout)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+        handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
         handler.is_picks = True
         log.addHandler(handler)
     log.setLevel(level)
@@ -143,11 +180,12 @@ def register_request_hooks(app):
             return response
         viewer = g.get("viewer")
         access_log.info(
-            "method=%s path=%s status=%s duration_ms=%.1f user=%s request_id=%s",
+            "method=%s path=%s status=%s duration_ms=%.1f ip=%s user=%s request_id=%s",
             request.method,
             request.path,
             response.status_code,
             (time.perf_counter() - g.get("started", time.perf_counter())) * 1000,
+            request.remote_addr or "-",
             viewer.id if viewer else "-",
             request_id,
         )
@@ -158,6 +196,12 @@ def register_request_hooks(app):
         response.headers.update(ratelimits.headers())
         return response
 
+    @app.after_request
+    def add_security_headers(response):
+        # A browser must take every answer for the type it says it is, never guess another.
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
     @app.teardown_appcontext
     def close_database(_exc):
         if not db.is_closed():
@@ -166,7 +210,8 @@ def register_request_hooks(app):
 
 def register_token_loaders():
     """Every flask-jwt-extended failure becomes our bare 401 (its default is a 422 with JSON)."""
-    jwt.user_lookup_loader(lambda _header, data: user_for_token(data["sub"]))
+    jwt.additional_claims_loader(token_claims)
+    jwt.user_lookup_loader(lambda _header, data: user_for_token(data))
     jwt.unauthorized_loader(lambda _reason: unauthorized())
     jwt.invalid_token_loader(lambda _reason: unauthorized(invalid=True))
     for loader in (
@@ -201,6 +246,8 @@ def problem(status, name, detail, *, errors=None, headers=None):
         response = pages.render("error.html", status, title=title, detail=detail)
         response.headers.update(headers or {})
         return response
+    if len(detail) > MAX_DETAIL_CHARS:
+        detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
     body = {
         "type": problem_type(name) if name else "about:blank",
         "title": title,
@@ -209,8 +256,36 @@ def problem(status, name, detail, *, errors=None, headers=None):
         "requestId": g.get("request_id"),
     }
     if errors:
-        body["errors"] = errors
+        body["errors"] = listed_errors(errors)[0]
     return json.dumps(body), status, {"Content-Type": "application/problem+json", **(headers or {})}
+
+
+def clipped(text: str) -> str:
+    """``text`` cut to ``MAX_ECHOED_CHARS`` characters, keeping its start and its end (where
+    long names differ) around an ellipsis."""
+    if len(text) <= MAX_ECHOED_CHARS:
+        return text
+    tail = MAX_ECHOED_CHARS // 3
+    return f"{text[: MAX_ECHOED_CHARS - tail - 1]}…{text[-tail:]}"
+
+
+def listed_errors(errors: dict[str, list[str]]) -> tuple[dict[str, list[str]], str]:
+    """At most ``MAX_LISTED_ERRORS`` fields with their clipped names and messages, and the
+    problem's detail naming them (and how many more there were)."""
+    names = sorted(errors)
+    shown = {
+        clipped(name): [clipped(message) for message in errors[name][:MAX_LISTED_ERRORS]]
+        for name in names[:MAX_LISTED_ERRORS]
+    }
+    named = []
+    for name in shown:  # as many as the detail has room for
+        if sum(len(each) + 2 for each in [*named, name]) > MAX_DETAIL_CHARS // 2:
+            break
+        named.append(name)
+    detail = f"Invalid input: {', '.join(named)}"
+    if len(names) > len(named):
+        detail += f" and {len(names) - len(named)} more"
+    return shown, detail + "."
 
 
 def flatten_messages(messages, prefix="") -> dict[str, list[str]]:
@@ -231,17 +306,6 @@ def flatten_messages(messages, prefix="") -> dict[str, list[str]]:
     return flat
 
 
-def database_reachable() -> bool:
-    """Whether a fresh connection to the database answers a trivial query."""
-    try:
-        if not db.is_closed():
-            db.manual_close()  # drop the broken connection rather than pool it
-        db.execute_sql("SELECT 1")
-    except (OperationalError, InterfaceError):
-        return False
-    return True
-
-
 def register_error_handlers(app):
     """Every error the service answers, formatted here and nowhere else."""
 
@@ -260,9 +324,8 @@ def register_error_handlers(app):
         name = HTTP_PROBLEMS.get(error.code)
         data = getattr(error, "data", None) or {}
         if error.code == 422 and "messages" in data:
-            errors = flatten_messages(data["messages"])
-            fields = ", ".join(sorted(errors))
-            return problem(422, name, f"Invalid input: {fields}.", errors=errors)
+            errors, detail = listed_errors(flatten_messages(data["messages"]))
+            return problem(422, name, detail, errors=errors)
         headers = {}
         if error.code == 405:
             headers["Allow"] = ", ".join(error.valid_methods or ())
@@ -271,15 +334,11 @@ def register_error_handlers(app):
     @app.errorhandler(OperationalError)
     @app.errorhandler(InterfaceError)
     def handle_database_error(error):
-        if database_reachable():
-            return handle_unexpected(error)  # SQLite reports bad SQL as OperationalError too
+        if not unavailable(error):
+            return handle_unexpected(error)  # a wrong statement (SQLite's are OperationalError)
         log.error("database unavailable request_id=%s: %s", g.get("request_id"), error)
-        return problem(
-            503,
-            "service-unavailable",
-            "The database cannot be reached right now.",
-            headers={"Retry-After": str(DATABASE_RETRY_AFTER)},
-        )
+        discard_connections()  # the others may point at the server that went away too
+        return handle_app_error(ServiceUnavailable(DATABASE_RETRY_AFTER))
 
     @app.errorhandler(Exception)
     def handle_unexpected(error):

@@ -2,10 +2,10 @@
 changes, with a strong ETag, 304s and ``Cache-Control``.
 
 An answer is keyed by the endpoint, its path and parsed arguments, what the caller may see
-(premium or not), its representation, and the **data version**, a counter that every import,
-backfill, settlement and refresh bumps in its own transaction. So an answer is never served
-after the data it was made from has changed, on any process: each reads the version from the
-database (one indexed row) before looking in its own cache.
+(premium or not), its representation, the base of its links, and the **data version**, a
+counter that every import, backfill, settlement and refresh bumps in its own transaction. So an
+answer is never served after the data it was made from has changed, on any process: each reads
+the version from the database (one indexed row) before looking in its own cache.
 """
 
 import hashlib
@@ -16,6 +16,7 @@ from functools import wraps
 from flask import current_app, g, request
 from werkzeug.wrappers import Response
 
+from extensions import base_url
 from models import data_version
 from services.premium import has_premium
 
@@ -68,6 +69,7 @@ def cached(view, variant=None):
             repr(sorted(kwargs.items())),
             premium,
             variant() if variant else None,
+            base_url(),  # links in the answer (a prediction page's canonical URL) name it
             data_version(),  # read before the data, so an answer is never older than its key
         )
         cache = current_app.extensions["answer_cache"]

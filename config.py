@@ -7,6 +7,16 @@ from pathlib import Path
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
+#: What ``APP_ENV`` may say (in any letter case); anything else stops the service at startup,
+#: so a typo such as ``prod`` never runs production with a generated key.
+APP_ENVS = ("development", "test", "production")
+
+#: The shortest signing key production accepts: HS256 wants at least its hash's 32 bytes.
+MIN_SECRET_BYTES = 32
+
+#: The shortest token lifetime accepted, seconds (0 would mean tokens that never expire).
+MIN_TOKEN_SECONDS = 60
+
 #: Every setting the environment may give, with its default (None: none, or derived).
 DEFAULTS: dict[str, object] = {
     "APP_ENV": "development",
@@ -16,13 +26,19 @@ DEFAULTS: dict[str, object] = {
     "PUBLIC_BASE_URL": None,
     "LOG_LEVEL": "INFO",
     "PASSWORD_HASH_METHOD": "scrypt:32768:8:1",
-    "PROXY_FIX_HOPS": 1,
+    "PROXY_FIX_HOPS": 0,  # 1 behind a PaaS router; never more than the proxies really there
+    "ALLOWED_HOSTS": "localhost,127.0.0.1,::1",  # hosts a link may name without PUBLIC_BASE_URL
+    "DATABASE_CONNECT_TIMEOUT": 3.0,
+    "DATABASE_STATEMENT_TIMEOUT": 10.0,  # 0: none (long one-off commands)
+    "PASSWORD_HASH_CONCURRENCY": 2,
     "RATELIMIT_ENABLED": True,
     "RATELIMIT_STORAGE_URI": "memory://",
+    "RATELIMIT_STORAGE_TIMEOUT": 1.0,
     "RATELIMIT_STRATEGY": "sliding-window-counter",
     "RATELIMIT_PUBLIC": "120 per minute",
     "RATELIMIT_AUTH": "20 per minute",
     "RATELIMIT_REGISTER": "5 per hour",
+    "RATELIMIT_LOGIN_FAILURES": "5 per minute",
     "QUOTA_PRO_REQUESTS": 50_000,
     "QUOTA_PRO_EXPORTS": 500,
     "QUOTA_PRO_EXPORT_ROWS": 2_000_000,
@@ -72,6 +88,7 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         for name, default in DEFAULTS.items()
     }
     settings.update(overrides or {})
+    settings["APP_ENV"] = app_env(settings["APP_ENV"])
     production = settings["APP_ENV"] == "production"
     if not settings["DATABASE_URL"]:
         settings["DATABASE_URL"] = f"sqlite:///{Path(instance_path) / 'app.db'}"
@@ -79,11 +96,34 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         if production:
             raise RuntimeError("JWT_SECRET_KEY must be set when APP_ENV=production")
         settings["JWT_SECRET_KEY"] = shared_secret(Path(instance_path) / "jwt-secret")
+    if production and len(settings["JWT_SECRET_KEY"].encode()) < MIN_SECRET_BYTES:
+        raise RuntimeError(
+            f"JWT_SECRET_KEY must be at least {MIN_SECRET_BYTES} bytes when APP_ENV=production"
+        )
+    if settings["ACCESS_TOKEN_EXPIRES"] < MIN_TOKEN_SECONDS:
+        raise RuntimeError(f"ACCESS_TOKEN_EXPIRES must be at least {MIN_TOKEN_SECONDS} seconds")
+    if settings["PASSWORD_HASH_CONCURRENCY"] < 1:
+        raise RuntimeError("PASSWORD_HASH_CONCURRENCY must be at least 1")
+    settings["ALLOWED_HOSTS"] = host_names(settings["ALLOWED_HOSTS"])
     settings["RATELIMIT_HEADERS_ENABLED"] = False  # app.py writes every rate-limit header itself
     settings["RATELIMIT_KEY_PREFIX"] = "picks"
     settings["JWT_ACCESS_TOKEN_EXPIRES"] = settings["ACCESS_TOKEN_EXPIRES"]
     settings["MAX_CONTENT_LENGTH"] = 1024 * 1024
     return settings
+
+
+def app_env(value) -> str:
+    """``APP_ENV`` normalised (``Production`` is ``production``); unknown values refused."""
+    word = str(value).strip().lower()
+    if word not in APP_ENVS:
+        raise RuntimeError(f"APP_ENV must be one of {', '.join(APP_ENVS)} (got {value!r})")
+    return word
+
+
+def host_names(value) -> frozenset[str]:
+    """``ALLOWED_HOSTS`` (comma-separated, or a list) as lower-case host names without ports."""
+    names = value.split(",") if isinstance(value, str) else value
+    return frozenset(name.strip().strip("[]").lower() for name in names if name.strip())
 
 
 def shared_secret(path: Path) -> str:
@@ -92,9 +132,12 @@ def shared_secret(path: Path) -> str:
         return path.read_text().strip()
     path.parent.mkdir(parents=True, exist_ok=True)
     draft = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
-    draft.write_text(secrets.token_urlsafe(48))
-    draft.chmod(0o600)
+    # Created readable by its owner only from its first instant (a chmod afterwards would leave
+    # a moment where others may read it); O_EXCL refuses a file planted under the draft's name.
+    descriptor = os.open(draft, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     try:
+        with os.fdopen(descriptor, "w") as file:
+            file.write(secrets.token_urlsafe(48))
         # link() refuses to replace an existing file, so when workers race exactly one secret wins
         os.link(draft, path)
     except FileExistsError:

@@ -196,6 +196,18 @@ class RateLimited(AppError):
         )
 
 
+class ServiceUnavailable(AppError):
+    """The database cannot serve right now; worth trying again in ``retry_after`` seconds."""
+
+    problem = "service-unavailable"
+
+    def __init__(self, retry_after):
+        super().__init__(
+            "The database cannot be reached right now.",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
 class QuotaExceeded(AppError):
     """The monthly Data API quota has no room left until ``retry_after`` seconds from now."""
 

@@ -17,13 +17,19 @@ CSS = (
     "padding:.75rem;margin-top:1rem}.muted{color:#555}"
 )
 CSS_SOURCE = "sha256-" + base64.b64encode(hashlib.sha256(CSS.encode()).digest()).decode()
-HEADERS = {
-    "Content-Type": "text/html; charset=utf-8",
-    "Content-Security-Policy": (
-        f"default-src 'none'; style-src '{CSS_SOURCE}'; base-uri 'none'; form-action 'none'; "
-        "frame-ancestors 'none'"
-    ),
-}
+#: The pages' policy: nothing but their own hashed style (the JSON-LD block is data, never run).
+POLICY = (
+    f"default-src 'none'; style-src '{CSS_SOURCE}'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
+)
+
+#: The docs page's policy: Swagger UI's script and styles from this service only, its calls to
+#: this service only (its images include data: URIs).
+DOCS_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
+)
 
 
 def wants_html() -> bool:
@@ -32,6 +38,8 @@ def wants_html() -> bool:
     return best == "text/html"
 
 
-def render(template: str, status: int = 200, **context):
-    """A page as a response: the template rendered with the shared styles and headers."""
-    return make_response(render_template(template, css=CSS, **context), status, HEADERS)
+def render(template: str, status: int = 200, policy: str = POLICY, **context):
+    """A page as a response: the template rendered with the shared styles, as HTML under its
+    Content-Security-Policy."""
+    headers = {"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy}
+    return make_response(render_template(template, css=CSS, **context), status, headers)

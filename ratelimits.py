@@ -6,7 +6,9 @@ resolution, exemption scopes, context objects) cost more than the rest of a cach
 features the service does not use, so its check is not installed (see :func:`init_app`).
 
 When the storage stops answering, limits fall back to per-process memory until it answers
-again (checked at most every ``RECHECK_SECONDS``), and the health report says so.
+again (checked at most every ``RECHECK_SECONDS``), and the health report says so. A storage
+that answers slowly counts as one that does not answer: every call on Redis gives up after
+``RATELIMIT_STORAGE_TIMEOUT`` seconds, once, with no retry.
 """
 
 import logging
@@ -19,7 +21,9 @@ from limits import RateLimitItem, parse
 from limits.errors import StorageError
 from limits.storage import MemoryStorage
 from limits.strategies import STRATEGIES, RateLimiter
+from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
+from redis.retry import Retry
 
 from errors import RateLimited
 from extensions import limiter, use_one_trip_strategy
@@ -70,8 +74,24 @@ class Fallback:
         self.dead_until = time.monotonic() + RECHECK_SECONDS
 
 
+def storage_options(config) -> dict:
+    """flask-limiter's options for the storage: on Redis, a socket timeout and no retry (redis-py
+    retries a timed-out call three times with backoff by default, holding the request)."""
+    if not config["RATELIMIT_STORAGE_URI"].startswith(("redis", "rediss")):
+        return {}
+    seconds = config["RATELIMIT_STORAGE_TIMEOUT"]
+    return {
+        "socket_timeout": seconds,
+        "socket_connect_timeout": seconds,
+        "retry": Retry(NoBackoff(), 0),
+    }
+
+
 def init_app(app) -> None:
     """Set up flask-limiter as the owner of storage and strategy, without its request hook."""
+    app.config["RATELIMIT_STORAGE_OPTIONS"] = storage_options(app.config)
+    # flask-limiter keeps the first app's strategy for every later one; each app has its own.
+    limiter._strategy = None
     limiter.init_app(app)
     # flask-limiter evaluates its default and application limits before every request; the
     # service has none (each policy is counted in access.guard), so that check only costs.
@@ -91,24 +111,51 @@ def _item(limit: str) -> RateLimitItem:
     return items[limit]
 
 
-def hit(policy: str, limit: str, key: str) -> None:
-    """Count one request against ``policy``'s counter for ``key``; RateLimited when over."""
+def _strategy():
+    """The configured strategy, or the per-process fallback while the storage is down."""
+    fallback = current_app.extensions["rate_fallback"]
+    return fallback.strategy if fallback.active() else limiter.limiter
+
+
+def _on_storage(call):
+    """``call(strategy)`` on the current strategy; on the fallback if the storage fails now."""
+    strategy = _strategy()
+    try:
+        return strategy, call(strategy)
+    except (StorageError, RedisError) as error:
+        current_app.extensions["rate_fallback"].fail(error)
+        strategy = current_app.extensions["rate_fallback"].strategy
+        return strategy, call(strategy)
+
+
+def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
+    """Count one request against ``policy``'s counter for ``key``; RateLimited when over.
+
+    ``report``: this counter is the one the response's rate-limit headers describe.
+    """
     if not limiter.enabled:
         return
     item = _item(limit)
     counter = (current_app.config["RATELIMIT_KEY_PREFIX"], key, policy)
-    fallback = current_app.extensions["rate_fallback"]
-    strategy = fallback.strategy if fallback.active() else limiter.limiter
-    try:
-        allowed = strategy.hit(item, *counter)
-    except (StorageError, RedisError) as error:
-        fallback.fail(error)
-        strategy = fallback.strategy
-        allowed = strategy.hit(item, *counter)
-    g.rate_counted = Counted(policy, item, counter, strategy)
+    strategy, allowed = _on_storage(lambda strategy: strategy.hit(item, *counter))
+    counted = Counted(policy, item, counter, strategy)
+    if report:
+        g.rate_counted = counted
     if not allowed:
-        retry_after = seconds_until(g.rate_counted.window()[0])
-        raise RateLimited(policy, str(item), retry_after)
+        try:
+            reset_at = counted.window()[0]
+        except (StorageError, RedisError):  # gone since the hit: the longest wait it can be
+            reset_at = time.time() + item.get_expiry()
+        raise RateLimited(policy, str(item), seconds_until(reset_at))
+
+
+def clear(policy: str, limit: str, key: str) -> None:
+    """Forget every hit on ``policy``'s counter for ``key`` (a successful login its failures)."""
+    if not limiter.enabled:
+        return
+    item = _item(limit)
+    counter = (current_app.config["RATELIMIT_KEY_PREFIX"], key, policy)
+    _on_storage(lambda strategy: strategy.clear(item, *counter))
 
 
 def seconds_until(timestamp) -> int:
@@ -122,7 +169,11 @@ def headers() -> dict[str, str]:
     counted = g.get("rate_counted")
     if counted is None:
         return {}
-    reset_at, remaining = counted.window()
+    try:
+        reset_at, remaining = counted.window()  # a read, except on the one-trip strategy
+    except (StorageError, RedisError) as error:
+        current_app.extensions["rate_fallback"].fail(error)
+        return {}
     amount, window = counted.item.amount, counted.item.get_expiry()
     remaining = max(0, remaining)
     return {

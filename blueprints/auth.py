@@ -8,6 +8,9 @@ from services import accounts
 
 blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Register and log in.")
 
+#: An answer carrying a token is never kept by a browser or a cache on the way.
+NO_STORE = {"Cache-Control": "no-store"}
+
 
 @blp.route("/register")
 class Register(MethodView):
@@ -17,7 +20,7 @@ class Register(MethodView):
     @blp.problems(409, "email-taken")
     def post(self, body):
         """Create an account (user, free, active) and sign it in"""
-        return accounts.register(**body)
+        return accounts.register(**body), NO_STORE
 
 
 @blp.route("/login")
@@ -29,4 +32,4 @@ class Login(MethodView):
     @blp.problems(403, "account-suspended")
     def post(self, body):
         """Sign in with email and password"""
-        return accounts.login(**body)
+        return accounts.login(**body), NO_STORE

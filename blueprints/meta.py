@@ -4,11 +4,20 @@ from flask.views import MethodView
 from marshmallow import Schema, fields
 
 from access import Blueprint
-from errors import PROBLEMS, NotFound
+from errors import PROBLEMS, NotFound, ServiceUnavailable
 from extensions import base_url, problem_type
 from schemas.common import ProblemDescriptionSchema
+from services import health
 
-blp = Blueprint("meta", __name__, description="The API's own documentation.")
+blp = Blueprint(
+    "meta",
+    __name__,
+    description="The API's own documentation, and probes for the platform that runs it. "
+    "No token, outside every rate limit.",
+)
+
+#: Seconds a platform is told to wait before asking /readyz again.
+READY_RETRY_AFTER = 5
 
 
 class IndexSchema(Schema):
@@ -17,6 +26,12 @@ class IndexSchema(Schema):
     name = fields.String(required=True)
     openapi = fields.String(required=True)
     docs = fields.String(required=True)
+
+
+class ProbeSchema(Schema):
+    """A probe's answer: nothing beyond that the service is fine."""
+
+    status = fields.String(required=True, metadata={"enum": ["ok"]})
 
 
 @blp.route("/")
@@ -47,3 +62,22 @@ class Problem(MethodView):
             "status": status,
             "description": description,
         }
+
+
+@blp.route("/healthz")
+class Liveness(MethodView):
+    @blp.response(200, ProbeSchema)
+    def get(self):
+        """Liveness: the process answers (nothing else is checked)"""
+        return {"status": "ok"}
+
+
+@blp.route("/readyz")
+class Readiness(MethodView):
+    @blp.response(200, ProbeSchema)
+    @blp.problems(503, "service-unavailable")
+    def get(self):
+        """Readiness: the database answers a new connection within the configured timeouts"""
+        if not health.database_answers():
+            raise ServiceUnavailable(READY_RETRY_AFTER)
+        return {"status": "ok"}

@@ -26,11 +26,43 @@ def utc_z(value: datetime) -> str:
     return value.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
+#: The integers a request may give: the interface declares them int32, and a larger one would
+#: overflow the database's integers (an OFFSET, a key) as a 500 rather than answer a 422.
+INT32 = (-(2**31), 2**31 - 1)
+
+#: Characters no request text may hold: NUL (PostgreSQL's text refuses it) and lone UTF-16
+#: surrogates, which a JSON escape can spell (``"\\ud800"``) but no UTF-8 encoder can write.
+NOT_TEXT = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def plain_text(value) -> None:
+    """A 422 for a string holding NUL or a lone surrogate (other values pass)."""
+    if isinstance(value, str) and NOT_TEXT.search(value):
+        raise ValidationError("Must not contain NUL or unpaired surrogate characters.")
+
+
+def int32(value) -> None:
+    """A 422 for an integer outside int32 (other values pass)."""
+    if isinstance(value, int) and not INT32[0] <= value <= INT32[1]:
+        raise ValidationError(f"Must be between {INT32[0]} and {INT32[1]}.")
+
+
 class CamelSchema(Schema):
-    """Python attributes in snake_case, JSON in camelCase (also in validation errors)."""
+    """Python attributes in snake_case, JSON in camelCase (also in validation errors).
+
+    Every string and integer field also checks what it loads, whatever its schema adds: a
+    string holds text a database and a log can store, an integer fits int32. So no request
+    (body, query, or the filters inside an export's ``parametersJson``) reaches the database
+    with a value it cannot take.
+    """
 
     def on_bind_field(self, field_name, field_obj):
         field_obj.data_key = camelcase(field_obj.data_key or field_name)
+        # The fields are this schema instance's own copies, so the checks never pile up.
+        if isinstance(field_obj, fields.String):
+            field_obj.validators.append(plain_text)
+        elif isinstance(field_obj, fields.Integer):
+            field_obj.validators.append(int32)
 
 
 class UTCDateTime(fields.DateTime):
@@ -235,7 +267,7 @@ def flat_rows(schema: Schema, booleans=(True, False)):
 class PageArgsSchema(CamelSchema):
     """``page`` ≥ 1 (default 1) and ``pageSize`` 1–100 (default 20)."""
 
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=INT32[1]))
     page_size = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
 
 
@@ -263,7 +295,12 @@ class ProblemSchema(Schema):
     """RFC 9457 problem details, as every error other than 401 answers."""
 
     type = fields.String(
-        required=True, metadata={"description": "`{base_url}/problems/<name>`", "format": "uri"}
+        required=True,
+        metadata={
+            "description": "`{base_url}/problems/<name>`; relative (`/problems/<name>`) when "
+            "the service has no public base URL and the request's host is not an allowed one",
+            "format": "uri-reference",
+        },
     )
     title = fields.String(required=True)
     status = fields.Integer(required=True)

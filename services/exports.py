@@ -96,7 +96,7 @@ def parse_filters(resource: str, text: str) -> dict:
     """``parametersJson`` loaded through the resource's filter schema; a 422 otherwise."""
     try:
         given = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise _invalid(["Must be a JSON object in a string, such as {}."]) from exc
     if not isinstance(given, dict):
         raise _invalid(["Must be a JSON object in a string, such as {}."])
@@ -355,7 +355,12 @@ def prepare(user, resource: str, parameters: str, format_: str) -> Prepared:
         else:
             query = QUERIES[resource](filters)
             # A connection of its own: the request's connection charges the quota meanwhile.
-            snapshot = Snapshot(current_app.config["DATABASE_URL"]).open()
+            config = current_app.config
+            snapshot = Snapshot(
+                config["DATABASE_URL"],
+                connect_timeout=config["DATABASE_CONNECT_TIMEOUT"],
+                statement_timeout=config["DATABASE_STATEMENT_TIMEOUT"],
+            ).open()
             count = int(snapshot.scalar(_count_query(resource, query)))
             rows = snapshot.rows(query, BATCH)
             if resource == "predictions":

@@ -8,7 +8,7 @@ from flask import current_app
 from peewee import SQL, DatabaseError, InterfaceError
 
 from extensions import limiter
-from models import Operation, db, utcnow
+from models import Operation, db, open_database, utcnow
 
 #: The operation kinds whose recency the health report watches → their maximum-age setting.
 FRESHNESS = {
@@ -81,3 +81,24 @@ def report() -> dict:
         "version": version("sports-pick-service"),
         "uptime_seconds": round(time.monotonic() - current_app.extensions["started_at"], 1),
     }
+
+
+def database_answers() -> bool:
+    """Whether a new connection to the database answers a trivial query within the configured
+    timeouts. A new one, not the pool's: a pooled connection may predate a restart, and the
+    question is whether the service can reach the database now."""
+    config = current_app.config
+    database = open_database(
+        config["DATABASE_URL"],
+        pooled=False,
+        connect_timeout=config["DATABASE_CONNECT_TIMEOUT"],
+        statement_timeout=config["DATABASE_STATEMENT_TIMEOUT"],
+    )
+    try:
+        database.connect()
+        database.execute_sql("SELECT 1").fetchone()
+    except (DatabaseError, InterfaceError):
+        return False
+    finally:
+        database.close()
+    return True

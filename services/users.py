@@ -2,7 +2,7 @@
 
 from enums import USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import CommandError
-from models import User, db, utcnow
+from models import User, db, new_token_stamp, utcnow
 from services.accounts import hash_password, normalise_email
 from services.queries import paginate
 
@@ -41,6 +41,7 @@ def create(email, password, role="user", plan="free") -> tuple[User, bool]:
         if created:
             user = User(email=email)
         user.password_hash = hash_password(password)
+        user.token_stamp = new_token_stamp()  # tokens issued before the new password end here
         user.role, user.plan, user.updated_at = role, plan, utcnow()
         user.save()
     return user, created

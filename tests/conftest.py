@@ -28,6 +28,8 @@ def settings(tmp_path, **overrides):
         "PASSWORD_HASH_METHOD": "scrypt:1024:8:1",  # real scrypt, at a cost tests can afford
         "RATELIMIT_ENABLED": True,
         "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
+        "RATELIMIT_STRATEGY": "sliding-window-counter",
+        "PROXY_FIX_HOPS": 0,  # tests playing several clients by X-Forwarded-For set 1
         "RATELIMIT_PUBLIC": "120 per minute",
         "RATELIMIT_AUTH": "20 per minute",
         "RATELIMIT_REGISTER": "5 per hour",

@@ -191,3 +191,12 @@ def test_routes_follow_the_access_table(app, path, rule):
     view = app.view_functions[found.endpoint].view_class
     method = next(iter(found.methods - {"HEAD", "OPTIONS"})).lower()
     assert getattr(view, method).access_rule is rule
+
+
+def test_head_is_not_charged_to_the_data_api_quota(client, people):
+    headers = people["pro"][1]
+    for _ in range(3):
+        assert client.head("/api/v1/data/catalog", headers=headers).status_code == 200
+    assert client.get("/api/v1/data/catalog", headers=headers).status_code == 200
+    usage = client.get("/api/v1/data/usage", headers=headers).get_json()
+    assert usage["requests"]["used"] == 1

@@ -216,3 +216,136 @@ def test_tokens_carry_a_string_subject_and_the_configured_lifetime(make_app):
     claims = pyjwt.decode(body["accessToken"], app.config["JWT_SECRET_KEY"], algorithms=["HS256"])
     assert claims["sub"] == str(body["user"]["id"])
     assert claims["exp"] - claims["iat"] == 120 == body["expiresIn"]
+
+
+def test_token_answers_are_never_stored(client, ctx):
+    factories.user("me@example.com")
+    registered = client.post(REGISTER, json={"email": "new@example.com", "password": "password-1"})
+    logged_in = client.post(LOGIN, json={"email": "me@example.com", "password": factories.PASSWORD})
+    for response in (registered, logged_in):
+        assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
+
+
+def _sign_in(client, email, password=factories.PASSWORD):
+    response = client.post(LOGIN, json={"email": email, "password": password})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return factories.bearer(response.get_json()["accessToken"])
+
+
+def test_a_new_password_ends_the_tokens_issued_before_it(app, client):
+    with app.app_context():
+        factories.user("me@example.com")
+    before = _sign_in(client, "me@example.com")
+    assert client.post("/api/backtest/run", json={}, headers=before).status_code == 200
+    with app.app_context():
+        factories.users.create("me@example.com", "a-brand-new-password")
+    asserts.unauthorized(client.post("/api/backtest/run", json={}, headers=before), True)
+    after = _sign_in(client, "me@example.com", "a-brand-new-password")
+    assert client.post("/api/backtest/run", json={}, headers=after).status_code == 200
+
+
+def test_a_token_never_names_a_later_holder_of_its_id(app, client):
+    """SQLite gives a deleted last row's id to the next row: a token of the deleted account must
+    not sign in as whoever gets the id next (simulated on PostgreSQL by reusing it outright)."""
+    with app.app_context():
+        admin = factories.user("admin@example.com", role="admin")
+    old_token = _sign_in(client, "admin@example.com")
+    with app.app_context():
+        User.delete_by_id(admin.id)
+        User.create(id=admin.id, email="next@example.com", password_hash="x", role="admin")
+    asserts.unauthorized(client.get("/api/admin/users", headers=old_token), invalid_token=True)
+
+
+def test_a_registration_after_a_deletion_gets_no_older_token(app, client):
+    first = client.post(REGISTER, json={"email": "first@example.com", "password": "password-1"})
+    old = factories.bearer(first.get_json()["accessToken"])
+    with app.app_context():
+        User.delete_by_id(first.get_json()["user"]["id"])
+    second = client.post(REGISTER, json={"email": "second@example.com", "password": "password-1"})
+    assert second.status_code == 200
+    asserts.unauthorized(client.post("/api/backtest/run", json={}, headers=old), True)
+    new = factories.bearer(second.get_json()["accessToken"])
+    assert client.post("/api/backtest/run", json={}, headers=new).status_code == 200
+
+
+def test_a_signed_token_without_the_stamp_is_refused(app, client):
+    import jwt as pyjwt
+
+    with app.app_context():
+        user = factories.user("me@example.com")
+    token = _sign_in(client, "me@example.com")["Authorization"].split()[1]
+    claims = pyjwt.decode(token, app.config["JWT_SECRET_KEY"], algorithms=["HS256"])
+    assert claims["stamp"]
+    del claims["stamp"]
+    stampless = pyjwt.encode(claims, app.config["JWT_SECRET_KEY"], algorithm="HS256")
+    assert claims["sub"] == str(user.id)
+    asserts.unauthorized(
+        client.post("/api/backtest/run", json={}, headers=factories.bearer(stampless)), True
+    )
+
+
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "beArer"])
+def test_the_bearer_scheme_is_case_insensitive(client, people, scheme):
+    token = people["admin"][1]["Authorization"].split()[1]
+    response = client.get("/api/admin/users", headers={"Authorization": f"{scheme} {token}"})
+    assert response.status_code == 200
+
+
+def test_accounts_made_before_token_stamps_sign_in_once_the_column_is_added(app, client):
+    """A database made before the stamp existed gains the column at ``db init``; its users,
+    stamp null, sign in and use their tokens."""
+    from models import create_tables, db
+
+    with app.app_context():
+        factories.user("old@example.com")
+        db.execute_sql('ALTER TABLE "user" DROP COLUMN "token_stamp"')
+        create_tables()
+        db.execute_sql('UPDATE "user" SET "token_stamp" = NULL')
+    token = _sign_in(client, "old@example.com")
+    assert client.post("/api/backtest/run", json={}, headers=token).status_code == 200
+
+
+def test_password_hashes_run_at_most_the_configured_number_at_once(make_app, monkeypatch):
+    """Each scrypt hash holds 32 MiB at the default cost: a flood of logins computes at most
+    PASSWORD_HASH_CONCURRENCY of them at once per process, the others wait their turn."""
+    import hashlib
+    import threading
+
+    app = make_app(
+        PASSWORD_HASH_CONCURRENCY=2,
+        RATELIMIT_AUTH="100 per minute",
+        RATELIMIT_LOGIN_FAILURES="100 per minute",  # eight attempts at once on one account
+    )
+    with app.app_context():
+        factories.user("me@example.com")
+    running, most = [0], [0]
+    lock = threading.Lock()
+    original = hashlib.scrypt
+
+    def watched(*args, **kwargs):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            time.sleep(0.05)  # long enough for the other threads to pile up
+            return original(*args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(hashlib, "scrypt", watched)
+    statuses = []
+    start = threading.Barrier(8)
+
+    def one_login():
+        start.wait()
+        body = {"email": "me@example.com", "password": factories.PASSWORD}
+        statuses.append(app.test_client().post(LOGIN, json=body).status_code)
+
+    threads = [threading.Thread(target=one_login) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert statuses == [200] * 8
+    assert most[0] == 2

@@ -58,8 +58,9 @@ class Page(HTMLParser):
             self.text.append(data)
 
 
-def dump_dom(url: str, profile) -> str:
-    """The DOM of ``url`` after Chromium has loaded it (and run whatever it would run)."""
+def dump_dom(url: str, profile, console=None) -> str:
+    """The DOM of ``url`` after Chromium has loaded it (and run whatever it would run); the
+    browser's console lines are appended to ``console`` when given."""
     if not CHROMIUM:
         pytest.fail("REQUIRE_CHROMIUM=1 but Chromium is not installed")
     done = subprocess.run(
@@ -75,6 +76,7 @@ def dump_dom(url: str, profile) -> str:
             "--disable-sync",
             f"--user-data-dir={profile}",
             "--virtual-time-budget=2000",
+            *(["--enable-logging=stderr"] if console is not None else []),
             "--dump-dom",
             url,
         ],
@@ -83,6 +85,8 @@ def dump_dom(url: str, profile) -> str:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
+    if console is not None:
+        console.extend(line for line in done.stderr.splitlines() if "CONSOLE" in line)
     return done.stdout
 
 
@@ -113,3 +117,14 @@ def test_the_page_in_a_browser_is_whole_and_inert(app, tmp_path):
     text = " ".join(page.text)
     assert f"{EVIL_HOME} vs {EVIL_AWAY}" in text  # shown as text
     assert "%" in text and "Prediction" in text
+
+
+def test_the_docs_render_in_a_browser_under_their_policy(app, tmp_path):
+    """Swagger UI, from the service's own files, runs under the page's Content-Security-Policy
+    and lists the operations of /openapi.json (a blocked script would leave an empty page)."""
+    console = []
+    with gunicorn(app) as (base, _):
+        dom = dump_dom(f"{base}/docs", tmp_path / "profile", console)
+    assert not [line for line in console if "Content Security Policy" in line], console
+    assert 'class="swagger-ui' in dom
+    assert "opblock-summary-path" in dom and "/api/auth/login" in dom

@@ -54,3 +54,65 @@ def test_as_bool(word, value):
 def test_as_bool_refuses_nonsense():
     with pytest.raises(ValueError, match="not a boolean"):
         as_bool("maybe")
+
+
+@pytest.mark.parametrize(("given", "meant"), [("Production", "production"), (" TEST ", "test")])
+def test_app_env_is_read_in_any_letter_case(tmp_path, given, meant):
+    secret = {"JWT_SECRET_KEY": "s" * 40}
+    assert config_from_env({"APP_ENV": given, **secret}, tmp_path)["APP_ENV"] == meant
+
+
+@pytest.mark.parametrize("given", ["prod", "staging", "productoin"])
+def test_an_unknown_app_env_stops_the_service(tmp_path, given):
+    with pytest.raises(RuntimeError, match="APP_ENV must be one of"):
+        config_from_env({"APP_ENV": given}, tmp_path)
+    assert not (tmp_path / "jwt-secret").exists()  # never ran on a generated key
+
+
+def test_production_with_a_capital_p_still_needs_the_secret(tmp_path):
+    with pytest.raises(RuntimeError, match="JWT_SECRET_KEY must be set"):
+        config_from_env({"APP_ENV": "Production"}, tmp_path)
+
+
+@pytest.mark.parametrize("secret", ["k", "k" * 31, "é" * 15])
+def test_production_needs_a_secret_of_32_bytes(tmp_path, secret):
+    with pytest.raises(RuntimeError, match="at least 32 bytes"):
+        config_from_env({"APP_ENV": "production", "JWT_SECRET_KEY": secret}, tmp_path)
+    assert config_from_env({"APP_ENV": "production", "JWT_SECRET_KEY": "é" * 16}, tmp_path)
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "59"])
+def test_token_lifetimes_under_a_minute_are_refused(tmp_path, seconds):
+    with pytest.raises(RuntimeError, match="ACCESS_TOKEN_EXPIRES"):
+        config_from_env({"ACCESS_TOKEN_EXPIRES": seconds}, tmp_path)
+
+
+def test_the_generated_secret_is_created_private_not_made_private_later(tmp_path, monkeypatch):
+    """The key file is owner-only from the instant it exists: created with mode 0600 (whatever
+    the umask), never written world-readable and chmod-ed after."""
+    import os
+    from pathlib import Path
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the secret must not need a chmod")
+
+    monkeypatch.setattr(Path, "chmod", refuse)
+    monkeypatch.setattr(os, "chmod", refuse)
+    previous = os.umask(0)
+    try:
+        secret = config_from_env({}, tmp_path)["JWT_SECRET_KEY"]
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "jwt-secret").stat().st_mode & 0o777 == 0o600
+    assert len(secret) >= 48 and list(tmp_path.iterdir()) == [tmp_path / "jwt-secret"]
+
+
+def test_new_settings_have_safe_defaults(tmp_path):
+    settings = config_from_env({}, tmp_path)
+    assert settings["PROXY_FIX_HOPS"] == 0  # no forwarded header is believed without a proxy
+    assert settings["ALLOWED_HOSTS"] == frozenset({"localhost", "127.0.0.1", "::1"})
+    assert 0 < settings["DATABASE_CONNECT_TIMEOUT"] <= 5
+    assert 0 < settings["DATABASE_STATEMENT_TIMEOUT"] <= 15
+    assert 0 < settings["RATELIMIT_STORAGE_TIMEOUT"] <= 2
+    assert settings["RATELIMIT_LOGIN_FAILURES"] == "5 per minute"
+    assert settings["PASSWORD_HASH_CONCURRENCY"] == 2

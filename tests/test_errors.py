@@ -33,8 +33,9 @@ def test_wrong_method_is_a_405_keeping_allow(client, method, path, allowed):
     assert set(response.headers["Allow"].split(", ")) == allowed
 
 
-def test_problem_types_use_the_request_host_or_the_public_base_url(make_app):
-    local = make_app().test_client().get("/nope", base_url="https://api.example.test")
+def test_problem_types_use_an_allowed_request_host_or_the_public_base_url(make_app):
+    allowed = make_app(ALLOWED_HOSTS="api.example.test").test_client()
+    local = allowed.get("/nope", base_url="https://api.example.test")
     assert local.get_json()["type"] == "https://api.example.test/problems/not-found"
     public = make_app(PUBLIC_BASE_URL="https://picks.example.com/").test_client().get("/nope")
     assert public.get_json()["type"] == "https://picks.example.com/problems/not-found"
@@ -133,7 +134,11 @@ class SignedProbe(MethodView):
 @pytest.fixture
 def probed(make_app):
     """An app with a public and a signed-in probe route, built from the real access rules."""
-    app = make_app(RATELIMIT_PUBLIC="3 per minute")
+    # The moving window counts exactly (see test_rate_limits.EXACT); one proxy in front lets
+    # X-Forwarded-For play several clients.
+    app = make_app(
+        RATELIMIT_PUBLIC="3 per minute", RATELIMIT_STRATEGY="moving-window", PROXY_FIX_HOPS=1
+    )
     app.register_blueprint(public_probe)
     app.register_blueprint(signed_probe)
     return app
@@ -184,3 +189,38 @@ def test_signed_in_rule(probed):
         "viewer": "free@example.com"
     }
     asserts.problem(client.get("/probe-signed", headers=gone_headers), 403, "account-suspended")
+
+
+def _formatted_lines(caplog):
+    """The log as the service writes it: each record through the service's own formatter."""
+    from app import log as picks_log
+
+    (handler,) = [handler for handler in picks_log.handlers if getattr(handler, "is_picks", 0)]
+    return "\n".join(handler.formatter.format(record) for record in caplog.records).splitlines()
+
+
+def test_a_logged_path_cannot_forge_a_log_line(client, caplog):
+    forged = "/x%0A2026-11-23 00:00:00,000 INFO picks.access method=GET path=/ status=200 FORGED"
+    with caplog.at_level(logging.INFO, logger="picks"):
+        client.get(forged)
+        client.get("/y%0D%0Aok%E2%80%A8also%1B[31mred")
+    lines = _formatted_lines(caplog)
+    assert len(lines) == 2
+    assert not any(line.startswith("2026-11-23 00:00:00,000") for line in lines)
+    assert "path=/x\\x0a2026-11-23 00:00:00,000 INFO" in lines[0]
+    assert "\\x0d\\x0aok\\x2028also\\x1b[31mred" in lines[1]
+
+
+def test_the_access_log_names_the_client_address(make_app, caplog):
+    client = make_app().test_client()
+    with caplog.at_level(logging.INFO, logger="picks.access"):
+        client.get("/problems/not-found", environ_base={"REMOTE_ADDR": "192.0.2.44"})
+        client.get("/problems/not-found", headers={"X-Forwarded-For": "198.51.100.1"})
+    messages = [record.getMessage() for record in caplog.records]
+    assert " ip=192.0.2.44 " in messages[0]
+    assert " ip=127.0.0.1 " in messages[1]  # no proxy trusted: its own header changes nothing
+
+
+def test_every_answer_says_nosniff(client):
+    for response in (client.get("/"), client.get("/nope"), client.get("/docs")):
+        assert response.headers["X-Content-Type-Options"] == "nosniff"

@@ -51,3 +51,40 @@ def test_a_stale_settlement_degrades_the_service(app, client, people):
     assert body["status"] == "degraded"
     assert _services(body)["settlement"]["status"] == "degraded"
     assert _services(body)["calibration"]["status"] == "ok"
+
+
+PROBES = ["/healthz", "/readyz"]
+
+
+def test_probes_answer_ok_without_a_token_or_any_detail(client):
+    for path in PROBES:
+        response = client.get(path)
+        assert response.status_code == 200 and response.get_json() == {"status": "ok"}
+        assert "X-RateLimit-Limit" not in response.headers
+
+
+def test_probes_are_outside_every_limit(make_app):
+    client = make_app(RATELIMIT_PUBLIC="1 per minute", RATELIMIT_AUTH="1 per minute").test_client()
+    for path in PROBES * 3:
+        assert client.get(path).status_code == 200
+
+
+def test_readyz_is_a_503_when_the_database_does_not_answer(make_app, tmp_path):
+    from tests import asserts
+
+    app = make_app()
+    app.config["DATABASE_URL"] = f"sqlite:///{tmp_path / 'gone' / 'missing.db'}"
+    ready = app.test_client().get("/readyz")
+    body = asserts.problem(ready, 503, "service-unavailable")
+    assert int(ready.headers["Retry-After"]) >= 1
+    assert "sqlite" not in ready.get_data(as_text=True).lower()  # no internal detail
+    assert set(body) == {"type", "title", "status", "detail", "requestId"}
+    assert app.test_client().get("/healthz").status_code == 200  # the process still answers
+
+
+def test_probes_are_documented_without_security(client):
+    spec = client.get("/openapi.json").get_json()
+    for path in PROBES:
+        operation = spec["paths"][path]["get"]
+        assert "security" not in operation or operation["security"] == []
+    assert "503" in spec["paths"]["/readyz"]["get"]["responses"]

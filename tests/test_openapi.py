@@ -22,7 +22,7 @@ def test_docs_are_served(client):
 def test_every_api_route_is_documented(app, spec):
     documented = {(path, method.upper()) for path, ops in spec["paths"].items() for method in ops}
     for rule in app.url_map.iter_rules():
-        if rule.endpoint.startswith(("api-docs", "static")):
+        if rule.endpoint.startswith(("api-docs", "static", "docs.")):  # the description itself
             continue
         path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
         for method in rule.methods - {"HEAD", "OPTIONS"}:
@@ -86,3 +86,51 @@ def test_the_description_names_every_problem_type(spec):
     for name in PROBLEMS:
         if name != "unauthorized":
             assert f"`{name}`" in description, name
+
+
+def test_the_docs_page_has_its_own_content_security_policy(client):
+    response = client.get("/docs")
+    assert response.status_code == 200 and response.mimetype == "text/html"
+    policy = response.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in policy and "script-src 'self'" in policy
+    assert "connect-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert "unsafe" not in policy
+    page = response.get_data(as_text=True)
+    assert "<script>" not in page  # no inline script: the policy allows none
+    assert "http://" not in page and "https://" not in page  # nothing from another site
+
+
+def test_the_docs_are_served_from_the_pinned_package(client):
+    from importlib.metadata import version
+
+    from swagger_ui_bundle import swagger_ui_path
+
+    assert version("swagger-ui-bundle-v2") == "5.31.0"
+    with client.get("/docs/assets/swagger-ui-bundle.js") as bundle:
+        assert bundle.status_code == 200
+        assert bundle.get_data() == (swagger_ui_path / "swagger-ui-bundle.js").read_bytes()
+    with client.get("/docs/assets/swagger-ui.css") as css:
+        assert css.mimetype == "text/css"
+    script = client.get("/docs/docs.js")
+    assert script.mimetype == "text/javascript" and b"/openapi.json" in script.get_data()
+    for name in ("index.html", "../../__init__.py", "swagger-initializer.js"):
+        assert client.get(f"/docs/assets/{name}").status_code == 404
+
+
+def test_every_html_answer_has_a_content_security_policy(app, client):
+    from datetime import timedelta
+
+    from models import utcnow
+    from tests import factories
+
+    with app.app_context():
+        match = factories.match("Rovers", "United", kickoff=utcnow() + timedelta(days=2))
+    html = {"Accept": "text/html"}
+    answers = [
+        client.get("/docs"),
+        client.get(f"/api/v1/seo/predictions/{match.slug}", headers=html),
+        client.get("/api/v1/seo/predictions/no-such-match-2026-01-01", headers=html),
+    ]
+    for response in answers:
+        assert response.mimetype == "text/html"
+        assert "default-src 'none'" in response.headers["Content-Security-Policy"]

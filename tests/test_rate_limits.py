@@ -6,13 +6,21 @@ import re
 import pytest
 import redis
 from limits import parse
-from limits.strategies import SlidingWindowCounterRateLimiter
+from limits.strategies import STRATEGIES, SlidingWindowCounterRateLimiter
 
 from extensions import limiter
 from tests import asserts, factories
 
 REGISTER = "/api/auth/register"
 LOGIN = "/api/auth/login"
+
+#: For tests that count requests to a limit: the moving window counts exactly the hits of the
+#: last window, where the sliding-window counter weighs the previous window's count by the clock
+#: and so answers differently when a burst crosses a minute (or hour) boundary.
+EXACT = {"RATELIMIT_STRATEGY": "moving-window"}
+
+#: For tests that play several clients through X-Forwarded-For: one trusted proxy in front.
+BEHIND_A_PROXY = {"PROXY_FIX_HOPS": 1}
 
 
 def _register(client, n, ip="198.51.100.7"):
@@ -23,7 +31,8 @@ def _register(client, n, ip="198.51.100.7"):
     )
 
 
-def test_register_allows_five_an_hour_per_ip(client):
+def test_register_allows_five_an_hour_per_ip(make_app):
+    client = make_app(**EXACT, **BEHIND_A_PROXY).test_client()
     for n in range(5):
         assert _register(client, n).status_code == 200
     limited = _register(client, 99)
@@ -33,14 +42,15 @@ def test_register_allows_five_an_hour_per_ip(client):
     assert _register(client, 100, ip="198.51.100.8").status_code == 200
 
 
-def test_limited_requests_are_checked_before_validation(client):
+def test_limited_requests_are_checked_before_validation(make_app):
+    client = make_app(**EXACT).test_client()
     for n in range(5):
         client.post(REGISTER, json={"email": f"bad{n}"})  # 422s count too
     asserts.problem(client.post(REGISTER, json={"email": "x"}), 429, "rate-limited")
 
 
 def test_login_counts_per_ip_under_the_auth_policy(make_app):
-    client = make_app(RATELIMIT_AUTH="3 per minute").test_client()
+    client = make_app(RATELIMIT_AUTH="3 per minute", **EXACT, **BEHIND_A_PROXY).test_client()
     for _ in range(3):
         asserts.unauthorized(client.post(LOGIN, json={"email": "a@example.com", "password": "x"}))
     limited = client.post(LOGIN, json={"email": "a@example.com", "password": "x"})
@@ -55,7 +65,7 @@ def test_login_counts_per_ip_under_the_auth_policy(make_app):
 
 
 def test_authenticated_endpoints_share_one_count_per_user(make_app):
-    app = make_app(RATELIMIT_AUTH="4 per minute")
+    app = make_app(RATELIMIT_AUTH="4 per minute", **EXACT)
     client = app.test_client()
     with app.app_context():
         people = factories.people()
@@ -139,3 +149,148 @@ def test_a_limited_request_costs_one_redis_round_trip(make_app, monkeypatch):
     stock = SlidingWindowCounterRateLimiter(limiter.storage)
     window = stock.get_window_stats(parse("50 per minute"), "picks", "ip:127.0.0.1", "public-read")
     assert window.remaining == int(response.headers["X-RateLimit-Remaining"]) == 48
+
+
+@pytest.mark.parametrize("path", [LOGIN, REGISTER])
+def test_x_forwarded_for_is_not_believed_without_a_trusted_proxy(make_app, path):
+    """By default no proxy is trusted: a client's own X-Forwarded-For does not make it someone
+    else, so it cannot escape the per-address limits by naming a new address each time."""
+    client = make_app(RATELIMIT_AUTH="3 per minute", RATELIMIT_REGISTER="3 per hour", **EXACT)
+    client = client.test_client()
+    statuses = []
+    for n in range(5):
+        body = {"email": f"guess{n}@example.com", "password": "password-1"}
+        headers = {"X-Forwarded-For": f"198.51.100.{n}"}
+        statuses.append(client.post(path, json=body, headers=headers).status_code)
+    assert statuses[3:] == [429, 429]
+
+
+def test_a_trusted_proxy_hop_gives_the_client_address(make_app):
+    client = make_app(RATELIMIT_AUTH="1 per minute", **EXACT, **BEHIND_A_PROXY).test_client()
+    body = {"email": "a@example.com", "password": "password-1"}
+    for n in range(3):
+        headers = {"X-Forwarded-For": f"198.51.100.{n}"}
+        assert client.post(LOGIN, json=body, headers=headers).status_code == 401
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Forwarded-Proto": "javascript", "X-Forwarded-Host": "evil.example"},
+        {"Host": "evil.example"},
+        {"Host": "evil.example:443", "X-Forwarded-Host": "evil.example"},
+    ],
+)
+@pytest.mark.parametrize("hops", [0, 1])
+def test_an_untrusted_host_never_reaches_a_link(make_app, headers, hops):
+    client = make_app(PROXY_FIX_HOPS=hops).test_client()
+    base = (
+        client.get("/nope", headers=headers).get_json()["type"].removesuffix("/problems/not-found")
+    )
+    assert base in ("", "http://localhost")  # relative, or the test client's own allowed host
+    index = client.get("/", headers=headers).get_json()
+    assert (index["openapi"], index["docs"]) == (f"{base}/openapi.json", f"{base}/docs")
+
+
+def test_allowed_hosts_and_the_public_base_url_make_absolute_links(make_app):
+    local = make_app().test_client().get("/nope", headers={"Host": "localhost:8000"})
+    assert local.get_json()["type"] == "http://localhost:8000/problems/not-found"
+    public = make_app(PUBLIC_BASE_URL="https://picks.example.com").test_client()
+    problem = public.get("/nope", headers={"Host": "evil.example"}).get_json()
+    assert problem["type"] == "https://picks.example.com/problems/not-found"
+
+
+def test_a_cached_prediction_page_never_carries_another_requests_host(make_app):
+    from datetime import timedelta
+
+    from models import utcnow
+
+    app = make_app()
+    with app.app_context():
+        match = factories.match("Rovers", "United", kickoff=utcnow() + timedelta(days=2))
+    client = app.test_client()
+    path = f"/api/v1/seo/predictions/{match.slug}"
+    poisoned = client.get(path, headers={"Host": "evil.example"}).get_json()
+    assert poisoned["canonicalUrl"] == path and poisoned["structuredData"]["url"] == path
+    page = client.get(path).get_json()
+    assert page["canonicalUrl"] == f"http://localhost{path}"
+    html = client.get(path, headers={"Host": "evil.example", "Accept": "text/html"})
+    assert b"evil.example" not in html.get_data()
+
+
+def _login(client, email, password, ip):
+    return client.post(
+        LOGIN, json={"email": email, "password": password}, headers={"X-Forwarded-For": ip}
+    )
+
+
+def test_failed_logins_are_limited_per_account_across_addresses(make_app):
+    app = make_app(RATELIMIT_LOGIN_FAILURES="3 per minute", **EXACT, **BEHIND_A_PROXY)
+    with app.app_context():
+        factories.user("target@example.com")
+    client = app.test_client()
+    for n in range(3):
+        asserts.unauthorized(_login(client, "Target@example.com", f"guess-{n}", f"203.0.113.{n}"))
+    limited = _login(client, "target@example.com", "guess-9", "203.0.113.9")
+    body = asserts.problem(limited, 429, "rate-limited")
+    assert "login-failures" in body["detail"] and 1 <= int(limited.headers["Retry-After"]) <= 60
+    # Still the auth policy's standing in the headers: the per-account count is not shown.
+    assert limited.headers["RateLimit-Policy"] == '"auth";q=20;w=60'
+    # While the account is throttled, even the right password waits (else it would be an oracle).
+    asserts.problem(
+        _login(client, "target@example.com", factories.PASSWORD, "203.0.113.10"),
+        429,
+        "rate-limited",
+    )
+    # Other accounts are not affected.
+    asserts.unauthorized(_login(client, "other@example.com", "guess", "203.0.113.9"))
+
+
+def test_a_successful_login_clears_the_account_failures(make_app):
+    app = make_app(RATELIMIT_LOGIN_FAILURES="3 per minute", **EXACT)
+    with app.app_context():
+        factories.user("me@example.com")
+    client = app.test_client()
+    for _ in range(2):
+        asserts.unauthorized(_login(client, "me@example.com", "typo", "203.0.113.1"))
+    assert _login(client, "me@example.com", factories.PASSWORD, "203.0.113.1").status_code == 200
+    for _ in range(3):  # a fresh count: three more failures before the 429
+        asserts.unauthorized(_login(client, "me@example.com", "typo", "203.0.113.1"))
+    asserts.problem(_login(client, "me@example.com", "typo", "203.0.113.1"), 429, "rate-limited")
+
+
+def test_a_throttled_login_costs_no_password_hash(make_app, monkeypatch):
+    import werkzeug.security
+
+    app = make_app(RATELIMIT_LOGIN_FAILURES="1 per minute", **EXACT)
+    client = app.test_client()
+    asserts.unauthorized(_login(client, "x@example.com", "guess", "203.0.113.1"))
+    checks = []
+    original = werkzeug.security.check_password_hash
+    monkeypatch.setattr(
+        "services.accounts.check_password_hash",
+        lambda *args: checks.append(1) or original(*args),
+    )
+    asserts.problem(_login(client, "x@example.com", "guess", "203.0.113.1"), 429, "rate-limited")
+    assert checks == []
+
+
+@pytest.mark.parametrize("strategy", ["moving-window", "fixed-window", "sliding-window-counter"])
+def test_limits_answer_the_same_way_with_every_strategy(make_app, strategy):
+    """ratelimits.py spends flask-limiter's strategy, whichever is configured (its one-round-trip
+    Redis script replaces only the sliding-window counter)."""
+    app = make_app(RATELIMIT_AUTH="2 per minute", RATELIMIT_STRATEGY=strategy)
+    client = app.test_client()
+    with app.app_context():
+        headers = factories.people()["pro"][1]
+    assert isinstance(limiter.limiter, STRATEGIES[strategy])  # this app's, not the first one's
+    first = client.get("/api/v1/data/usage", headers=headers)
+    assert first.status_code == 200
+    assert first.headers["RateLimit-Policy"] == '"auth";q=2;w=60'
+    assert int(first.headers["X-RateLimit-Limit"]) == 2
+    assert int(first.headers["X-RateLimit-Remaining"]) in (0, 1)  # the counter weighs the clock
+    statuses = [client.get("/api/v1/data/usage", headers=headers).status_code for _ in range(3)]
+    assert statuses.count(429) >= 1 and statuses[-1] == 429
+    limited = client.get("/api/v1/data/usage", headers=headers)
+    asserts.problem(limited, 429, "rate-limited")
+    assert 1 <= int(limited.headers["Retry-After"]) <= 60

@@ -16,3 +16,7 @@ threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 accesslog = None  # the app writes one access line per request itself
 errorlog = "-"
+# gunicorn refuses longer request lines itself, with an HTML page the API cannot make a problem
+# of: its maximum leaves room for every query the API accepts (a 254-character search of
+# four-byte characters, percent-encoded, is over 3 KiB) so the app answers them, 422s included.
+limit_request_line = 8190

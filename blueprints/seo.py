@@ -18,10 +18,9 @@ blp = Blueprint(
 )
 
 
-def representation() -> tuple[str, str]:
-    """What makes two answers of the same page differ besides the data (a key of the answer
-    cache): the representation asked for, and the base URL its links are made of."""
-    return ("html" if pages.wants_html() else "json", base_url())
+def representation() -> str:
+    """Which representation the client asked for (a key of the answer cache)."""
+    return "html" if pages.wants_html() else "json"
 
 
 @blp.route("/predictions/<slug:slug>")

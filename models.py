@@ -312,6 +312,31 @@ class BaseModel(Model):
         legacy_table_names = False
 
     @classmethod
+    def one_where(cls, **equal):
+        """The row whose fields equal ``equal``, or None, in one plain statement.
+
+        For the lookups every request makes (its caller, its quota counter): Peewee would spend
+        longer building their SQL than the database spends answering it.
+        """
+        fields = cls._meta.sorted_fields
+        columns = ", ".join(f'"{field.column_name}"' for field in fields)
+        named = [cls._meta.fields[name] for name in equal]
+        where = " AND ".join(f'"{field.column_name}" = {db.param}' for field in named)
+        params = [field.db_value(value) for field, value in zip(named, equal.values(), strict=True)]
+        sql = f'SELECT {columns} FROM "{cls._meta.table_name}" WHERE {where} LIMIT 1'
+        row = db.execute_sql(sql, params).fetchone()
+        if row is None:
+            return None
+        record = cls(
+            **{
+                field.name: field.python_value(value)
+                for field, value in zip(fields, row, strict=True)
+            }
+        )
+        record._dirty.clear()  # as Peewee leaves a row it has read: nothing to save
+        return record
+
+    @classmethod
     def get_or_raise(cls, record_id, what=None):
         """The record with ``record_id``, or NotFound naming what was looked for."""
         record = cls.get_or_none(cls._meta.primary_key == record_id)
@@ -346,26 +371,9 @@ class User(BaseModel):
 
     @classmethod
     def by_id(cls, user_id: int):
-        """The user with this id, or None.
-
-        Every authenticated request reads its caller afresh (role, plan and status apply at
-        once), so this is one plain statement: Peewee would spend longer building the SQL
-        than the database spends answering it.
-        """
-        fields = cls._meta.sorted_fields
-        columns = ", ".join(f'"{field.column_name}"' for field in fields)
-        sql = f'SELECT {columns} FROM "{cls._meta.table_name}" WHERE "id" = {db.param}'
-        row = db.execute_sql(sql, (user_id,)).fetchone()
-        if row is None:
-            return None
-        user = cls(
-            **{
-                field.name: field.python_value(value)
-                for field, value in zip(fields, row, strict=True)
-            }
-        )
-        user._dirty.clear()  # as Peewee leaves a row it has read: nothing to save
-        return user
+        """The user with this id, or None (read on every authenticated request: role, plan and
+        status apply at once)."""
+        return cls.one_where(id=user_id)
 
 
 class League(BaseModel):

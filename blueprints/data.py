@@ -20,6 +20,7 @@ blp = Blueprint(
 
 @blp.route("/catalog")
 class Catalog(MethodView):
+    @blp.cached()
     @blp.response(200, CatalogSchema)
     def get(self):
         """Resources with their fields, filters, includes and formats; leagues with their data"""

@@ -86,9 +86,7 @@ def usage(user, now: datetime | None = None) -> dict:
     """Where ``user`` stands this month: each counter's used/limit/remaining and the state."""
     now = now or utcnow()
     start, end = period_of(now)
-    row = UsageCounter.get_or_none(
-        (UsageCounter.user == user) & (UsageCounter.period == start.date())
-    )
+    row = UsageCounter.one_where(user=user.id, period=start.date())
     limits = limits_for(user)
     ratio = current_app.config["QUOTA_WARNING_RATIO"]
     counters, state = {}, "ok"

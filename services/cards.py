@@ -90,11 +90,12 @@ SUMMARY_COLUMNS = (
 )
 
 
-def matches():
+def matches(*columns):
     """The match query every card starts from (league and both teams joined); callers add their
-    filters, order and limit, then pass it to :func:`build`."""
+    filters, order and limit, then pass it to :func:`build`. Other ``columns`` of the same
+    joined tables make another shape of match row (an export's)."""
     return (
-        Match.select(*MATCH_COLUMNS)
+        Match.select(*(columns or MATCH_COLUMNS))
         .join(League, on=(Match.league == League.id))
         .join_from(Match, HOME, on=(Match.home_team == HOME.id))
         .join_from(Match, AWAY, on=(Match.away_team == AWAY.id))

@@ -46,7 +46,7 @@ from schemas.exports import (
     TeamRowSchema,
     TrackRecordRowSchema,
 )
-from services import quotas, track_record
+from services import cards, quotas, track_record
 from services.cards import AWAY, HOME
 from services.queries import within
 
@@ -120,26 +120,21 @@ def _invalid(messages) -> ValidationFailed:
 
 
 def _matches(filters):
-    query = (
-        Match.select(
-            Match.id,
-            Match.slug,
-            Match.kickoff_at,
-            Match.status,
-            Match.season,
-            League.id,
-            League.name,
-            League.competition_type,
-            HOME.id,
-            HOME.name,
-            AWAY.id,
-            AWAY.name,
-            Match.home_goals,
-            Match.away_goals,
-        )
-        .join(League, on=(Match.league == League.id))
-        .join_from(Match, HOME, on=(Match.home_team == HOME.id))
-        .join_from(Match, AWAY, on=(Match.away_team == AWAY.id))
+    query = cards.matches(
+        Match.id,
+        Match.slug,
+        Match.kickoff_at,
+        Match.status,
+        Match.season,
+        League.id,
+        League.name,
+        League.competition_type,
+        HOME.id,
+        HOME.name,
+        AWAY.id,
+        AWAY.name,
+        Match.home_goals,
+        Match.away_goals,
     )
     query = _match_filters(query, filters)
     if filters.get("team_id") is not None:

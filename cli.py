@@ -11,9 +11,9 @@ from peewee import DatabaseError
 
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
-from models import create_tables
+from models import bump_data_version, create_tables, db
 from schemas.ops import OperationResultSchema
-from services import demo, imports, operations, users
+from services import demo, imports, odds, operations, users
 
 
 def _fail(error):
@@ -72,8 +72,15 @@ def db_group():
 
 @db_group.command("init")
 def db_init():
-    """Create the tables and indexes that are missing (safe to run again)."""
+    """Create the tables, columns and indexes that are missing (safe to run again), and the odds
+    summaries of matches stored before summaries existed."""
     create_tables()
+    with db.atomic():
+        summarised = odds.summarise_missing()
+        if summarised:
+            bump_data_version()
+    if summarised:
+        click.echo(f"odds summaries: {summarised} rows for matches that had none")
     click.echo("database ready")
 
 

@@ -5,7 +5,7 @@ import io
 import pytest
 
 from cli import Progress
-from models import User
+from models import OddsSummary, User
 from tests import factories
 
 
@@ -110,3 +110,22 @@ def test_model_backfill_through_a_pipe_prints_plain_lines(app):
     result = app.test_cli_runner().invoke(args=["model", "backfill"])
     assert result.exit_code == 0, result.output
     assert "\r" not in result.output and "[#" not in result.output
+
+
+def test_db_init_summarises_the_odds_of_a_database_made_before_summaries(app):
+    with app.app_context():
+        match = factories.match(
+            odds=[("bet365", "1x2", s, 2.5, False) for s in ("home", "draw", "away")]
+        )
+        OddsSummary.delete().execute()  # as a database made before summaries has them
+    result = app.test_cli_runner().invoke(args=["db", "init"])
+    assert result.exit_code == 0 and "odds summaries: 3 rows" in result.output
+    with app.app_context():
+        rows = OddsSummary.select().where(OddsSummary.match == match)
+        assert {(row.selection, row.best_price, row.best_bookmaker) for row in rows} == {
+            ("home", 2.5, "bet365"),
+            ("draw", 2.5, "bet365"),
+            ("away", 2.5, "bet365"),
+        }
+    again = app.test_cli_runner().invoke(args=["db", "init"])
+    assert "odds summaries" not in again.output  # nothing left to do

@@ -20,6 +20,3 @@ errorlog = "-"
 # of: its maximum leaves room for every query the API accepts (a 254-character search of
 # four-byte characters, percent-encoded, is over 3 KiB) so the app answers them, 422s included.
 limit_request_line = 8190
-# Each worker listens on its own socket and the kernel spreads new connections between them;
-# otherwise a burst of keep-alive connections can all land on one worker and leave the other idle.
-reuse_port = True

@@ -53,9 +53,9 @@ from engine.markets import MARKETS  # noqa: E402
 from models import (  # noqa: E402
     Match,
     OddsQuote,
-    close_pool,
     create_tables,
     db,
+    discard_connections,
     drop_tables,
     insert_rows,
     open_database,
@@ -153,7 +153,7 @@ def build(url: str, password: str, target: int) -> dict:
                 )
         users.create(ADMIN, password, role="admin")
         total = OddsQuote.select().count()
-        close_pool()
+        discard_connections()
     return {
         "demo_seconds": demo_seconds,
         "demo_odds": demo_odds,

@@ -28,7 +28,7 @@ from errors import (
 )
 from extensions import PROBLEM_JSON, RETRY_AFTER
 from schemas.common import ProblemSchema
-from services import quotas
+from services import premium, quotas
 
 #: Rate-limit policy → the configuration key holding its limit.
 POLICY_SETTINGS = {
@@ -66,7 +66,7 @@ class Rule:
             raise AccountSuspended()
         if self.roles and user.role not in self.roles:
             raise RoleRequired(self.roles)
-        if self.pro_or_admin and not (user.plan == "pro" or user.role == "admin"):
+        if self.pro_or_admin and not premium.has_premium(user):
             raise SubscriptionRequired()
         return user
 
@@ -191,14 +191,16 @@ class Blueprint(flask_smorest.Blueprint):
     """flask-smorest's Blueprint with access rules, cached answers and our request parser.
 
     ``access`` is the rule of every view of the blueprint that does not name its own, so no
-    endpoint is ever left without one.
+    endpoint is ever left without one. A blueprint with ``html_pages`` serves pages to browsers:
+    its errors are small pages too for a client that prefers HTML.
     """
 
     ARGUMENTS_PARSER = RequestParser()
 
-    def __init__(self, *args, access=None, **kwargs):
+    def __init__(self, *args, access=None, html_pages=False, **kwargs):
         super().__init__(*args, **kwargs)
         self.default_access = access
+        self.html_pages = html_pages
 
     def route(self, rule, *, parameters=None, **options):
         """As flask-smorest's, applying the blueprint's access rule to views without one."""

@@ -11,7 +11,7 @@ import uuid
 from http import HTTPStatus
 from importlib.metadata import version
 
-from flask import Flask, g, request
+from flask import Flask, current_app, g, request
 from peewee import InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -31,7 +31,6 @@ log = logging.getLogger("picks")
 access_log = logging.getLogger("picks.access")
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-DATABASE_RETRY_AFTER = 5
 
 #: Characters a log line never carries as they are: controls (a newline would start a forged
 #: line), DEL, C1 controls and Unicode's line and paragraph separators.
@@ -130,7 +129,7 @@ def register_blueprints(app):
 
     app.url_map.converters["slug"] = SlugConverter
     api.register_converter(
-        SlugConverter, lambda _converter: {"type": "string", "pattern": "^[a-z0-9-]{1,255}$"}
+        SlugConverter, lambda _converter: {"type": "string", "pattern": f"^{SlugConverter.regex}$"}
     )
     for module in (meta, auth, picks, explorer, track_record, backtest, seo, data, ops, admin):
         api.register_blueprint(module.blp)
@@ -230,19 +229,17 @@ def unauthorized(invalid=False):
     return "", 401, {"WWW-Authenticate": challenge}
 
 
-#: Blueprints that serve HTML pages: their errors are small pages for a browser.
-HTML_BLUEPRINTS = frozenset({"seo"})
-
-
 def problem(status, name, detail, *, errors=None, headers=None):
     """A problem+json response: the only way this service answers an error with a body.
 
     ``name`` is one of our problem types, or None for a status we give no meaning of our own
-    (RFC 9457's ``about:blank``, titled by the HTTP reason phrase). A browser asking one of the
+    (RFC 9457's ``about:blank``, titled by the HTTP reason phrase); ``errors`` come as
+    :func:`listed_errors` gives them. A browser asking one of the
     HTML pages gets the same title and detail as a small page.
     """
     title = PROBLEMS[name][1] if name else HTTPStatus(status).phrase
-    if request.blueprint in HTML_BLUEPRINTS and pages.wants_html():
+    blueprint = current_app.blueprints.get(request.blueprint)
+    if getattr(blueprint, "html_pages", False) and pages.wants_html():
         response = pages.render("error.html", status, title=title, detail=detail)
         response.headers.update(headers or {})
         return response
@@ -256,7 +253,7 @@ def problem(status, name, detail, *, errors=None, headers=None):
         "requestId": g.get("request_id"),
     }
     if errors:
-        body["errors"] = listed_errors(errors)[0]
+        body["errors"] = errors
     return json.dumps(body), status, {"Content-Type": "application/problem+json", **(headers or {})}
 
 
@@ -311,8 +308,9 @@ def register_error_handlers(app):
 
     @app.errorhandler(AppError)
     def handle_app_error(error):
+        errors = listed_errors(error.errors)[0] if error.errors else None
         return problem(
-            error.status, error.problem, error.detail, errors=error.errors, headers=error.headers
+            error.status, error.problem, error.detail, errors=errors, headers=error.headers
         )
 
     @app.errorhandler(InvalidCredentials)
@@ -338,7 +336,7 @@ def register_error_handlers(app):
             return handle_unexpected(error)  # a wrong statement (SQLite's are OperationalError)
         log.error("database unavailable request_id=%s: %s", g.get("request_id"), error)
         discard_connections()  # the others may point at the server that went away too
-        return handle_app_error(ServiceUnavailable(DATABASE_RETRY_AFTER))
+        return handle_app_error(ServiceUnavailable())
 
     @app.errorhandler(Exception)
     def handle_unexpected(error):

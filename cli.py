@@ -11,7 +11,7 @@ from peewee import DatabaseError
 
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
-from models import bump_data_version, create_tables, db
+from models import create_tables
 from schemas.ops import OperationResultSchema
 from services import demo, imports, odds, operations, users
 
@@ -75,10 +75,7 @@ def db_init():
     """Create the tables, columns and indexes that are missing (safe to run again), and the odds
     summaries of matches stored before summaries existed."""
     create_tables()
-    with db.atomic():
-        summarised = odds.summarise_missing()
-        if summarised:
-            bump_data_version()
+    summarised = odds.summarise_missing()
     if summarised:
         click.echo(f"odds summaries: {summarised} rows for matches that had none")
     click.echo("database ready")

@@ -105,7 +105,7 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
     if settings["PASSWORD_HASH_CONCURRENCY"] < 1:
         raise RuntimeError("PASSWORD_HASH_CONCURRENCY must be at least 1")
     settings["ALLOWED_HOSTS"] = host_names(settings["ALLOWED_HOSTS"])
-    settings["RATELIMIT_HEADERS_ENABLED"] = False  # app.py writes every rate-limit header itself
+    settings["RATELIMIT_HEADERS_ENABLED"] = False  # ratelimits.headers() writes them all
     settings["RATELIMIT_KEY_PREFIX"] = "picks"
     settings["JWT_ACCESS_TOKEN_EXPIRES"] = settings["ACCESS_TOKEN_EXPIRES"]
     settings["MAX_CONTENT_LENGTH"] = 1024 * 1024

@@ -201,7 +201,7 @@ class ServiceUnavailable(AppError):
 
     problem = "service-unavailable"
 
-    def __init__(self, retry_after):
+    def __init__(self, retry_after=5):
         super().__init__(
             "The database cannot be reached right now.",
             headers={"Retry-After": str(retry_after)},

@@ -427,14 +427,6 @@ class Match(BaseModel):
         day = kickoff_at.astimezone(UTC).date().isoformat()
         return f"{slugify(home_team)}-vs-{slugify(away_team)}-{day}"
 
-    @classmethod
-    def by_slug(cls, slug):
-        """The match with this SEO slug, or NotFound."""
-        match = cls.get_or_none(cls.slug == slug)
-        if match is None:
-            raise NotFound(f"No match has the slug {slug!r}.")
-        return match
-
 
 class OddsQuote(BaseModel):
     """One bookmaker's decimal price for one selection, pre-match or at the close."""

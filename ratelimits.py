@@ -3,7 +3,8 @@
 flask-limiter owns the configuration, the storage (memory or Redis) and the strategy; this
 module spends them on each request directly. flask-limiter's own per-request machinery (limit
 resolution, exemption scopes, context objects) cost more than the rest of a cached answer, for
-features the service does not use, so its check is not installed (see :func:`init_app`).
+features the service does not use, so its hooks are taken out (see :func:`init_app`). On
+Redis, the sliding-window counter learns the window's counts in the hit's own round trip.
 
 When the storage stops answering, limits fall back to per-process memory until it answers
 again (checked at most every ``RECHECK_SECONDS``), and the health report says so. A storage
@@ -16,17 +17,18 @@ import math
 import time
 from dataclasses import dataclass
 
-from flask import current_app, g
-from limits import RateLimitItem, parse
+from flask import current_app, g, has_request_context
+from flask_limiter import Limiter
+from limits import RateLimitItem, WindowStats, parse
 from limits.errors import StorageError
-from limits.storage import MemoryStorage
-from limits.strategies import STRATEGIES, RateLimiter
+from limits.storage import MemoryStorage, RedisStorage
+from limits.strategies import STRATEGIES, RateLimiter, SlidingWindowCounterRateLimiter
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
 from errors import RateLimited
-from extensions import limiter, use_one_trip_strategy
+from extensions import limiter
 
 log = logging.getLogger("picks.ratelimits")
 
@@ -74,6 +76,82 @@ class Fallback:
         self.dead_until = time.monotonic() + RECHECK_SECONDS
 
 
+#: limits' acquire script for the sliding-window counter, returning the window's counts with the
+#: verdict: {acquired, previous count, previous TTL ms, current count, current TTL ms}.
+ACQUIRE_AND_COUNT = """
+local limit = tonumber(ARGV[1])
+local expiry = tonumber(ARGV[2]) * 1000
+local amount = tonumber(ARGV[3])
+local current_ttl = tonumber(redis.call('pttl', KEYS[2]))
+if current_ttl > 0 and current_ttl < expiry then
+    redis.call('rename', KEYS[2], KEYS[1])
+    redis.call('set', KEYS[2], 0, 'PX', current_ttl + expiry)
+end
+local previous_count = tonumber(redis.call('get', KEYS[1])) or 0
+local previous_ttl = math.max(tonumber(redis.call('pttl', KEYS[1])) or 0, 0)
+local current_count = tonumber(redis.call('get', KEYS[2])) or 0
+current_ttl = math.max(tonumber(redis.call('pttl', KEYS[2])) or 0, 0)
+local weighted = math.floor(previous_count * previous_ttl / expiry) + current_count
+if amount > limit or weighted + amount > limit then
+    return {0, previous_count, previous_ttl, current_count, current_ttl}
+end
+if redis.call('exists', KEYS[2]) == 1 then
+    current_count = redis.call('incrby', KEYS[2], amount)
+else
+    redis.call('set', KEYS[2], amount, 'PX', expiry * 2)
+    current_count = amount
+    current_ttl = expiry * 2
+end
+return {1, previous_count, previous_ttl, current_count, current_ttl}
+"""
+
+
+class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
+    """The sliding-window counter, learning the window's counts in the hit's own round trip on
+    Redis, so the rate-limit headers need no second read: one round trip per request.
+
+    Other storages (in-process memory) keep the stock behaviour, where a read costs nothing.
+    """
+
+    def __init__(self, storage):
+        super().__init__(storage)
+        self.script = None
+        if isinstance(storage, RedisStorage):
+            self.script = storage.get_connection().register_script(ACQUIRE_AND_COUNT)
+
+    def hit(self, item, *identifiers, cost=1):
+        if self.script is None or not has_request_context():
+            return super().hit(item, *identifiers, cost=cost)
+        key = item.key_for(*identifiers)
+        # The storage's own key layout, so stock reads and resets see the same counters.
+        current = self.storage.prefixed_key(self.storage._current_window_key(key))
+        previous = self.storage.prefixed_key(self.storage._previous_window_key(key))
+        acquired, *window = self.script([previous, current], [item.amount, item.get_expiry(), cost])
+        g.setdefault("rate_windows", {})[key] = window
+        return bool(acquired)
+
+    def get_window_stats(self, item, *identifiers):
+        key = item.key_for(*identifiers)
+        window = g.get("rate_windows", {}).get(key) if has_request_context() else None
+        if window is None:
+            return super().get_window_stats(item, *identifiers)
+        previous_count, previous_ttl, current_count, current_ttl = window
+        previous_expires_in, current_expires_in = previous_ttl / 1000, current_ttl / 1000
+        # As limits computes it from a fresh read of the same counters.
+        expiry = item.get_expiry()
+        weighted = previous_count * previous_expires_in / expiry + current_count
+        remaining = max(0, item.amount - math.floor(weighted))
+        now = time.time()
+        if not (previous_count or current_count):
+            return WindowStats(now, remaining)
+        previous_reset_in = current_reset_in = math.inf
+        if previous_count:
+            previous_reset_in = previous_expires_in % (expiry / previous_count)
+        if current_count:
+            current_reset_in = current_expires_in % expiry
+        return WindowStats(now + min(previous_reset_in, current_reset_in), remaining)
+
+
 def storage_options(config) -> dict:
     """flask-limiter's options for the storage: on Redis, a socket timeout and no retry (redis-py
     retries a timed-out call three times with backoff by default, holding the request)."""
@@ -93,14 +171,29 @@ def init_app(app) -> None:
     # flask-limiter keeps the first app's strategy for every later one; each app has its own.
     limiter._strategy = None
     limiter.init_app(app)
-    # flask-limiter evaluates its default and application limits before every request; the
-    # service has none (each policy is counted in access.guard), so that check only costs.
-    hooks = app.before_request_funcs.get(None, [])
-    if limiter._check_request_limit in hooks:  # not installed at all when limits are off
-        hooks.remove(limiter._check_request_limit)
-    use_one_trip_strategy(limiter)
+    _without_limiter_hooks(app)
+    # flask-limiter builds its strategy from a fixed table, so the swap follows init_app; the
+    # in-memory fallback keeps the stock strategy.
+    if isinstance(limiter._limiter, SlidingWindowCounterRateLimiter):
+        limiter._limiter = OneTripSlidingWindow(limiter.storage)
     app.extensions["rate_fallback"] = Fallback(app.config["RATELIMIT_STRATEGY"])
     app.extensions["rate_items"] = {}
+
+
+def _without_limiter_hooks(app) -> None:
+    """Take out flask-limiter's request hooks: the check of default and application limits
+    before every request, and its headers and context release after it. The service has no
+    such limits (each policy is counted in access.guard, and :func:`headers` writes the
+    headers), so they only cost. Not installed at all when limits are off."""
+    mine = (limiter._check_request_limit, limiter._Limiter__release_context)
+    inject_headers = Limiter._Limiter__inject_headers
+    for funcs in (app.before_request_funcs, app.after_request_funcs, app.teardown_request_funcs):
+        hooks = funcs.get(None, [])
+        hooks[:] = [
+            hook
+            for hook in hooks
+            if hook not in mine and getattr(hook, "func", None) is not inject_headers
+        ]
 
 
 def _item(limit: str) -> RateLimitItem:

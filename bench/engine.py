@@ -15,7 +15,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -27,6 +26,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != RO
 sys.path.insert(0, str(ROOT))
 
 from app import create_app  # noqa: E402
+from bench.support import timed  # noqa: E402
 from engine import metrics  # noqa: E402
 from engine import odds as odds_engine  # noqa: E402
 from engine.markets import MARKETS, outcome_indices  # noqa: E402
@@ -50,13 +50,6 @@ DEFAULT_DATA = Path(
     os.environ.get("FOOTBALL_DATA_DIR") or ROOT.parent / "shared" / "data" / "football-data"
 )
 SETTLEMENT_PICKS = 100_000
-
-
-def timed(work):
-    """(result, seconds) of ``work()``."""
-    started = time.perf_counter()
-    result = work()
-    return result, time.perf_counter() - started
 
 
 def bench_import(files):

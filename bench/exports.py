@@ -39,7 +39,6 @@ import platform  # noqa: E402
 import secrets  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
-import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
@@ -49,6 +48,14 @@ from typing import NamedTuple  # noqa: E402
 from peewee import fn  # noqa: E402
 
 from app import create_app  # noqa: E402
+from bench.support import (  # noqa: E402
+    START_TIMEOUT,
+    commit,
+    free_port,
+    machine,
+    start_gunicorn,
+    stop_on_sigterm,
+)
 from engine.markets import MARKETS  # noqa: E402
 from models import (  # noqa: E402
     Match,
@@ -62,14 +69,12 @@ from models import (  # noqa: E402
 )
 from services import exports, users  # noqa: E402
 
-CONFIG = ROOT / "gunicorn.conf.py"
 CHUNK = 64 * 1024
 ROWS_GOAL = 50_000  # rows/s, CSV and NDJSON
 GROWTH_RATIO = 1.20  # the large export's RSS growth over the small one's
 GROWTH_SLACK_MB = 1.0  # page-level noise allowed on top of the ratio
 GROWTH_MAX_MB = 50.0
 ADMIN = "bench-exports-admin@example.com"
-START_TIMEOUT = 60
 WARM_UP = 10_000  # rows exported in each format before measuring
 
 BARE_MODULE = "bench_bare_stream"
@@ -230,44 +235,6 @@ def driver_read(url: str, parameters: dict) -> tuple[int, float]:
 # Serving and measuring
 
 
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_gunicorn(stack, app, environment, cwd, log_path) -> subprocess.Popen:
-    """gunicorn with the project's config serving ``app``; stopped by ``stack``."""
-    log = log_path.open("w")
-    stack.callback(log.close)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--config", str(CONFIG), app],
-        cwd=cwd,
-        env=environment,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # a Ctrl-C reaches only this script, which stops it in order
-    )
-    stack.callback(stop_gunicorn, process, log_path)
-    return process
-
-
-def stop_gunicorn(process, log_path):
-    """Stop one gunicorn and its worker; report any traceback it logged."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)  # the master and its worker: one group
-            process.wait(timeout=10)
-    text = log_path.read_text(errors="replace") if log_path.exists() else ""
-    if "Traceback" in text:
-        print(f"  ! {log_path.stem}: the server logged a traceback; the last:")
-        print("    " + text[text.rfind("Traceback") :][:2000].replace("\n", "\n    "))
-
-
 def worker_pid(process, port) -> int:
     """The one worker of a gunicorn master, once the server answers on ``port``."""
     deadline = time.monotonic() + START_TIMEOUT
@@ -379,31 +346,6 @@ def rows_in_body(format_, measured) -> int:
     return measured.counted - 1 if format_ == "csv" else measured.counted
 
 
-def machine() -> str:
-    """Cores, CPU model and system, so the figures are attributable."""
-    model = ""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                model = ", " + line.split(":", 1)[1].strip()
-                break
-    return f"{os.cpu_count()} cores{model}; {platform.system()} {platform.release()}"
-
-
-def commit() -> str:
-    """The short commit measured, marked when tracked files have uncommitted changes."""
-    head = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    return f"{head or 'unknown'}{' + uncommitted changes' if dirty else ''}"
-
-
 def memory_goal(small, large) -> tuple[bool, str]:
     """Whether the large export's growth is flat against the small one's, and under the cap."""
     if small is None or large is None:
@@ -412,11 +354,6 @@ def memory_goal(small, large) -> tuple[bool, str]:
     capped = large < GROWTH_MAX_MB
     misses = [word for word, met in (("not flat", flat), ("over 50 MiB", capped)) if not met]
     return not misses, ", ".join(misses) or "flat"
-
-
-def stop_on_sigterm(_signum, _frame):
-    """Turn SIGTERM into SystemExit so every cleanup callback runs."""
-    sys.exit(143)
 
 
 def main():

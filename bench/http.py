@@ -33,7 +33,6 @@ import runpy  # noqa: E402
 import secrets  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
-import socket  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
@@ -45,6 +44,15 @@ from unittest import mock  # noqa: E402
 
 import redis  # noqa: E402
 
+from bench.support import (  # noqa: E402
+    CONFIG,
+    START_TIMEOUT,
+    commit,
+    free_port,
+    machine,
+    start_gunicorn,
+    stop_on_sigterm,
+)
 from models import Match, Pick, db, drop_tables, open_database  # noqa: E402
 
 
@@ -98,7 +106,6 @@ UNTHROTTLED = {
     "QUOTA_PRO_REQUESTS": "100000000",
 }
 
-CONFIG = ROOT / "gunicorn.conf.py"
 BARE_MODULE = "bench_bare_app"
 BARE_APP = '''"""The baseline: one Flask route, nothing else."""
 
@@ -153,7 +160,6 @@ end
 """
 
 PYTHON_LOAD_CAP = 2_000_000  # requests per connection: a bound, never reached in practice
-START_TIMEOUT = 60
 DRIFT_WARNING = 0.20  # the bare route's req/s, before and after the targets, may differ this much
 
 
@@ -329,13 +335,6 @@ def request(base, method, path, body=None, token=None, timeout=30):
         return response.status, None
 
 
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def find_wrk(install) -> str | None:
     """wrk's path; installed with apt-get when missing and allowed, else None (Python load)."""
     found = shutil.which("wrk")
@@ -413,39 +412,6 @@ def gunicorn_settings(environment) -> dict:
     """The settings gunicorn.conf.py gives under ``environment`` (it reads os.environ)."""
     with mock.patch.dict(os.environ, environment, clear=True):
         return runpy.run_path(str(CONFIG))
-
-
-def start_gunicorn(stack, app, environment, cwd, log_path):
-    """gunicorn with the project's config serving ``app`` from ``cwd``; stopped by ``stack``."""
-    log = log_path.open("w")
-    stack.callback(log.close)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--config", str(CONFIG), app],
-        cwd=cwd,
-        env=environment,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        # its own session: a Ctrl-C reaches only this script, which then stops it in order
-        start_new_session=True,
-    )
-    stack.callback(stop_gunicorn, process, log_path)
-    return process
-
-
-def stop_gunicorn(process, log_path):
-    """Stop one gunicorn and its workers; report any traceback it logged."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)  # the master and its workers: one group
-            process.wait(timeout=10)
-    text = log_path.read_text(errors="replace") if log_path.exists() else ""
-    if "Traceback" in text:
-        count = text.count("Traceback")
-        print(f"  ! {log_path.stem}: the server logged {count} traceback(s); the last:")
-        print("    " + text[text.rfind("Traceback") :][:2000].replace("\n", "\n    "))
 
 
 def wait_until_up(base, path, process, log_path):
@@ -604,33 +570,6 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
             print(f"  ! {note}")
 
 
-def commit() -> str:
-    """The short commit measured, marked when tracked files have uncommitted changes."""
-    head = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    return f"{head or 'unknown'}{' + uncommitted changes' if dirty else ''}"
-
-
-def machine() -> str:
-    """Cores and CPU model, so the figures are attributable."""
-    model = ""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        found = re.search(r"^model name\s*:\s*(.+)$", cpuinfo.read_text(), re.MULTILINE)
-        model = f", {found.group(1).strip()}" if found else ""
-    return f"{os.cpu_count()} cores{model}; {platform.system()} {platform.release()}"
-
-
 def busy_cores(seconds=1.0) -> str:
     """How busy the CPUs are while nothing of ours runs: other work skews every figure."""
     stat = Path("/proc/stat")
@@ -648,11 +587,6 @@ def busy_cores(seconds=1.0) -> str:
     busy_after, total_after = sample()
     share = (busy_after - busy) / max(1, total_after - total)
     return f"CPU busy before the run: {share:.0%} of {os.cpu_count()} cores"
-
-
-def stop_on_sigterm(_signum, _frame):
-    """Turn SIGTERM into SystemExit so every cleanup callback runs."""
-    sys.exit(143)
 
 
 def main():

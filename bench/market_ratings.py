@@ -18,7 +18,6 @@ Then the time of a whole run, the goals, and the curves the defaults were chosen
 import argparse
 import os
 import sys
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
+from bench.support import timed  # noqa: E402
 from engine import footballdata, market_ratings, metrics, walkforward  # noqa: E402
 from engine.markets import MARKETS, outcome_indices  # noqa: E402
 from engine.odds import remove_margin, sharp_probabilities  # noqa: E402
@@ -184,13 +184,6 @@ def _per_row(market, probs, outcome):
         gap = np.cumsum(probs - (outcome[:, None] == np.arange(3)), axis=1)[:, :-1]
         return (gap**2).sum(axis=1) / 2
     return -np.log(np.clip(probs[np.arange(len(outcome)), outcome], 1e-15, 1.0))
-
-
-def timed(work):
-    """(result, seconds) of ``work()``."""
-    started = time.perf_counter()
-    result = work()
-    return result, time.perf_counter() - started
 
 
 def print_table(ds, sets, forecasts):

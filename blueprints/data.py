@@ -4,9 +4,10 @@ from flask import Response, stream_with_context
 from flask.views import MethodView
 
 from access import DATA, DATA_USAGE, Blueprint, current_viewer
+from schemas.common import KickoffRangeSchema
 from schemas.data import CatalogSchema, MatchesArgsSchema, MatchesPageSchema, UsageSchema
 from schemas.exports import ExportJSONSchema, ExportRequestSchema
-from schemas.records import RangeArgsSchema, TrackRecordSchema
+from schemas.records import TrackRecordSchema
 from services import catalog, data, exports, quotas, track_record
 
 blp = Blueprint(
@@ -39,7 +40,7 @@ class Matches(MethodView):
 
 @blp.route("/track-record")
 class TrackRecord(MethodView):
-    @blp.arguments(RangeArgsSchema, location="query")
+    @blp.arguments(KickoffRangeSchema, location="query")
     @blp.cached()
     @blp.response(200, TrackRecordSchema)
     def get(self, query):

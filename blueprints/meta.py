@@ -16,9 +16,6 @@ blp = Blueprint(
     "No token, outside every rate limit.",
 )
 
-#: Seconds a platform is told to wait before asking /readyz again.
-READY_RETRY_AFTER = 5
-
 
 class IndexSchema(Schema):
     """Where to start."""
@@ -79,5 +76,5 @@ class Readiness(MethodView):
     def get(self):
         """Readiness: the database answers a new connection within the configured timeouts"""
         if not health.database_answers():
-            raise ServiceUnavailable(READY_RETRY_AFTER)
+            raise ServiceUnavailable()
         return {"status": "ok"}

@@ -15,6 +15,7 @@ blp = Blueprint(
     description="Prediction pages for search engines and link previews: JSON by default, HTML "
     "for `Accept: text/html`.",
     access=PUBLIC,
+    html_pages=True,
 )
 
 

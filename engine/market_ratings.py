@@ -17,12 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import dixon_coles
+from engine import dixon_coles, timeline
+from engine.markets import MARKETS
 from engine.scores import market_probabilities, score_matrix
-from engine.timeline import DAY, dense_index, needed_cutoffs, week_start
+from engine.timeline import DAY, needed_cutoffs, weeks
 
-MODEL_NAME = "market-implied-ratings"
-MODEL_VERSION = "1.0.0"
+#: The markets whose closing lines the ratings learn from.
+LEARNS_FROM = ("1x2", "ou25")
 
 
 @dataclass(frozen=True)
@@ -268,19 +269,10 @@ def prior_ratings(n_teams: int) -> Ratings:
     )
 
 
-def strengths(ratings: Ratings, idx, unseen=(0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
-    """(attack, defence) of teams by index; -1 is a team the fit has not seen, given ``unseen``."""
-    idx = np.asarray(idx, dtype=np.intp)
-    return np.append(ratings.attack, unseen[0])[idx], np.append(ratings.defence, unseen[1])[idx]
-
-
-def rates(ratings: Ratings, home_idx, away_idx, unseen=(0.0, 0.0)):
-    """Expected goals (home_rate, away_rate) of matches; index -1 is a team given ``unseen``."""
-    att_h, def_h = strengths(ratings, home_idx, unseen)
-    att_a, def_a = strengths(ratings, away_idx, unseen)
-    home_rate = np.exp(ratings.intercept + ratings.home + att_h - def_a)
-    away_rate = np.exp(ratings.intercept + att_a - def_h)
-    return home_rate, away_rate
+#: (attack, defence) of teams by index and the expected goals of matches, read from ratings as
+#: from a Dixon-Coles fit (the same attack, defence, intercept and home); -1 is an unseen team.
+strengths = dixon_coles.strengths
+rates = dixon_coles.rates
 
 
 @dataclass
@@ -309,7 +301,8 @@ def _rows(inp: RatingsInput, config: RatingsConfig) -> _Rows:
         if arr.shape != (n,):
             raise ValueError(f"{name} must have shape ({n},), not {arr.shape}")
     closing = {}
-    for market, k in (("1x2", 3), ("ou25", 2)):
+    for market in LEARNS_FROM:
+        k = len(MARKETS[market])
         given = inp.closing.get(market)
         closing[market] = np.full((n, k), np.nan) if given is None else np.asarray(given, float)
         if closing[market].shape != (n, k):
@@ -323,7 +316,7 @@ def _rows(inp: RatingsInput, config: RatingsConfig) -> _Rows:
     log_rates = np.log(np.column_stack([home_rate, away_rate]))
     return _Rows(
         kickoff=kickoff,
-        cutoff=np.minimum(week_start(kickoff), now),
+        cutoff=timeline.cutoff(kickoff, now),
         log_rates=log_rates,
         priced=np.isfinite(log_rates).all(axis=1),
         **arrays,
@@ -353,46 +346,30 @@ def _forecast_group(
     decay = np.log(2.0) / (config.half_life_days * DAY)
     window = int(config.window_days) * DAY
     unseen = (-config.newcomer_strength, -config.newcomer_strength)
-    train = rows[r.priced[rows]]
-    train_kickoff = r.kickoff[train]
-    cutoffs, starts = np.unique(r.cutoff[rows], return_index=True)
-    ends = np.append(starts[1:], len(rows))
-    for cut, lo, hi in zip(cutoffs, starts, ends, strict=True):
-        if needed is not None and cut not in needed:
-            continue
-        first = np.searchsorted(train_kickoff, cut - window, side="left")
-        last = np.searchsorted(train_kickoff, cut, side="left")
-        sel = train[first:last]
-        ids = np.unique(np.concatenate([r.home[sel], r.away[sel]]))
-        h_idx = np.searchsorted(ids, r.home[sel])
-        a_idx = np.searchsorted(ids, r.away[sel])
-        played = np.bincount(h_idx, minlength=len(ids)) + np.bincount(a_idx, minlength=len(ids))
+    for week in weeks(rows, r.cutoff, r.kickoff, r.home, r.away, r.priced, window, needed):
+        sel = week.train
         fitted = len(sel) >= max(config.min_group_matches, 1)
         if not fitted:
-            ratings = prior_ratings(len(ids))
+            ratings = prior_ratings(len(week.teams))
         else:
             # Ages count from the newest match used, not the cutoff: after a summer break the
             # last season's ratings keep their full weight against the ridge.
             age = (r.kickoff[sel[-1]] - r.kickoff[sel]).astype(float)
             ratings = fit_ratings(
-                h_idx,
-                a_idx,
+                week.home,
+                week.away,
                 r.log_rates[sel, 0],
                 r.log_rates[sel, 1],
                 np.exp(-decay * age),
-                len(ids),
+                len(week.teams),
                 config.ridge,
             )
             out.fits += 1
-        target = rows[lo:hi]
-        th = dense_index(ids, r.home[target])
-        ta = dense_index(ids, r.away[target])
+        target, th, ta = week.target, week.target_home, week.target_away
         att_h, def_h = strengths(ratings, th, unseen)
         att_a, def_a = strengths(ratings, ta, unseen)
         out.home_rate[target], out.away_rate[target] = rates(ratings, th, ta, unseen)
-        played = np.append(played, 0)
-        out.priced_home[target] = played[th]
-        out.priced_away[target] = played[ta]
+        out.priced_home[target], out.priced_away[target] = week.history()
         out.fitted[target] = fitted
         out.strengths[target] = np.column_stack(
             [att_h, def_h, att_a, def_a, np.full(len(target), ratings.home)]

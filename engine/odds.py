@@ -198,10 +198,5 @@ def sharp_prices(prices, bookmakers, sharp=SHARP_BOOKMAKER, fallback=FALLBACK_BO
     return _anchor(prices, bookmakers, sharp, fallback)
 
 
-def closing_prices(prices, bookmakers, sharp=SHARP_BOOKMAKER, fallback=FALLBACK_BOOKMAKER):
-    """Closing prices to settle CLV against, from a cube of closing quotes.
-
-    Returns ``(price, source)``: price (n, k) from the sharp book where it quotes the match, else
-    from the fallback aggregate, else NaN; source (n,) the index of the book used or −1.
-    """
-    return _anchor(prices, bookmakers, sharp, fallback)
+#: Closing prices to settle CLV against: the same book's, from a cube of closing quotes.
+closing_prices = sharp_prices

@@ -62,15 +62,14 @@ def fit_weight(
     outcome_idx,
     prior: float = PRIOR_WEIGHT,
     min_rows: int = MIN_ROWS,
-    validate: bool = True,
 ) -> float:
     """Weight on the model in [0, 1] minimising the pooled log loss of past matches.
 
     Rows without a market, with a non-finite model or a negative outcome index (no result) are
     skipped; with fewer than ``min_rows`` usable rows the ``prior`` weight is returned. Rows are
-    taken to be in time order: with ``validate`` a weight is adopted only if the one fitted on
-    the earlier half also lowers the log loss of the later half against the ``prior`` weight,
-    so noise in the past does not move the forecast off the market.
+    taken to be in time order: a weight is adopted only if the one fitted on the earlier half
+    also lowers the log loss of the later half against the ``prior`` weight, so noise in the past
+    does not move the forecast off the market.
     """
     model = np.asarray(model_probs, dtype=float)
     market = np.asarray(market_probs, dtype=float)
@@ -78,13 +77,12 @@ def fit_weight(
     keep = usable_rows(model, market, outcome)
     if keep.sum() < min_rows:
         return float(prior)
-    if validate:
-        rows = np.flatnonzero(keep)
-        early, late = rows[: len(rows) // 2], rows[len(rows) // 2 :]
-        trial = _best_weight(model[early], market[early], outcome[early])
-        later = _log_loss(model[late], market[late], outcome[late])
-        if not later(trial) < later(float(prior)):
-            return float(prior)
+    rows = np.flatnonzero(keep)
+    early, late = rows[: len(rows) // 2], rows[len(rows) // 2 :]
+    trial = _best_weight(model[early], market[early], outcome[early])
+    later = _log_loss(model[late], market[late], outcome[late])
+    if not later(trial) < later(float(prior)):
+        return float(prior)
     return _best_weight(model[keep], market[keep], outcome[keep])
 
 

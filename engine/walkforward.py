@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engine import dixon_coles, market_ratings, pooling
+from engine import dixon_coles, market_ratings, pooling, timeline
 from engine.markets import MARKETS, outcome_indices
 from engine.scores import market_probabilities, score_matrix
-from engine.timeline import DAY, dense_index, needed_cutoffs, week_start
+from engine.timeline import DAY, needed_cutoffs, weeks
 
 MODEL_NAME = "goal-chain-market-pool"
 #: 2.0.0: market-implied ratings lead the goal model where they cover a match (1.0.0 was
@@ -148,32 +148,20 @@ def _forecast_group(
     window = int(config.window_days) * DAY
     newcomer_matches = max(config.newcomer_matches, 1)
     unseen = (-config.newcomer_strength, -config.newcomer_strength)
-    train = rows[m.has_result[rows]]
-    train_kickoff = m.kickoff[train]
-    cutoffs, starts = np.unique(m.cutoff[rows], return_index=True)
-    ends = np.append(starts[1:], len(rows))
     prev_fit, prev_ids = None, np.empty(0, dtype=np.int64)
-    for cut, lo, hi in zip(cutoffs, starts, ends, strict=True):
-        if needed is not None and cut not in needed:
-            continue
-        first = np.searchsorted(train_kickoff, cut - window, side="left")
-        last = np.searchsorted(train_kickoff, cut, side="left")
-        sel = train[first:last]
-        ids = np.unique(np.concatenate([m.home[sel], m.away[sel]]))
-        h_idx = np.searchsorted(ids, m.home[sel])
-        a_idx = np.searchsorted(ids, m.away[sel])
-        played = np.bincount(h_idx, minlength=len(ids)) + np.bincount(a_idx, minlength=len(ids))
+    for week in weeks(rows, m.cutoff, m.kickoff, m.home, m.away, m.has_result, window, needed):
+        sel, ids = week.train, week.teams
         # Teams new to a group are mostly promoted ones: they start below average, not at it.
-        centre = -config.newcomer_strength * np.clip(1.0 - played / newcomer_matches, 0.0, 1.0)
+        centre = -config.newcomer_strength * np.clip(1.0 - week.played / newcomer_matches, 0.0, 1.0)
         if len(sel) < config.min_matches:
             fit = replace(dixon_coles.prior_fit(len(ids)), attack=centre, defence=centre)
         else:
             fit = dixon_coles.fit(
-                h_idx,
-                a_idx,
+                week.home,
+                week.away,
                 m.home_goals[sel],
                 m.away_goals[sel],
-                np.exp(-decay * (cut - m.kickoff[sel]).astype(float)),
+                np.exp(-decay * (week.cutoff - m.kickoff[sel]).astype(float)),
                 len(ids),
                 init=None if prev_fit is None else _reindex(prev_fit, prev_ids, ids),
                 config=fit_config,
@@ -182,16 +170,12 @@ def _forecast_group(
             out.fits += 1
             out.unconverged += not fit.converged
             prev_fit, prev_ids = fit, ids
-        target = rows[lo:hi]
-        th = dense_index(ids, m.home[target])
-        ta = dense_index(ids, m.away[target])
+        target, th, ta = week.target, week.target_home, week.target_away
         att_h, def_h = dixon_coles.strengths(fit, th, unseen)
         att_a, def_a = dixon_coles.strengths(fit, ta, unseen)
         out.home_rate[target], out.away_rate[target] = dixon_coles.rates(fit, th, ta, unseen)
         out.rho[target] = fit.rho
-        played = np.append(played, 0)
-        out.history_home[target] = played[th]
-        out.history_away[target] = played[ta]
+        out.history_home[target], out.history_away[target] = week.history()
         out.strengths[target] = np.column_stack(
             [att_h, def_h, att_a, def_a, np.full(len(target), fit.home)]
         )
@@ -217,7 +201,7 @@ def _matches(inp: WalkForwardInput) -> _Matches:
     has_result = (
         np.isfinite(arrays["home_goals"]) & np.isfinite(arrays["away_goals"]) & (kickoff < now)
     )
-    cutoff = np.minimum(week_start(kickoff), now)
+    cutoff = timeline.cutoff(kickoff, now)
     return _Matches(kickoff=kickoff, has_result=has_result, cutoff=cutoff, **arrays)
 
 
@@ -251,16 +235,12 @@ def _pool_weights(m: _Matches, model, markets, outcomes, order, config) -> dict[
                 prior=config.pool_prior_weight,
                 min_rows=config.min_pool_rows,
             )
-    for market in MARKETS:
-        # Without a market the model is all there is, and the row says so.
-        weights[market][~pooling.market_available(markets[market])] = 1.0
     return weights
 
 
 def run(
     inp: WalkForwardInput,
     config: ModelConfig = ModelConfig(),
-    ratings_config: market_ratings.RatingsConfig = RATINGS_CONFIG,
     rows=None,
     pool_weights: dict[str, float] | None = None,
     progress=None,
@@ -292,14 +272,14 @@ def run(
     groups = np.unique(m.group if rows is None else m.group[np.asarray(rows, dtype=np.intp)])
     tick = None
     if progress is not None:
-        weeks = np.unique(np.column_stack([m.group, m.cutoff]), axis=0)
-        weeks = weeks[np.isin(weeks[:, 0], groups)]
+        todo = np.unique(np.column_stack([m.group, m.cutoff]), axis=0)
+        todo = todo[np.isin(todo[:, 0], groups)]
         if needed is not None:
-            weeks = weeks[np.isin(weeks[:, 1], needed)]
-        done = iter(range(1, len(weeks) + 1))
+            todo = todo[np.isin(todo[:, 1], needed)]
+        done = iter(range(1, len(todo) + 1))
 
         def tick():
-            progress(next(done), len(weeks))
+            progress(next(done), len(todo))
 
     for g in groups:
         _forecast_group(order[sorted_group == g], m, config, pred, needed, tick)
@@ -317,7 +297,7 @@ def run(
                 closing=inp.closing,
                 now=inp.now,
             ),
-            ratings_config,
+            RATINGS_CONFIG,
             rows,
         )
         covered = ratings.covered
@@ -328,11 +308,10 @@ def run(
     if pool_weights is None:
         pool_weight = _pool_weights(m, model, markets, outcomes, order, config)
     else:
-        pool_weight = {}
-        for market in MARKETS:
-            weight = np.full(n, float(pool_weights[market]))
-            weight[~pooling.market_available(markets[market])] = 1.0
-            pool_weight[market] = weight
+        pool_weight = {market: np.full(n, float(pool_weights[market])) for market in MARKETS}
+    for market in MARKETS:
+        # Without a market the model is all there is, and the row says so.
+        pool_weight[market][~pooling.market_available(markets[market])] = 1.0
     published = {
         market: pooling.pool(model[market], markets[market], pool_weight[market])
         for market in MARKETS

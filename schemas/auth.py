@@ -3,7 +3,7 @@
 from marshmallow import fields, validate
 
 from enums import USER_PLANS, USER_ROLES, USER_STATUSES
-from schemas.common import CamelSchema, UTCDateTime
+from schemas.common import CamelSchema, UTCDateTime, enum_of
 
 EMAIL_MAX = 254
 PASSWORD = validate.Length(min=8, max=128)
@@ -39,9 +39,9 @@ class UserSchema(CamelSchema):
 
     id = fields.Integer(required=True)
     email = fields.String(required=True)
-    role = fields.String(required=True, metadata={"enum": list(USER_ROLES)})
-    plan = fields.String(required=True, metadata={"enum": list(USER_PLANS)})
-    status = fields.String(required=True, metadata={"enum": list(USER_STATUSES)})
+    role = enum_of(USER_ROLES, required=True)
+    plan = enum_of(USER_PLANS, required=True)
+    status = enum_of(USER_STATUSES, required=True)
     created_at = UTCDateTime(required=True)
 
 

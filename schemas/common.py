@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from enums import ID_RANGE
 
@@ -163,6 +163,15 @@ def today() -> Span:
     return Span(moment, moment).whole_day()
 
 
+def day_field():
+    """The ``date`` argument of a day's listing: a UTC day, today by default."""
+    return DayOrInstant(
+        data_key="date",
+        load_default=today,
+        metadata={"description": "The UTC day (a date-time means its UTC day); default today."},
+    )
+
+
 def check_range(since: Span | None, until: Span | None, names=("from", "to")) -> None:
     """A 422 on ``names[1]`` when ``since`` starts after ``until`` ends (a bare date ``until``
     includes its whole day)."""
@@ -173,9 +182,27 @@ def check_range(since: Span | None, until: Span | None, names=("from", "to")) ->
         raise ValidationError(f"Must not be before {names[0]}.", names[1])
 
 
+class KickoffRangeSchema(CamelSchema):
+    """``from`` and ``to`` on the kick-off: a date (its whole UTC day) or a date-time."""
+
+    date_from = DayOrInstant(data_key="from")
+    date_to = DayOrInstant(data_key="to")
+
+    @validates_schema
+    def from_before_to(self, data, **kwargs):
+        """``from`` after ``to`` is a 422."""
+        check_range(data.get("date_from"), data.get("date_to"))
+
+
 def id_field(**kwargs):
     """An id argument: a positive 32-bit integer (``strict`` ones refuse numbers in strings)."""
     return fields.Integer(validate=validate.Range(*ID_RANGE), **kwargs)
+
+
+def enum_of(values, **kwargs):
+    """An output string documented with its allowed values."""
+    metadata = {"enum": list(values), **kwargs.pop("metadata", {})}
+    return fields.String(metadata=metadata, **kwargs)
 
 
 def one_of(values, **kwargs):

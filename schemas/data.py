@@ -1,14 +1,15 @@
 """Data API shapes: the catalog, the match feed and the usage report."""
 
-from marshmallow import fields, validate, validates_schema
+from marshmallow import fields, validate
 
 from enums import CARD_RELATIONS, MATCH_STATUSES, USAGE_STATES
 from schemas.common import (
     CamelSchema,
     CommaList,
     DayOrInstant,
+    KickoffRangeSchema,
     UTCDateTime,
-    check_range,
+    enum_of,
     id_field,
 )
 from schemas.matches import MatchCardSchema
@@ -73,17 +74,17 @@ class UsageSchema(CamelSchema):
     requests = fields.Nested(CounterSchema, required=True)
     exports = fields.Nested(CounterSchema, required=True)
     export_rows = fields.Nested(CounterSchema, required=True)
-    state = fields.String(
+    state = enum_of(
+        USAGE_STATES,
         required=True,
         metadata={
-            "enum": list(USAGE_STATES),
             "description": "`warning` from 80 % of any limit, `exceeded` once one is spent.",
         },
     )
     resets_at = UTCDateTime(required=True)
 
 
-class MatchesArgsSchema(CamelSchema):
+class MatchesArgsSchema(KickoffRangeSchema):
     """Filters, relations and paging of the match feed."""
 
     date_from = DayOrInstant(data_key="from", metadata={"description": "Kick-off from."})
@@ -106,11 +107,6 @@ class MatchesArgsSchema(CamelSchema):
         validate=validate.Length(max=512),
         metadata={"description": "`nextCursor` of the previous page, as it was given."},
     )
-
-    @validates_schema
-    def from_before_to(self, data, **kwargs):
-        """``from`` after ``to`` is a 422."""
-        check_range(data.get("date_from"), data.get("date_to"))
 
 
 class MatchesPageSchema(CamelSchema):

@@ -9,18 +9,14 @@ from enums import (
     MARKETS,
     SELECTIONS,
 )
-from schemas.common import CamelSchema, DayOrInstant, id_field, one_of, today
-from schemas.matches import MatchSchema, PickSchema, PredictionSchema, enum_of, probability_map
+from schemas.common import CamelSchema, day_field, enum_of, id_field, one_of
+from schemas.matches import MatchSchema, PickSchema, PredictionSchema, probability_map
 
 
 class SlateArgsSchema(CamelSchema):
     """Which day, market and matches."""
 
-    day = DayOrInstant(
-        data_key="date",
-        load_default=today,
-        metadata={"description": "The UTC day (a date-time means its UTC day); default today."},
-    )
+    day = day_field()
     league_id = id_field()
     team_id = id_field(metadata={"description": "Home or away."})
     market = one_of(MARKETS, load_default="1x2")

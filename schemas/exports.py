@@ -2,7 +2,7 @@
 flat row, the same in CSV, JSON and NDJSON. The catalog lists these fields and filters, so what
 it promises and what an export writes come from one place."""
 
-from marshmallow import RAISE, fields, validate, validates_schema
+from marshmallow import RAISE, fields, validate
 
 from enums import (
     COMPETITION_TYPES,
@@ -18,13 +18,12 @@ from enums import (
 from schemas.common import (
     CamelSchema,
     CommaList,
-    DayOrInstant,
+    KickoffRangeSchema,
     UTCDateTime,
-    check_range,
+    enum_of,
     id_field,
     one_of,
 )
-from schemas.matches import enum_of
 from schemas.records import FiguresSchema
 
 
@@ -64,16 +63,8 @@ class Filters(CamelSchema):
         unknown = RAISE
 
 
-class RangeFilters(Filters):
+class RangeFilters(Filters, KickoffRangeSchema):
     """``from`` and ``to`` on the kick-off: a date (its whole UTC day) or a date-time."""
-
-    date_from = DayOrInstant(data_key="from")
-    date_to = DayOrInstant(data_key="to")
-
-    @validates_schema
-    def from_before_to(self, data, **kwargs):
-        """``from`` after ``to`` is a 422."""
-        check_range(data.get("date_from"), data.get("date_to"))
 
 
 class MatchFilters(RangeFilters):

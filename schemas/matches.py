@@ -13,13 +13,7 @@ from enums import (
     PREDICTION_SOURCES,
     SELECTIONS,
 )
-from schemas.common import CamelSchema, UTCDateTime
-
-
-def enum_of(values, **kwargs):
-    """An output string documented with its allowed values."""
-    metadata = {"enum": list(values), **kwargs.pop("metadata", {})}
-    return fields.String(metadata=metadata, **kwargs)
+from schemas.common import CamelSchema, UTCDateTime, enum_of
 
 
 def probability_map(description, **kwargs):

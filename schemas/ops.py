@@ -12,8 +12,7 @@ from enums import (
     OPERATION_STATUSES,
     SETTLEMENT_DAYS,
 )
-from schemas.common import CamelSchema, UTCDateTime, id_field
-from schemas.matches import enum_of
+from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field
 
 
 class ServiceHealthSchema(CamelSchema):

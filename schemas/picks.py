@@ -3,18 +3,14 @@
 from marshmallow import fields
 
 from enums import MARKETS, PICK_RATINGS
-from schemas.common import CamelSchema, CommaList, DayOrInstant, today
+from schemas.common import CamelSchema, CommaList, day_field
 from schemas.matches import MatchSchema, PickSchema
 
 
 class PicksTodayArgsSchema(CamelSchema):
     """Which day's picks, of which ratings and markets."""
 
-    day = DayOrInstant(
-        data_key="date",
-        load_default=today,
-        metadata={"description": "The UTC day (a date-time means its UTC day); default today."},
-    )
+    day = day_field()
     ratings = CommaList(PICK_RATINGS, data_key="rating")
     markets = CommaList(MARKETS, data_key="market")
 

@@ -4,8 +4,7 @@ and backtests, with the request arguments that select them."""
 from marshmallow import fields, validate, validates_schema
 
 from enums import COMPETITION_TYPES, MARKETS, PICK_RATINGS
-from schemas.common import CamelSchema, CommaList, DayOrInstant, check_range, id_field
-from schemas.matches import enum_of
+from schemas.common import CamelSchema, CommaList, DayOrInstant, check_range, enum_of, id_field
 
 
 class FiguresSchema(CamelSchema):
@@ -92,18 +91,6 @@ class RecordPartSchema(FiguresSchema):
     by_market = fields.List(fields.Nested(MarketFiguresSchema), required=True)
     by_rating = fields.List(fields.Nested(RatingFiguresSchema), required=True)
     by_competition_type = fields.List(fields.Nested(CompetitionFiguresSchema), required=True)
-
-
-class RangeArgsSchema(CamelSchema):
-    """``from`` and ``to``: a date (its whole UTC day) or a date-time, on the kick-off."""
-
-    date_from = DayOrInstant(data_key="from")
-    date_to = DayOrInstant(data_key="to")
-
-    @validates_schema
-    def from_before_to(self, data, **kwargs):
-        """``from`` after ``to`` is a 422."""
-        check_range(data.get("date_from"), data.get("date_to"))
 
 
 class TrackRecordSchema(CamelSchema):

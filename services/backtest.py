@@ -21,11 +21,6 @@ COLUMNS = (
 )
 
 
-def _floats(values) -> np.ndarray:
-    """Numbers with NULL as NaN."""
-    return np.array([np.nan if value is None else value for value in values], dtype=float)
-
-
 def pick_frame() -> dict:
     """Every backfilled pick as the engine's pick frame (arrays, one entry per pick)."""
     rows = fetch_rows(Pick.select(*COLUMNS).join(Match).where(~Pick.is_live))
@@ -33,19 +28,20 @@ def pick_frame() -> dict:
     kickoff, pick_id, league_id, market, rating, edge, odds, stake, clv, status, profit, fair = (
         columns
     )
+    # As floats, NULL (a pending pick's profit, a missing CLV) becomes NaN.
     return {
         "kickoff": epoch_seconds(kickoff),
         "pick_id": np.array(pick_id, dtype=np.int64),
         "league_id": np.array(league_id, dtype=np.int64),
         "market": np.array(market, dtype=str),
         "rating": np.array(rating, dtype=str),
-        "edge": _floats(edge),
-        "odds": _floats(odds),
-        "stake": _floats(stake),
-        "clv": _floats(clv),
+        "edge": np.array(edge, dtype=float),
+        "odds": np.array(odds, dtype=float),
+        "stake": np.array(stake, dtype=float),
+        "clv": np.array(clv, dtype=float),
         "status": np.array(status, dtype=str),
-        "profit": _floats(profit),
-        "closing_probability": _floats(fair),
+        "profit": np.array(profit, dtype=float),
+        "closing_probability": np.array(fair, dtype=float),
     }
 
 

@@ -114,9 +114,18 @@ def load(match_ids, viewer=None, include=DEFAULT_RELATIONS) -> list[dict]:
 
 def one(match_id: int, viewer=None, include=RELATIONS) -> dict:
     """The card of one match, with every relation by default; NotFound if there is none."""
-    found = build(matches().where(Match.id == match_id), viewer, include)
+    return _one(Match.id == match_id, f"Match {match_id} does not exist.", viewer, include)
+
+
+def by_slug(slug: str, viewer=None, include=RELATIONS) -> dict:
+    """The card of the match with this SEO slug; NotFound if there is none."""
+    return _one(Match.slug == slug, f"No match has the slug {slug!r}.", viewer, include)
+
+
+def _one(condition, missing: str, viewer, include) -> dict:
+    found = build(matches().where(condition), viewer, include)
     if not found:
-        raise NotFound(f"Match {match_id} does not exist.")
+        raise NotFound(missing)
     return found[0]
 
 

@@ -10,7 +10,7 @@ from itsdangerous import BadSignature, URLSafeSerializer
 from errors import ValidationFailed
 from models import Match
 from services import cards
-from services.queries import within
+from services.queries import match_filters, within
 
 CURSOR_SALT = "match-feed-cursor"
 
@@ -50,12 +50,7 @@ def matches(
     """One page of match cards with the relations in ``include``, and the cursor to the next
     page (None on the last)."""
     query = within(cards.matches(), Match.kickoff_at, date_from, date_to)
-    if league_id is not None:
-        query = query.where(Match.league == league_id)
-    if team_id is not None:
-        query = query.where((Match.home_team == team_id) | (Match.away_team == team_id))
-    if statuses:
-        query = query.where(Match.status.in_(statuses))
+    query = match_filters(query, league_id, team_id, statuses)
     if cursor is not None:
         kickoff_at, match_id = decode_cursor(cursor)
         query = query.where(

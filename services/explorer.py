@@ -8,18 +8,14 @@ from engine.markets import MARKETS, outcome_indices
 from enums import COMPARABLE_DEFAULT
 from models import Match, Prediction
 from services import cards
-from services.queries import within
+from services.queries import match_filters, within
 
 
 def slate(day, market="1x2", league_id=None, team_id=None, min_data_quality=None, viewer=None):
     """The matches of ``day`` (a span; its UTC day counts) with ``market``'s prediction, best
     price and edge per selection, and the pick; an unknown league or team gives no matches."""
     day = day.whole_day()
-    query = within(cards.matches(), Match.kickoff_at, day, day)
-    if league_id is not None:
-        query = query.where(Match.league == league_id)
-    if team_id is not None:
-        query = query.where((Match.home_team == team_id) | (Match.away_team == team_id))
+    query = match_filters(within(cards.matches(), Match.kickoff_at, day, day), league_id, team_id)
     items = []
     for card in cards.build(query.order_by(Match.kickoff_at, Match.id), viewer):
         prediction = _of_market(card.pop("predictions"), market)

@@ -48,7 +48,7 @@ from schemas.exports import (
 )
 from services import cards, quotas, track_record
 from services.cards import AWAY, HOME
-from services.queries import within
+from services.queries import match_filters, within
 
 #: Rows read from the database per round trip, and bytes gathered before each write.
 BATCH = 5000
@@ -137,20 +137,14 @@ def _matches(filters):
         Match.away_goals,
     )
     query = _match_filters(query, filters)
-    if filters.get("team_id") is not None:
-        team = filters["team_id"]
-        query = query.where((Match.home_team == team) | (Match.away_team == team))
-    if filters.get("statuses"):
-        query = query.where(Match.status.in_(filters["statuses"]))
+    query = match_filters(query, team_id=filters.get("team_id"), statuses=filters.get("statuses"))
     return query.order_by(Match.kickoff_at, Match.id)
 
 
 def _match_filters(query, filters):
     """The kick-off range and league, on a query that has ``Match`` joined."""
     query = within(query, Match.kickoff_at, filters.get("date_from"), filters.get("date_to"))
-    if filters.get("league_id") is not None:
-        query = query.where(Match.league == filters["league_id"])
-    return query
+    return match_filters(query, filters.get("league_id"))
 
 
 def _picks(filters):

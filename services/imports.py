@@ -9,7 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine import footballdata
-from models import League, Match, OddsQuote, Team, bump_data_version, db, insert_rows, utcnow
+from models import (
+    League,
+    Match,
+    OddsQuote,
+    Team,
+    bump_data_version,
+    db,
+    insert_rows,
+    update_rows,
+    utcnow,
+)
 from services import odds
 
 BATCH = 2000
@@ -223,7 +233,7 @@ def _store_odds(records_by_match) -> tuple[int, set[int]]:
         ).where(OddsQuote.match.in_(chunk))
         for quote_id, match_id, market, closing, bookmaker, selection, price in query.tuples():
             stored[(match_id, market, bool(closing), bookmaker, selection)] = (quote_id, price)
-    new, repriced = [], []
+    new, repriced, changed = [], {}, set()
     for match_id, record in records_by_match.items():
         for quote in record.odds:
             quote_key = (match_id, quote.market, quote.is_closing, quote.bookmaker, quote.selection)
@@ -231,10 +241,10 @@ def _store_odds(records_by_match) -> tuple[int, set[int]]:
             if existing is None:
                 new.append((*quote_key, quote.price))
                 stored[quote_key] = (None, quote.price)
+                changed.add(match_id)
             elif existing[1] != quote.price and existing[0] is not None:
-                repriced.append((existing[0], quote.price, match_id))
+                repriced[existing[0]] = quote.price  # a quote given twice: the last price wins
+                changed.add(match_id)
     insert_rows(OddsQuote, [*QUOTE_KEY, "price"], new)
-    for quote_id, price, _ in repriced:
-        OddsQuote.update(price=price).where(OddsQuote.id == quote_id).execute()
-    changed = {quote[0] for quote in new} | {match_id for _, _, match_id in repriced}
+    update_rows(OddsQuote, {"price": "float"}, list(repriced.items()))
     return len(new) + len(repriced), changed

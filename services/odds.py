@@ -7,7 +7,7 @@ import numpy as np
 
 from engine import odds as odds_engine
 from engine.markets import MARKETS
-from models import OddsQuote, OddsSummary, fetch_rows, insert_rows
+from models import OddsQuote, OddsSummary, bump_data_version, db, fetch_rows, insert_rows
 
 
 @dataclass
@@ -120,7 +120,12 @@ def _number(value) -> float | None:
 
 def summarise_missing() -> int:
     """Summarise the matches that have quotes but no summary (a database made before summaries
-    existed); returns the rows written."""
+    existed), in one transaction that moves the data version when it writes; returns the rows
+    written."""
     summarised = OddsSummary.select(OddsSummary.match).distinct()
     missing = OddsQuote.select(OddsQuote.match).distinct().where(OddsQuote.match.not_in(summarised))
-    return summarise([match_id for (match_id,) in missing.tuples()])
+    with db.atomic():
+        written = summarise([match_id for (match_id,) in missing.tuples()])
+        if written:
+            bump_data_version()
+    return written

@@ -13,8 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from flask import current_app
 
-from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS
-from errors import OperationFailed, OperationNotFinished, ValidationFailed
+from errors import OperationFailed, OperationNotFinished
 from models import Operation, db, utcnow
 from schemas.common import dump_known
 from schemas.ops import PARAMS_SCHEMAS, RESULT_SCHEMAS
@@ -76,18 +75,8 @@ def describe(operation: Operation) -> dict:
     }
 
 
-def _within(name: str, value: int, bounds: tuple[int, int]) -> None:
-    low, high = bounds
-    if not low <= value <= high:
-        raise ValidationFailed(
-            f"{name} must be between {low} and {high}.",
-            errors={name: [f"Must be between {low} and {high}."]},
-        )
-
-
 def settle(last_days: int, by=None) -> dict:
     """Settle the pending picks of matches that kicked off in the last ``last_days`` days."""
-    _within("lastDays", last_days, SETTLEMENT_DAYS)
     return describe(
         run("settlement-run", {"last_days": last_days}, lambda: settlement.run(last_days), by)
     )
@@ -95,7 +84,6 @@ def settle(last_days: int, by=None) -> dict:
 
 def calibrate(window_days: int, by=None) -> dict:
     """Score the published probabilities of the last ``window_days`` days."""
-    _within("windowDays", window_days, CALIBRATION_DAYS)
     return describe(
         run(
             "calibration-run",

@@ -22,10 +22,10 @@ import numpy as np
 from flask import current_app
 from threadpoolctl import threadpool_limits
 
-from engine import intelligence, picks, pooling, walkforward
+from engine import intelligence, market_ratings, picks, pooling, timeline, walkforward
 from engine import odds as odds_engine
 from engine.markets import MARKETS, outcome_indices
-from engine.timeline import DAY, week_start
+from engine.timeline import DAY
 from errors import MatchNotOpen
 from models import (
     League,
@@ -42,8 +42,6 @@ from schemas.matches import IntelligencePayloadSchema
 from services import odds, settlement
 
 BATCH = 1000
-#: Markets whose closing lines the market-implied ratings learn from.
-RATING_MARKETS = ("1x2", "ou25")
 
 
 @dataclass
@@ -121,7 +119,7 @@ def forecast(now, match_ids=None, progress=None) -> Forecast | None:
         closing = odds.load(match_id, closing=True, only_listed=False)
     else:
         targets = np.flatnonzero(np.isin(match_id, match_ids))
-        cutoff = min(int(week_start(kickoff[targets].min())), int(now.timestamp()))
+        cutoff = int(timeline.cutoff(kickoff[targets].min(), int(now.timestamp())))
         # The ratings learn from the closing lines of their window before the cut-off.
         window = walkforward.RATINGS_CONFIG.window_days * DAY
         learning = finished & (kickoff >= cutoff - window) & (kickoff < cutoff)
@@ -142,7 +140,7 @@ def forecast(now, match_ids=None, progress=None) -> Forecast | None:
             np.nan,
         )
         for market, cube in closing.items()
-        if market in RATING_MARKETS
+        if market in market_ratings.LEARNS_FROM
     }
     inputs = walkforward.WalkForwardInput(
         kickoff=kickoff,

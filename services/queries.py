@@ -1,4 +1,7 @@
-"""Query pieces every listing shares: a page of a query, a time range on a column."""
+"""Query pieces every listing shares: a page of a query, a time range on a column, the match
+filters."""
+
+from models import Match
 
 
 def paginate(query, page: int, page_size: int) -> dict:
@@ -21,4 +24,16 @@ def within(query, column, since=None, until=None):
         query = query.where(column >= since.start)
     if until is not None:
         query = query.where(column <= until.start if until.instant else column < until.end)
+    return query
+
+
+def match_filters(query, league_id=None, team_id=None, statuses=None):
+    """``query`` (on ``Match`` or joined to it) limited to one league, to the matches of one team
+    at home or away, and to some statuses; None (or no statuses) leaves that filter out."""
+    if league_id is not None:
+        query = query.where(Match.league == league_id)
+    if team_id is not None:
+        query = query.where((Match.home_team == team_id) | (Match.away_team == team_id))
+    if statuses:
+        query = query.where(Match.status.in_(statuses))
     return query

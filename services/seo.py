@@ -2,8 +2,6 @@
 its schema.org SportsEvent, found by the match's slug."""
 
 from enums import MARKETS, PICK_RATINGS
-from errors import NotFound
-from models import Match
 from services import cards
 
 #: schema.org's event status for each match status (a match played as planned was scheduled).
@@ -23,10 +21,7 @@ def page(slug: str, base_url: str, viewer=None) -> dict:
     """The page of the match with ``slug``: title, description, canonical URL, the match, its
     headline prediction and pick (under the premium rule) and its SportsEvent; NotFound when no
     match has that slug."""
-    found = cards.build(cards.matches().where(Match.slug == slug), viewer, ("predictions", "picks"))
-    if not found:
-        raise NotFound(f"No match has the slug {slug!r}.")
-    card = found[0]
+    card = cards.by_slug(slug, viewer, ("predictions", "picks"))
     predictions = card.pop("predictions")
     prediction = next((p for p in predictions if p["market"] == HEADLINE_MARKET), None)
     picks = sorted(

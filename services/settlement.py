@@ -114,8 +114,7 @@ def _closing(match_ids, market, selection, rows):
         if not mine.any():
             continue
         prices, source = odds_engine.closing_prices(cube.prices, cube.bookmakers)
-        # The same book's close, without its margin (the two read the same quote row).
-        fair, _ = odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)
+        fair = odds_engine.remove_margin(prices, method=method)  # the same close, fair
         at = position[mine]
         column = np.array([selections.index(value) for value in selection[mine]])
         price[mine] = prices[at, column]

@@ -39,10 +39,10 @@ def _frame(is_live=None, since=None, until=None) -> dict:
         "competition_type": np.array(competition, dtype=str),
         "status": np.array(status, dtype=str),
     }
-    # NULL (a pending pick's profit, a missing CLV) becomes NaN.
+    # As floats, NULL (a pending pick's profit, a missing CLV) becomes NaN.
     names = ("profit", "odds", "edge", "clv", "stake", "closing_probability")
     for name, values in zip(names, numbers, strict=True):
-        frame[name] = np.array([np.nan if value is None else value for value in values], float)
+        frame[name] = np.array(values, dtype=float)
     return frame
 
 

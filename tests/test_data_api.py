@@ -63,9 +63,6 @@ def world(tmp_path_factory):
     app.people["anonymous"] = {}
     with app.app_context():
         yield app
-    reader = app.extensions.get("export_reader")
-    if reader is not None:
-        reader.close_all()
 
 
 @pytest.fixture(scope="module")

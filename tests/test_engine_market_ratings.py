@@ -9,7 +9,7 @@ from engine import market_ratings as mr
 from engine import timeline
 from engine import walkforward as wf
 from engine.scores import market_probabilities, score_matrix
-from tests.test_engine_walkforward import epoch, round_robin_rounds
+from tests.test_engine_walkforward import assert_same_rows, epoch, schedule
 
 HOUR = 3600
 CONFIG = mr.RatingsConfig()
@@ -161,18 +161,7 @@ def build_world(seed=11, drift=0.2, noise=0.03):
     Rows after ``now`` carry "closing" lines too: the model must not use them.
     """
     rng = np.random.default_rng(seed)
-    rows = []
-    seasons = [(epoch(2021, 8, 7, 15), 0), (epoch(2022, 8, 6, 15), 1)]
-    groups = {1: list(range(100, 112)), 2: list(range(200, 210)), 3: list(range(300, 306))}
-    for start, season in seasons:
-        for group, teams in groups.items():
-            if group == 1 and season == 1:
-                teams = [*teams[:-1], 112]
-            for week, rnd in enumerate(round_robin_rounds(teams)):
-                for k, (h, a) in enumerate(rnd):
-                    kickoff = start + week * timeline.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
-                    rows.append((kickoff, group, h, a))
-    rows.sort()
+    rows = schedule({1: list(range(100, 112)), 2: list(range(200, 210)), 3: list(range(300, 306))})
     kickoff, group, home, away = (np.array(col, dtype=np.int64) for col in zip(*rows, strict=True))
     teams = np.unique(np.r_[home, away])
     base = rng.normal(0.0, 0.3, (len(teams), 2))
@@ -233,13 +222,6 @@ def row_outputs(out, rows):
         **{f"probabilities {name}": probs for name, probs in out.probabilities.items()},
     }
     return {name: values[rows] for name, values in fields.items()}
-
-
-def assert_same_rows(a, b, atol=1e-12):
-    """Two row_outputs dictionaries agree field by field."""
-    assert a.keys() == b.keys()
-    for name in a:
-        np.testing.assert_allclose(a[name], b[name], rtol=0, atol=atol, err_msg=name)
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,22 @@ def round_robin_rounds(teams):
     return rounds + [[(a, h) for h, a in rnd] for rnd in rounds]
 
 
+def schedule(groups):
+    """(kickoff, group, home, away) of every match, sorted: each group of ``groups`` (id → teams)
+    plays a double round robin, one round a week, in seasons 2021/22 and 2022/23; group 1 swaps
+    team 111 for the newcomer 112 in season two."""
+    rows = []
+    for season, start in enumerate((epoch(2021, 8, 7, 15), epoch(2022, 8, 6, 15))):
+        for group, teams in groups.items():
+            if group == 1 and season == 1:
+                teams = [*teams[:-1], 112]
+            for week, rnd in enumerate(round_robin_rounds(teams)):
+                for k, (h, a) in enumerate(rnd):
+                    kickoff = start + week * timeline.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
+                    rows.append((kickoff, group, h, a))
+    return sorted(rows)
+
+
 def build_world(seed=1):
     """Two groups over two seasons, one round a week, with results up to ``now``.
 
@@ -42,20 +58,9 @@ def build_world(seed=1):
     """
     rng = np.random.default_rng(seed)
     strength = {}
-    rows = []
-    seasons = [(epoch(2021, 8, 7, 15), 0), (epoch(2022, 8, 6, 15), 1)]
-    groups = {1: list(range(100, 112)), 2: list(range(200, 210))}
-    for start, season in seasons:
-        for group, teams in groups.items():
-            if group == 1 and season == 1:
-                teams = [*teams[:-1], 112]
-            for week, rnd in enumerate(round_robin_rounds(teams)):
-                for k, (h, a) in enumerate(rnd):
-                    kickoff = start + week * timeline.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
-                    rows.append((kickoff, group, h, a))
+    rows = schedule({1: list(range(100, 112)), 2: list(range(200, 210))})
     for team in {r[2] for r in rows}:
         strength[team] = rng.normal(0.0, 0.3, 2)
-    rows.sort()
     kickoff, group, home, away = (np.array(col) for col in zip(*rows, strict=True))
     lam = np.exp(
         0.15

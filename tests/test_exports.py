@@ -67,7 +67,6 @@ def store_matches(count, league=LEAGUE, odds=None, start=KICKOFF, prefix=None):
 def small(make_app):
     """Build an app (with ``overrides``) holding 3 league matches and 1 cup match with 28 quotes
     each: 112 odds, 8 teams, 2 leagues. Returns (app, client, people)."""
-    built = []
 
     def build(**overrides):
         app = make_app(**overrides)
@@ -75,14 +74,9 @@ def small(make_app):
             store_matches(3)
             store_matches(1, league=CUP)
             people = factories.people()
-        built.append(app)
         return app, app.test_client(), people
 
-    yield build
-    for app in built:
-        reader = app.extensions.get("export_reader")
-        if reader is not None:
-            reader.close_all()
+    return build
 
 
 def export(client, headers, resource="odds", format_="csv", parameters=None, **options):

@@ -100,6 +100,19 @@ def test_a_later_file_adds_the_result_of_a_fixture(ctx, tmp_path):
     assert imports.import_file(fixture).matches_updated == 0  # a fixture never erases a result
 
 
+def test_a_later_price_reprices_only_its_quote(ctx, tmp_path):
+    header = "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,PSH,PSD,PSA"
+    first = tmp_path / "first.csv"
+    first.write_text(f"{header}\nE0,17/08/2024,15:00,Arsenal,Wolves,,,,1.3,5.5,10\n")
+    imports.import_file(first)
+    later = tmp_path / "later.csv"
+    later.write_text(f"{header}\nE0,17/08/2024,15:00,Arsenal,Wolves,,,,1.35,5.5,9.5\n")
+    summary = imports.import_file(later)
+    assert (summary.matches_new, summary.odds_stored) == (0, 2)
+    prices = {quote.selection: quote.price for quote in OddsQuote.select()}
+    assert prices == {"home": 1.35, "draw": 5.5, "away": 9.5}
+
+
 def test_the_cli_reports_rows_files_and_totals(app, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\nXX,01/01/2024,A,B,1,0\n")

@@ -1,0 +1,98 @@
+"""What the benchmarks share: timing, the machine and commit measured, and gunicorn servers.
+
+Imported as ``bench.support`` with the project's root on ``sys.path`` (each script takes its own
+folder off the path first: ``bench/http.py`` would stand in for the standard library's ``http``).
+"""
+
+import os
+import platform
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "gunicorn.conf.py"
+START_TIMEOUT = 60  # seconds a server may take to answer
+
+
+def timed(work):
+    """(result, seconds) of ``work()``."""
+    started = time.perf_counter()
+    result = work()
+    return result, time.perf_counter() - started
+
+
+def commit() -> str:
+    """The short commit measured, marked when tracked files have uncommitted changes."""
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return f"{head or 'unknown'}{' + uncommitted changes' if dirty else ''}"
+
+
+def machine() -> str:
+    """Cores, CPU model and system, so the figures are attributable."""
+    model = ""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        found = re.search(r"^model name\s*:\s*(.+)$", cpuinfo.read_text(), re.MULTILINE)
+        model = f", {found.group(1).strip()}" if found else ""
+    return f"{os.cpu_count()} cores{model}; {platform.system()} {platform.release()}"
+
+
+def stop_on_sigterm(_signum, _frame):
+    """Turn SIGTERM into SystemExit so every cleanup callback runs."""
+    sys.exit(143)
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_gunicorn(stack, app, environment, cwd, log_path) -> subprocess.Popen:
+    """gunicorn with the project's config serving ``app`` from ``cwd``; stopped by ``stack``."""
+    log = log_path.open("w")
+    stack.callback(log.close)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--config", str(CONFIG), app],
+        cwd=cwd,
+        env=environment,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        # its own session: a Ctrl-C reaches only the benchmark, which then stops it in order
+        start_new_session=True,
+    )
+    stack.callback(stop_gunicorn, process, log_path)
+    return process
+
+
+def stop_gunicorn(process, log_path):
+    """Stop one gunicorn and its workers; report any traceback it logged."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # the master and its workers: one group
+            process.wait(timeout=10)
+    text = log_path.read_text(errors="replace") if log_path.exists() else ""
+    if "Traceback" in text:
+        count = text.count("Traceback")
+        print(f"  ! {log_path.stem}: the server logged {count} traceback(s); the last:")
+        print("    " + text[text.rfind("Traceback") :][:2000].replace("\n", "\n    "))

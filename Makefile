@@ -32,7 +32,7 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 
 bench: install
-	$(PYTHON) bench/engine.py
+	$(PYTHON) -m bench.engine
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

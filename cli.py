@@ -6,14 +6,15 @@ import time
 from pathlib import Path
 
 import click
+from flask import current_app
 from flask.cli import AppGroup
 from peewee import DatabaseError
 
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
-from models import create_tables
 from schemas.ops import OperationResultSchema
 from services import demo, imports, odds, operations, users
+from store.schema import create_tables
 
 
 def _fail(error):
@@ -94,7 +95,9 @@ def users_group():
 def users_create(email, password, role, plan):
     """Create a user, or set an existing one's password, role and plan."""
     try:
-        user, created = users.create(email, password, role=role, plan=plan)
+        user, created = users.create(
+            email, password, current_app.extensions["password_hasher"], role=role, plan=plan
+        )
     except CommandError as error:
         _fail(error)
     click.echo(f"{'created' if created else 'updated'} {user.email} ({user.role}, {user.plan})")
@@ -163,11 +166,13 @@ def data_demo():
         f"{loaded['odds']} odds"
     )
     bar.update(1, 4, "backfilling")
-    backfilled = operations.backfill(progress=lambda done, total: bar.update(done, total))
+    backfilled = operations.backfill(
+        current_app.config, progress=lambda done, total: bar.update(done, total)
+    )
     bar.update(2, 4, "settling")
-    settled = operations.settle(SETTLEMENT_DAYS[1])
+    settled = operations.settle(SETTLEMENT_DAYS[1], current_app.config)
     bar.update(3, 4, "calibrating")
-    calibrated = operations.calibrate(CALIBRATION_DAYS[1])
+    calibrated = operations.calibrate(CALIBRATION_DAYS[1], current_app.config)
     bar.update(4, 4, "done")
     bar.close()
     for operation in (backfilled, settled, calibrated):
@@ -189,7 +194,7 @@ def model_group():
 def model_backfill(rebuild):
     """Predict every match walk-forward, make the picks and settle what has finished."""
     bar = Progress("fitting weeks")
-    operation = operations.backfill(rebuild=rebuild, progress=bar.update)
+    operation = operations.backfill(current_app.config, rebuild=rebuild, progress=bar.update)
     bar.close()
     _report(operation)
 
@@ -203,7 +208,7 @@ def ops_group():
 @click.option("--last-days", type=click.IntRange(*SETTLEMENT_DAYS), default=7, show_default=True)
 def ops_settle(last_days):
     """Settle pending picks of matches from the last N days."""
-    _report(operations.settle(last_days))
+    _report(operations.settle(last_days, current_app.config))
 
 
 @ops_group.command("calibrate")
@@ -212,7 +217,7 @@ def ops_settle(last_days):
 )
 def ops_calibrate(window_days):
     """Score the published probabilities of the last N days against the closing odds."""
-    _report(operations.calibrate(window_days))
+    _report(operations.calibrate(window_days, current_app.config))
 
 
 @ops_group.command("refresh")
@@ -220,7 +225,7 @@ def ops_calibrate(window_days):
 def ops_refresh(match_id):
     """Refresh one open match's intelligence, prediction and pick."""
     try:
-        operation = operations.refresh(match_id)
+        operation = operations.refresh(match_id, current_app.config)
     except AppError as error:
         _fail(CommandError(error.detail))
     _report(operation)
@@ -233,7 +238,9 @@ def _report(operation: dict, full=True):
         raise click.ClickException(operation["error"])
     if full:
         json.dump(
-            OperationResultSchema().dump(operations.result(operation["id"])), sys.stdout, indent=2
+            OperationResultSchema().dump(operations.result(operation["id"], current_app.config)),
+            sys.stdout,
+            indent=2,
         )
         click.echo()
 

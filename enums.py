@@ -1,14 +1,15 @@
 """Every enumeration (and bound) of the service, in one place: models, schemas, filters, services,
-the CLI and OpenAPI all read their allowed values from here.
+the CLI, OpenAPI and the engine all read their allowed values from here.
 
-Markets (with their selections), pick ratings and the goal models' names are defined by the
-engine, whose mathematics depends on them; they are re-exported here so that no other module
-spells them again.
+A leaf: it imports nothing, so anything may import it (``import models`` loads no SciPy).
 """
 
-from engine.markets import MARKETS as MARKET_SELECTIONS
-from engine.picks import RATINGS
-from engine.walkforward import GOALS_SOURCE, RATINGS_SOURCE
+#: Markets and their selections, in the order the engine's arrays hold them.
+MARKET_SELECTIONS: dict[str, tuple[str, ...]] = {
+    "1x2": ("home", "draw", "away"),
+    "ou25": ("over", "under"),
+    "btts": ("yes", "no"),
+}
 
 USER_ROLES = ("user", "operator", "admin")
 USER_PLANS = ("free", "pro")
@@ -17,7 +18,8 @@ MATCH_STATUSES = ("scheduled", "live", "finished", "postponed", "cancelled")
 COMPETITION_TYPES = ("top-flight", "lower-league", "cup", "international")
 MARKETS = tuple(MARKET_SELECTIONS)
 SELECTIONS = tuple(name for names in MARKET_SELECTIONS.values() for name in names)
-PICK_RATINGS = RATINGS
+#: Pick ratings from the strongest to the weakest.
+PICK_RATINGS = ("A", "B", "C")
 PICK_STATUSES = ("pending", "won", "lost", "void")
 #: The kinds the Operations API starts, then the one only the CLI records.
 OPERATION_KINDS = ("intelligence-refresh", "settlement-run", "calibration-run", "model-backfill")
@@ -31,10 +33,11 @@ HEALTH_STATES = ("ok", "degraded", "down")
 HEALTH_SERVICES = ("database", "rate-limit-storage", "settlement", "calibration")
 USAGE_STATES = ("ok", "warning", "exceeded")
 
+#: The goal models: which one made a goal-model forecast (market-implied ratings, else
+#: Dixon-Coles on goals).
+GOAL_SOURCES = ("market-ratings", "dixon-coles")
 #: What made a published prediction: the sharp pre-match line alone, a pool of it with the goal
-#: model, or the goal model alone (market-implied ratings, else Dixon-Coles on goals).
-#: The goal models (named by the engine that runs them): which one made a goal-model forecast.
-GOAL_SOURCES = (RATINGS_SOURCE, GOALS_SOURCE)
+#: model, or the goal model alone.
 PREDICTION_SOURCES = ("market", "pool", *GOAL_SOURCES)
 
 #: Bounds (inclusive) of the operations' day counts, for the API and the CLI alike.

@@ -1,6 +1,6 @@
 """Benchmark of the pick engine on the whole shared football-data set.
 
-    .venv/bin/python bench/engine.py [--data DIR] [--database-url URL]
+    .venv/bin/python -m bench.engine [--data DIR] [--database-url URL]
 
 Prints import speed, backfill time, forecast quality against the Pinnacle closing line, CLV and
 ROI of the backfilled picks by rating, backtest latency and the settlement of 100,000 picks.
@@ -11,44 +11,26 @@ wipe.
 
 import argparse
 import csv
-import os
 import statistics
-import sys
 import tempfile
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+from flask import current_app
 
-ROOT = Path(__file__).resolve().parents[1]
-# Not this folder: its http.py would stand in for the standard library's http package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT / "bench"]
-sys.path.insert(0, str(ROOT))
+from app import create_app
+from bench.common import FOOTBALL_DATA, timed
+from clock import utcnow
+from engine import metrics
+from engine import odds as odds_engine
+from engine.markets import MARKETS, outcome_indices
+from engine.records import LeagueRecord, MatchRecord, OddsRecord
+from models import League, Match, MatchIntelligence, OddsQuote, Pick, Prediction, Team
+from services import backtest, imports, odds, predictions, settlement
+from store.database import db
+from store.schema import create_tables, drop_tables
 
-from app import create_app  # noqa: E402
-from bench.support import timed  # noqa: E402
-from engine import metrics  # noqa: E402
-from engine import odds as odds_engine  # noqa: E402
-from engine.markets import MARKETS, outcome_indices  # noqa: E402
-from engine.records import LeagueRecord, MatchRecord, OddsRecord  # noqa: E402
-from models import (  # noqa: E402
-    League,
-    Match,
-    MatchIntelligence,
-    OddsQuote,
-    Pick,
-    Prediction,
-    Team,
-    create_tables,
-    db,
-    drop_tables,
-    utcnow,
-)
-from services import backtest, imports, odds, predictions, settlement  # noqa: E402
-
-DEFAULT_DATA = Path(
-    os.environ.get("FOOTBALL_DATA_DIR") or ROOT.parent / "shared" / "data" / "football-data"
-)
 SETTLEMENT_PICKS = 100_000
 
 
@@ -86,7 +68,7 @@ def bench_import(files):
 
 def bench_backfill():
     """The whole walk-forward backfill (goal ≤ 120 s on 2 cores)."""
-    result, seconds = timed(predictions.backfill)
+    result, seconds = timed(lambda: predictions.backfill(current_app.config))
     print(
         f"backfill: {seconds:.1f} s for {result['matches']} matches ({result['fits']} fits, "
         f"model {result['model_seconds']:.1f} s) -> {result['predictions']} predictions, "
@@ -225,7 +207,7 @@ def bench_without_sharp_line():
             .where(~OddsQuote.is_closing & OddsQuote.bookmaker.in_(["pinnacle", "market-average"]))
             .execute()
         )
-        fc = predictions.forecast(utcnow())
+        fc = predictions.forecast(utcnow(), current_app.config)
         transaction.rollback()
     position = {match_id: row for row, match_id in enumerate(fc.match_id.tolist())}
     at = np.array([position[match_id] for match_id in match_ids])
@@ -270,9 +252,16 @@ def bench_refresh(runs=5):
     imports.store([fixture])
     match = Match.get(Match.kickoff_at == kickoff)
     now = kickoff - timedelta(days=2)
-    times = [timed(lambda: predictions.refresh(match.id, now=now))[1] for _ in range(runs)]
+    times = [
+        timed(
+            lambda: predictions.refresh(
+                predictions.check_open(match.id), current_app.config, now=now
+            )
+        )[1]
+        for _ in range(runs)
+    ]
     quick = Prediction.get((Prediction.match == match) & (Prediction.market == "1x2"))
-    full, baseline = timed(lambda: predictions.forecast(now))
+    full, baseline = timed(lambda: predictions.forecast(now, current_app.config))
     (row,) = np.flatnonzero(full.match_id == match.id)
     gap = max(
         abs(quick.probabilities[s] - full.output.published["1x2"][row, i])
@@ -397,7 +386,7 @@ def bench_settlement():
 
     def settle():
         with db.atomic():
-            return settlement.settle_pending()
+            return settlement.settle_pending(current_app.config)
 
     counts, seconds = timed(settle)
     print(
@@ -409,7 +398,7 @@ def bench_settlement():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
     parser.add_argument("--database-url")
     args = parser.parse_args()
     files = sorted(args.data.glob("*.csv"))

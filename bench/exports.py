@@ -1,7 +1,7 @@
 """Benchmark of streamed Data API exports: odds exports of about 100,000 and 1,000,000 rows
 through a real gunicorn, their speed and the worker's memory.
 
-    .venv/bin/python bench/exports.py [--database-url URL] [--sizes 100000,1000000]
+    .venv/bin/python -m bench.exports [--database-url URL] [--sizes 100000,1000000]
         [--formats csv,ndjson,json] [--repeat N]
 
 Builds the demo world in a fresh SQLite file (or in --database-url, which it wipes), adds
@@ -21,34 +21,28 @@ NDJSON; the 1,000,000-row export's RSS growth within 20 % of the 100,000-row one
 a few pages of noise are) and under 50 MiB.
 """
 
+import argparse
+import http.client
+import json
+import math
+import os
+import platform
+import secrets
+import signal
+import socket
 import sys
+import tempfile
+import threading
+import time
+from contextlib import ExitStack
 from pathlib import Path
+from typing import NamedTuple
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-# bench/ holds http.py: without that folder on the path, `import http` finds the stdlib.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
-sys.path.insert(0, str(ROOT))
+from peewee import fn
 
-import argparse  # noqa: E402
-import http.client  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import os  # noqa: E402
-import platform  # noqa: E402
-import secrets  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from contextlib import ExitStack  # noqa: E402
-from typing import NamedTuple  # noqa: E402
-
-from peewee import fn  # noqa: E402
-
-from app import create_app  # noqa: E402
-from bench.support import (  # noqa: E402
+from app import create_app
+from bench.common import (
+    ROOT,
     START_TIMEOUT,
     commit,
     free_port,
@@ -56,18 +50,12 @@ from bench.support import (  # noqa: E402
     start_gunicorn,
     stop_on_sigterm,
 )
-from engine.markets import MARKETS  # noqa: E402
-from models import (  # noqa: E402
-    Match,
-    OddsQuote,
-    create_tables,
-    db,
-    discard_connections,
-    drop_tables,
-    insert_rows,
-    open_database,
-)
-from services import exports, users  # noqa: E402
+from engine.markets import MARKETS
+from models import Match, OddsQuote
+from services import exports, users
+from store.bulk import insert_rows
+from store.database import db, discard_connections, open_database
+from store.schema import create_tables, drop_tables
 
 CHUNK = 64 * 1024
 ROWS_GOAL = 50_000  # rows/s, CSV and NDJSON
@@ -156,7 +144,7 @@ def build(url: str, password: str, target: int) -> dict:
                     ["match", "bookmaker", "market", "selection", "price", "is_closing"],
                     rows,
                 )
-        users.create(ADMIN, password, role="admin")
+        users.create(ADMIN, password, app.extensions["password_hasher"], role="admin")
         total = OddsQuote.select().count()
         discard_connections()
     return {

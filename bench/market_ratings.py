@@ -1,6 +1,6 @@
 """Benchmark of the market-implied team ratings on the shared football-data set, no database.
 
-    .venv/bin/python bench/market_ratings.py [--data DIR] [--no-curves]
+    .venv/bin/python -m bench.market_ratings [--data DIR] [--no-curves]
 
 Parses the CSVs with ``engine.footballdata.parse`` and groups matches by country as the service
 does (E0 and E1 share England). The ratings train on the service's closing line (Pinnacle's,
@@ -16,28 +16,18 @@ Then the time of a whole run, the goals, and the curves the defaults were chosen
 """
 
 import argparse
-import os
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-ROOT = Path(__file__).resolve().parents[1]
-# Not this folder: its http.py would stand in for the standard library's http package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT / "bench"]
-sys.path.insert(0, str(ROOT))
+from bench.common import FOOTBALL_DATA, timed
+from engine import footballdata, market_ratings, metrics, walkforward
+from engine.markets import MARKETS, outcome_indices
+from engine.odds import remove_margin, sharp_probabilities
+from engine.scores import market_probabilities, score_matrix
 
-from bench.support import timed  # noqa: E402
-from engine import footballdata, market_ratings, metrics, walkforward  # noqa: E402
-from engine.markets import MARKETS, outcome_indices  # noqa: E402
-from engine.odds import remove_margin, sharp_probabilities  # noqa: E402
-from engine.scores import market_probabilities, score_matrix  # noqa: E402
-
-DEFAULT_DATA = Path(
-    os.environ.get("FOOTBALL_DATA_DIR") or ROOT.parent / "shared" / "data" / "football-data"
-)
 SCORED = (("1x2", metrics.rps, "1x2 RPS"), ("ou25", metrics.log_loss, "O/U 2.5 log loss"))
 HALF_LIVES = (7, 10, 14, 17, 21, 28, 42, 60, 90, 120)
 RIDGES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
@@ -272,7 +262,7 @@ def own_line(ds, rho):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
     parser.add_argument("--no-curves", action="store_true", help="only the table and timing")
     args = parser.parse_args()
     files = sorted(args.data.glob("*.csv"))

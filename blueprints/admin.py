@@ -2,9 +2,10 @@
 
 from flask.views import MethodView
 
-from access import ADMIN, Blueprint
 from schemas.admin import UserPageSchema, UserQuerySchema
 from services import users
+from web.access import ADMIN
+from web.blueprint import Blueprint
 
 blp = Blueprint("admin", __name__, url_prefix="/api/admin", description="Administration.")
 

@@ -2,9 +2,10 @@
 
 from flask.views import MethodView
 
-from access import LOGIN, REGISTER, Blueprint
 from schemas.auth import LoginSchema, RegisterSchema, SessionSchema
-from services import accounts
+from web import sessions
+from web.access import LOGIN, REGISTER
+from web.blueprint import Blueprint
 
 blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Register and log in.")
 
@@ -20,7 +21,7 @@ class Register(MethodView):
     @blp.problems(409, "email-taken")
     def post(self, body):
         """Create an account (user, free, active) and sign it in"""
-        return accounts.register(**body), NO_STORE
+        return sessions.register(**body), NO_STORE
 
 
 @blp.route("/login")
@@ -32,4 +33,4 @@ class Login(MethodView):
     @blp.problems(403, "account-suspended")
     def post(self, body):
         """Sign in with email and password"""
-        return accounts.login(**body), NO_STORE
+        return sessions.login(**body), NO_STORE

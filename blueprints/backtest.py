@@ -2,9 +2,10 @@
 
 from flask.views import MethodView
 
-from access import SIGNED_IN, Blueprint
 from schemas.records import BacktestRequestSchema, BacktestSchema
 from services import backtest
+from web.access import SIGNED_IN
+from web.blueprint import Blueprint
 
 blp = Blueprint(
     "backtest",

@@ -1,14 +1,15 @@
 """Data API endpoints for Pro subscribers and admins."""
 
-from flask import Response, stream_with_context
 from flask.views import MethodView
 
-from access import DATA, DATA_USAGE, Blueprint, current_viewer
 from schemas.common import KickoffRangeSchema
 from schemas.data import CatalogSchema, MatchesArgsSchema, MatchesPageSchema, UsageSchema
 from schemas.exports import ExportJSONSchema, ExportRequestSchema
 from schemas.records import TrackRecordSchema
 from services import catalog, data, exports, quotas, track_record
+from web import streams
+from web.access import DATA, DATA_USAGE, current_viewer, now, settings
+from web.blueprint import Blueprint
 
 blp = Blueprint(
     "data",
@@ -75,11 +76,9 @@ class Exports(MethodView):
     def post(self, body):
         """Export a resource's rows, filtered, as CSV, JSON or NDJSON (streamed)"""
         export = exports.prepare(
-            current_viewer(), body["resource"], body["parameters_json"], body["format"]
+            current_viewer(), body["resource"], body["filters"], body["format"], settings(), now()
         )
-        response = Response(stream_with_context(export.body()), headers=export.headers())
-        response.call_on_close(export.close)  # also when the body is never read
-        return response
+        return streams.response(export)
 
 
 @blp.route("/usage")
@@ -88,4 +87,4 @@ class Usage(MethodView):
     @blp.response(200, UsageSchema)
     def get(self):
         """This month's consumption and quota state (this call is not counted)"""
-        return quotas.usage(current_viewer())
+        return quotas.usage(current_viewer(), settings(), now())

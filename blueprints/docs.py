@@ -5,8 +5,8 @@ only the code that was installed with the service."""
 from flask import Blueprint, render_template, send_from_directory
 from swagger_ui_bundle import swagger_ui_path
 
-import pages
 from errors import NotFound
+from web import html
 
 blp = Blueprint("docs", __name__)
 
@@ -20,7 +20,7 @@ ASSET_MAX_AGE = 24 * 3600
 @blp.get("/docs")
 def page():
     """Swagger UI on this service's OpenAPI description."""
-    return pages.render("docs.html", policy=pages.DOCS_POLICY)
+    return html.render("docs.html", policy=html.DOCS_POLICY)
 
 
 @blp.get("/docs/docs.js")

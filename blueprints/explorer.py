@@ -2,9 +2,10 @@
 
 from flask.views import MethodView
 
-from access import PUBLIC, Blueprint, current_viewer
 from schemas.explorer import ComparableArgsSchema, ComparableSchema, SlateArgsSchema, SlateSchema
 from services import explorer
+from web.access import PUBLIC, current_viewer
+from web.blueprint import Blueprint
 
 blp = Blueprint(
     "explorer",

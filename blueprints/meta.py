@@ -3,11 +3,12 @@
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
-from access import Blueprint
 from errors import PROBLEMS, NotFound, ServiceUnavailable
-from extensions import base_url, problem_type
 from schemas.common import ProblemDescriptionSchema
 from services import health
+from web.access import settings
+from web.blueprint import Blueprint
+from web.links import base_url, problem_type
 
 blp = Blueprint(
     "meta",
@@ -75,6 +76,6 @@ class Readiness(MethodView):
     @blp.problems(503, "service-unavailable")
     def get(self):
         """Readiness: the database answers a new connection within the configured timeouts"""
-        if not health.database_answers():
+        if not health.database_answers(settings()):
             raise ServiceUnavailable()
         return {"status": "ok"}

@@ -1,8 +1,9 @@
 """Operations API endpoints for admins and operators."""
 
+import time
+
 from flask.views import MethodView
 
-from access import OPS, Blueprint, current_viewer, id_param
 from schemas.ops import (
     RESULT_SCHEMAS,
     CalibrationRequestSchema,
@@ -14,6 +15,10 @@ from schemas.ops import (
     result_component,
 )
 from services import health, operations
+from web import ratelimits
+from web.access import OPS, current_viewer, now, settings, started_at
+from web.blueprint import Blueprint
+from web.paths import id_param
 
 blp = Blueprint(
     "ops",
@@ -29,7 +34,9 @@ class ServiceHealth(MethodView):
     @blp.response(200, HealthSchema)
     def get(self):
         """Database, rate-limit storage and result freshness, with latencies"""
-        return health.report()
+        return health.report(
+            settings(), ratelimits.storage_health, time.monotonic() - started_at(), now()
+        )
 
 
 @blp.route("/operations/intelligence-refreshes")
@@ -40,7 +47,7 @@ class IntelligenceRefreshes(MethodView):
     @blp.problems(409, "match-not-open")
     def post(self, body):
         """Refresh one open match's prediction, pick and intelligence"""
-        return operations.refresh(body["match_id"], current_viewer())
+        return operations.refresh(body["match_id"], settings(), current_viewer(), now())
 
 
 @blp.route("/operations/settlement-runs")
@@ -49,7 +56,7 @@ class SettlementRuns(MethodView):
     @blp.response(200, OperationSchema)
     def post(self, body):
         """Settle the pending picks of matches from the last N days"""
-        return operations.settle(body["last_days"], current_viewer())
+        return operations.settle(body["last_days"], settings(), current_viewer(), now())
 
 
 @blp.route("/operations/calibration-runs")
@@ -58,7 +65,7 @@ class CalibrationRuns(MethodView):
     @blp.response(200, OperationSchema)
     def post(self, body):
         """Score the published probabilities of the last N days against the closing odds"""
-        return operations.calibrate(body["window_days"], current_viewer())
+        return operations.calibrate(body["window_days"], settings(), current_viewer(), now())
 
 
 @blp.route(f"/operations/{id_param('operation_id')}")
@@ -67,7 +74,7 @@ class OperationById(MethodView):
     @blp.problems(404, "not-found")
     def get(self, operation_id):
         """An operation's record: kind, parameters, state, timing, who started it"""
-        return operations.get(operation_id)
+        return operations.get(operation_id, settings(), now())
 
 
 #: The result's documented shape: one of the kinds' result schemas (see create_app).
@@ -96,4 +103,4 @@ class OperationResult(MethodView):
     @blp.problems(409, "operation-not-finished", "operation-failed")
     def get(self, operation_id):
         """What a succeeded operation found, shaped by its kind"""
-        return OperationResultSchema().dump(operations.result(operation_id))
+        return OperationResultSchema().dump(operations.result(operation_id, settings(), now()))

@@ -2,10 +2,12 @@
 
 from flask.views import MethodView
 
-from access import PUBLIC, Blueprint, current_viewer, id_param
 from schemas.matches import MatchCardSchema
 from schemas.picks import PicksOfDaySchema, PicksTodayArgsSchema
 from services import cards, picks
+from web.access import PUBLIC, current_viewer
+from web.blueprint import Blueprint
+from web.paths import id_param
 
 blp = Blueprint(
     "picks",

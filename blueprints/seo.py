@@ -2,11 +2,12 @@
 
 from flask.views import MethodView
 
-import pages
-from access import PUBLIC, Blueprint, current_viewer
-from extensions import base_url
 from schemas.seo import PredictionPageSchema
 from services import seo
+from web import html
+from web.access import PUBLIC, current_viewer
+from web.blueprint import Blueprint
+from web.links import base_url
 
 blp = Blueprint(
     "seo",
@@ -21,7 +22,7 @@ blp = Blueprint(
 
 def representation() -> str:
     """Which representation the client asked for (a key of the answer cache)."""
-    return "html" if pages.wants_html() else "json"
+    return "html" if html.wants_html() else "json"
 
 
 @blp.route("/predictions/<slug:slug>")
@@ -38,6 +39,6 @@ class PredictionPage(MethodView):
     def get(self, slug):
         """A match's prediction page: title, description, canonical URL and SportsEvent"""
         page = seo.page(slug, base_url(), current_viewer())
-        if not pages.wants_html():
+        if not html.wants_html():
             return page
-        return pages.render("prediction.html", page=PredictionPageSchema().dump(page))
+        return html.render("prediction.html", page=PredictionPageSchema().dump(page))

@@ -2,9 +2,10 @@
 
 from flask.views import MethodView
 
-from access import PUBLIC, Blueprint
 from schemas.records import ByCompetitionTypeSchema, TrackRecordArgsSchema
 from services import track_record
+from web.access import PUBLIC
+from web.blueprint import Blueprint
 
 blp = Blueprint(
     "track-record",

@@ -2,19 +2,13 @@
 
 import numpy as np
 
-MARKETS: dict[str, tuple[str, ...]] = {
-    "1x2": ("home", "draw", "away"),
-    "ou25": ("over", "under"),
-    "btts": ("yes", "no"),
-}
+from enums import MARKET_SELECTIONS
+
+#: Markets and their selections (as ``enums`` defines them), in the order of the arrays' columns.
+MARKETS = MARKET_SELECTIONS
 
 #: Markets whose selections are ordered, so a ranked probability score is meaningful.
 ORDERED_MARKETS = frozenset({"1x2"})
-
-
-def selection_index(market: str, selection: str) -> int:
-    """Position of ``selection`` within ``market``'s selections (ValueError when unknown)."""
-    return MARKETS[market].index(selection)
 
 
 def outcome(market: str, home_goals: int, away_goals: int) -> str:

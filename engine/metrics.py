@@ -3,9 +3,6 @@ settled picks, overall or per group, computed without a Python loop per pick."""
 
 import numpy as np
 
-#: Statuses whose pick has a final profit (a void one's is 0).
-SETTLED = ("won", "lost", "void")
-
 
 def _forecasts(probs, outcome):
     """Probabilities (n, k) and outcome indices (n,) as arrays, after checking they fit."""

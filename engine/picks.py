@@ -5,9 +5,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: Ratings from the strongest to the weakest.
-RATINGS = ("A", "B", "C")
-
 
 @dataclass(frozen=True)
 class RatingThresholds:

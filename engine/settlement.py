@@ -8,9 +8,6 @@ import numpy as np
 
 from engine.markets import MARKETS, outcome_indices
 
-#: Pick statuses: ``pending`` until the match decides the pick, then one of the other three.
-STATUSES = ("pending", "won", "lost", "void")
-
 _SECONDS_PER_HOUR = 3600.0
 
 

@@ -18,6 +18,7 @@ from engine import dixon_coles, market_ratings, pooling, timeline
 from engine.markets import MARKETS, outcome_indices
 from engine.scores import market_probabilities, score_matrix
 from engine.timeline import DAY, needed_cutoffs, weeks
+from enums import GOAL_SOURCES
 
 MODEL_NAME = "goal-chain-market-pool"
 #: 2.0.0: market-implied ratings lead the goal model where they cover a match (1.0.0 was
@@ -26,9 +27,8 @@ MODEL_VERSION = "2.0.0"
 
 RATINGS_CONFIG = market_ratings.RatingsConfig()
 
-#: Where a goal-model row came from.
-RATINGS_SOURCE = "market-ratings"
-GOALS_SOURCE = "dixon-coles"
+#: Where a goal-model row came from: the market-implied ratings, or Dixon-Coles on goals.
+RATINGS_SOURCE, GOALS_SOURCE = GOAL_SOURCES
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,10 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
+from flask import current_app, has_app_context
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+from clock import utcnow
 from enums import ID_RANGE
 
 DAY = timedelta(days=1)
@@ -153,8 +155,9 @@ class DayOrInstant(fields.String):
 
 
 def now() -> datetime:
-    """The current time (UTC): the clock of the arguments' defaults."""
-    return datetime.now(UTC)
+    """The current time (UTC) by the app's clock (see ``create_app``): the clock of the
+    arguments' defaults."""
+    return current_app.extensions["clock"]() if has_app_context() else utcnow()
 
 
 def today() -> Span:

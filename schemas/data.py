@@ -1,6 +1,10 @@
 """Data API shapes: the catalog, the match feed and the usage report."""
 
-from marshmallow import fields, validate
+from datetime import UTC, datetime
+
+from flask import current_app
+from itsdangerous import BadSignature, URLSafeSerializer
+from marshmallow import ValidationError, fields, validate
 
 from enums import CARD_RELATIONS, MATCH_STATUSES, USAGE_STATES
 from schemas.common import (
@@ -13,6 +17,35 @@ from schemas.common import (
     id_field,
 )
 from schemas.matches import MatchCardSchema
+
+
+class FeedCursor(fields.String):
+    """A position in the match feed's order, (kick-off, id), as an opaque token signed with the
+    service's key: a client passes back only what it was given (anything else is a 422)."""
+
+    SALT = "match-feed-cursor"
+    INVALID = "Not a valid cursor: pass nextCursor as it was given."
+    MAX_LENGTH = 512
+
+    @classmethod
+    def _signer(cls) -> URLSafeSerializer:
+        return URLSafeSerializer(current_app.config["JWT_SECRET_KEY"], salt=cls.SALT)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is None:
+            return None
+        kickoff_at, match_id = value
+        return self._signer().dumps([kickoff_at.astimezone(UTC).isoformat(), match_id])
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if len(text) > self.MAX_LENGTH:  # before any work on it
+            raise ValidationError(self.INVALID)
+        try:
+            moment, match_id = self._signer().loads(text)
+            return datetime.fromisoformat(moment), int(match_id)
+        except (BadSignature, TypeError, ValueError) as exc:
+            raise ValidationError(self.INVALID) from exc
 
 
 class CatalogResourceSchema(CamelSchema):
@@ -103,8 +136,9 @@ class MatchesArgsSchema(KickoffRangeSchema):
         validate=validate.Range(1, 1000),
         metadata={"description": "Matches per page, 1–1000 (default 100)."},
     )
-    cursor = fields.String(
-        validate=validate.Length(max=512),
+    after = FeedCursor(
+        data_key="cursor",
+        validate=validate.Length(max=FeedCursor.MAX_LENGTH),  # documents it: checked on load
         metadata={"description": "`nextCursor` of the previous page, as it was given."},
     )
 
@@ -114,7 +148,8 @@ class MatchesPageSchema(CamelSchema):
 
     items = fields.List(fields.Nested(MatchCardSchema), required=True)
     limit = fields.Integer(required=True)
-    next_cursor = fields.String(
+    next_after = FeedCursor(
+        data_key="nextCursor",
         required=True,
         allow_none=True,
         metadata={"description": "Pass as `cursor` for the next page; null on the last page."},

@@ -2,7 +2,9 @@
 flat row, the same in CSV, JSON and NDJSON. The catalog lists these fields and filters, so what
 it promises and what an export writes come from one place."""
 
-from marshmallow import RAISE, fields, validate
+import json
+
+from marshmallow import RAISE, ValidationError, fields, post_load, validate
 
 from enums import (
     COMPETITION_TYPES,
@@ -41,6 +43,37 @@ class ExportRequestSchema(CamelSchema):
         },
     )
     format = one_of(EXPORT_FORMATS, required=True)
+
+    @post_load
+    def load_filters(self, data, **kwargs):
+        """``parametersJson`` read through the resource's filter schema, as ``filters``."""
+        data["filters"] = load_filters(data["resource"], data.pop("parameters_json"))
+        return data
+
+
+def load_filters(resource: str, text: str) -> dict:
+    """A resource's filters from the JSON object in ``text``; a ValidationError keyed by
+    ``parametersJson`` (or ``parametersJson.<filter>``) otherwise."""
+    try:
+        given = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+        raise ValidationError(NOT_AN_OBJECT, "parametersJson") from exc
+    if not isinstance(given, dict):
+        raise ValidationError(NOT_AN_OBJECT, "parametersJson")
+    schema = FILTERS[resource]()
+    try:
+        return schema.load(given)
+    except ValidationError as exc:
+        allowed = ", ".join(field.data_key for field in schema.fields.values()) or "none"
+        errors = {}
+        for key, messages in exc.normalized_messages().items():
+            if messages == ["Unknown field."]:
+                messages = [f"Unknown filter for {resource}; allowed: {allowed}."]
+            errors[f"parametersJson.{key}"] = messages
+        raise ValidationError(errors) from exc
+
+
+NOT_AN_OBJECT = "Must be a JSON object in a string, such as {}."
 
 
 class ExportJSONSchema(CamelSchema):
@@ -220,3 +253,24 @@ class TrackRecordRowSchema(FiguresSchema):
             "group",
             *FiguresSchema._declared_fields,
         )
+
+
+#: Each resource's filters (its list endpoint's names) and its flat row.
+FILTERS = {
+    "matches": MatchFilters,
+    "picks": PickFilters,
+    "predictions": PredictionFilters,
+    "odds": OddsFilters,
+    "teams": TeamFilters,
+    "leagues": NoFilters,
+    "track-record": RangeFilters,
+}
+ROWS = {
+    "matches": MatchRowSchema,
+    "picks": PickRowSchema,
+    "predictions": PredictionRowSchema,
+    "odds": OddsRowSchema,
+    "teams": TeamRowSchema,
+    "leagues": LeagueRowSchema,
+    "track-record": TrackRecordRowSchema,
+}

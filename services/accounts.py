@@ -1,20 +1,19 @@
-"""Accounts: registration, login and the access tokens they hand out."""
+"""Accounts: registration, checking a password, and the user an access token names.
 
-import hashlib
+Tokens themselves (issuing, reading, throttling sign-ins) belong to the web: see
+``web/sessions.py``. Passwords are hashed by a :class:`PasswordHasher` the app makes once.
+"""
+
 import secrets
+import threading
 import unicodedata
 
-from flask import current_app
-from flask_jwt_extended import create_access_token
 from peewee import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
-import ratelimits
 from errors import AccountSuspended, EmailTaken, InvalidCredentials
-from models import User, db
-
-#: The rate-limit policy counting sign-in attempts per account.
-LOGIN_POLICY = "login-failures"
+from models import User
+from store.database import db
 
 
 def normalise_email(email: str) -> str:
@@ -22,102 +21,75 @@ def normalise_email(email: str) -> str:
     return unicodedata.normalize("NFC", email.strip()).lower()
 
 
-def hash_password(password: str) -> str:
-    """A slow salted hash of ``password`` (scrypt, ``PASSWORD_HASH_METHOD``)."""
-    with current_app.extensions["password_hashing"]:
-        return generate_password_hash(password, method=current_app.config["PASSWORD_HASH_METHOD"])
+class PasswordHasher:
+    """Slow salted hashes (scrypt, ``method`` as werkzeug names it), at most ``concurrency`` at
+    once in a process: each holds scrypt's 128·N·r bytes (32 MiB at the default cost) while it
+    runs, and a flood of logins would otherwise hold that much per serving thread."""
+
+    def __init__(self, method: str, concurrency: int):
+        self.method = method
+        self.turns = threading.BoundedSemaphore(concurrency)
+        self._decoy = None
+        self._decoy_lock = threading.Lock()
+
+    def hash(self, password: str) -> str:
+        """A new salted hash of ``password``."""
+        with self.turns:
+            return generate_password_hash(password, method=self.method)
+
+    def matches(self, stored: str, password: str) -> bool:
+        """Whether ``password`` hashes to ``stored``."""
+        with self.turns:
+            return check_password_hash(stored, password)
+
+    def decoy(self) -> str:
+        """A hash of a password nobody knows, made once with the configured cost: sign-in
+        checks it when the email is unknown, so it takes as long whether or not the account
+        exists."""
+        with self._decoy_lock:
+            if self._decoy is None:
+                self._decoy = self.hash(secrets.token_urlsafe(32))
+            return self._decoy
 
 
-def password_matches(stored: str, password: str) -> bool:
-    """Whether ``password`` hashes to ``stored``.
-
-    Hashing waits its turn: a process computes at most ``PASSWORD_HASH_CONCURRENCY`` hashes at
-    once, since each holds scrypt's 128·N·r bytes (32 MiB at the default cost) while it runs,
-    and a flood of logins would otherwise hold that much per serving thread.
-    """
-    with current_app.extensions["password_hashing"]:
-        return check_password_hash(stored, password)
-
-
-def decoy_hash() -> str:
-    """A hash of a password nobody knows, made once per app with the configured cost.
-
-    Login checks it when the email is unknown, so it takes as long whether or not the account
-    exists.
-    """
-    if "decoy_hash" not in current_app.extensions:
-        current_app.extensions["decoy_hash"] = hash_password(secrets.token_urlsafe(32))
-    return current_app.extensions["decoy_hash"]
-
-
-def register(email: str, password: str) -> dict:
-    """Create a user/free/active account and sign it in; EmailTaken if the email is in use."""
+def register(email: str, password: str, hasher: PasswordHasher) -> User:
+    """Create a user/free/active account; EmailTaken if the email is in use."""
     try:
         with db.atomic():
-            user = User.create(email=normalise_email(email), password_hash=hash_password(password))
+            return User.create(email=normalise_email(email), password_hash=hasher.hash(password))
     except IntegrityError as exc:
         raise EmailTaken() from exc
-    return session_for(user)
 
 
-def login(email: str | None, password: str | None) -> dict:
-    """Sign in with email and password; InvalidCredentials never says which one was wrong.
-
-    Every attempt on an email counts against ``RATELIMIT_LOGIN_FAILURES`` before the password
-    is even hashed, and a successful sign-in clears the count: so the count is the failures
-    in the window (and attempts under way), across every process sharing the rate-limit
-    storage, and an attacker guessing from many addresses gets as few guesses as from one.
-    The window is short, so someone who spends the failures for a real user keeps them out
-    only while they go on spending them, a window at a time.
-    """
+def authenticate(email: str | None, password: str | None, hasher: PasswordHasher) -> User:
+    """The active user with this email and password; InvalidCredentials never says which of the
+    two was wrong, and AccountSuspended comes only after the right password."""
     email = normalise_email(email) if email else None
-    if email:
-        ratelimits.hit(LOGIN_POLICY, _login_limit(), _login_key(email), report=False)
     user = User.by_email(email) if email else None
-    stored = user.password_hash if user else decoy_hash()
-    if not password_matches(stored, password or "") or user is None:
+    stored = user.password_hash if user else hasher.decoy()
+    if not hasher.matches(stored, password or "") or user is None:
         raise InvalidCredentials()
     if user.status == "suspended":
         raise AccountSuspended()
-    ratelimits.clear(LOGIN_POLICY, _login_limit(), _login_key(email))
-    return session_for(user)
+    return user
 
 
-def _login_limit() -> str:
-    return current_app.config["RATELIMIT_LOGIN_FAILURES"]
-
-
-def _login_key(email: str) -> str:
-    """The counter of an email's sign-in attempts: a digest, so no address sits in the storage."""
-    return "login:" + hashlib.sha256(email.encode()).hexdigest()[:32]
-
-
-def session_for(user: User) -> dict:
-    """The signed-in answer: the user, a bearer access token and its lifetime in seconds."""
-    return {
-        "user": user,
-        "access_token": create_access_token(identity=str(user.id)),
-        "token_type": "Bearer",
-        "expires_in": current_app.config["ACCESS_TOKEN_EXPIRES"],
-    }
-
-
-def token_claims(identity) -> dict:
-    """What every access token carries beside its subject: the user's token stamp.
+def token_stamp(identity) -> str:
+    """The stamp a token for the user ``identity`` names must carry ("" for none).
 
     A token is good only while its stamp is the user's: a new password gives the user a new
     stamp, ending every token issued before; and an id that names another account since (SQLite
     reuses the id of a deleted last row) has another stamp.
     """
     user = user_for_id(identity)
-    return {"stamp": (user.token_stamp or "") if user else ""}
+    return (user.token_stamp or "") if user else ""
 
 
-def user_for_token(claims: dict) -> User | None:
+def user_for_token(subject, stamp) -> User | None:
     """The user a token names, or None (deleted, not one of our ids, or a stamp that is not the
     user's: issued before a password change, or for an earlier holder of the id)."""
-    user = user_for_id(claims.get("sub"))
-    if user is None or claims.get("stamp") != (user.token_stamp or ""):
+    user = user_for_id(subject)
+    if user is None or stamp != (user.token_stamp or ""):
         return None
     return user
 

@@ -3,7 +3,8 @@
 import numpy as np
 
 from engine import backtest
-from models import League, Match, Pick, epoch_seconds, fetch_rows
+from models import League, Match, Pick
+from store.bulk import epoch_seconds, fetch_rows
 
 COLUMNS = (
     Match.kickoff_at,

@@ -4,17 +4,18 @@ beside the bookmakers' closing implied probabilities scored on the same matches.
 from datetime import timedelta
 
 import numpy as np
-from flask import current_app
 
+from clock import utcnow
 from engine import calibration
 from engine import odds as odds_engine
 from engine.markets import MARKETS, ORDERED_MARKETS, outcome_indices
-from models import Match, Prediction, utcnow
+from models import Match, Prediction
 from services import odds
 
 
-def run(window_days: int, now=None) -> dict:
-    """The calibration-run operation over matches finished in the last ``window_days`` days."""
+def run(window_days: int, settings, now=None) -> dict:
+    """The calibration-run operation over matches finished in the last ``window_days`` days,
+    the reference de-margined by ``settings["MARGIN_METHOD"]``."""
     now = now or utcnow()
     start = now - timedelta(days=window_days)
     rows = list(
@@ -33,7 +34,10 @@ def run(window_days: int, now=None) -> dict:
         .tuples()
     )
     all_matches = np.unique(np.array([row[0] for row in rows], dtype=np.int64))
-    closing = _closing_probabilities(all_matches)  # one read of the closing odds, all markets
+    method = settings["MARGIN_METHOD"]
+    closing = _closing_probabilities(
+        all_matches, method
+    )  # one read of the closing odds, all markets
     markets = {}
     for market, selections in MARKETS.items():
         mine = [row for row in rows if row[1] == market]
@@ -53,15 +57,14 @@ def run(window_days: int, now=None) -> dict:
         "window_days": window_days,
         "date_from": start,
         "date_to": now,
-        "reference_method": f"closing odds, {current_app.config['MARGIN_METHOD']} margin removal",
+        "reference_method": f"closing odds, {method} margin removal",
         "markets": markets,
     }
 
 
-def _closing_probabilities(match_ids) -> dict:
+def _closing_probabilities(match_ids, method) -> dict:
     """Per market, the de-margined sharp closing probabilities (Pinnacle, else the market
     average) of ``match_ids``, rows in that order."""
-    method = current_app.config["MARGIN_METHOD"]
     return {
         market: odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
         for market, cube in odds.load(match_ids, closing=True).items()

@@ -1,8 +1,10 @@
 """The demo world: synthetic leagues with results and odds, then the whole pipeline over them."""
 
+from clock import utcnow
 from engine import demo
-from models import League, Team, db, utcnow
+from models import League, Team
 from services import imports
+from store.database import db
 
 
 def load(now=None) -> dict:

@@ -1,122 +1,60 @@
-"""Data API exports: a resource's rows, filtered, streamed as CSV, JSON or NDJSON.
+"""Data API exports: a resource's rows, filtered, ready to stream as CSV, JSON or NDJSON.
 
 An export counts its rows in a snapshot, charges the export and its rows to the monthly quota in
-one statement (a 429 before the first byte when they do not fit), records itself, then streams
-exactly the counted rows from the same snapshot: a server-side cursor on PostgreSQL, batched
-reads on SQLite. Nothing accumulates, so a worker's memory does not grow with the row count.
+one statement (a 429 before the first byte when they do not fit), records itself, then hands
+over exactly the counted rows from the same snapshot: a server-side cursor on PostgreSQL,
+batched reads on SQLite. Nothing accumulates, so a worker's memory does not grow with the row
+count. ``web/streams.py`` writes them in their format.
 """
 
-import csv
-import io
 import json
 from dataclasses import dataclass
 
-from flask import current_app
-from marshmallow import ValidationError
 from peewee import Case, fn
 
 from engine.markets import MARKETS
 from enums import CARD_RELATIONS
-from errors import ValidationFailed
-from models import (
-    Export,
-    League,
-    Match,
-    OddsQuote,
-    Pick,
-    Prediction,
-    Snapshot,
-    Team,
-)
-from schemas.common import flat_rows
-from schemas.exports import (
-    ExportJSONSchema,
-    LeagueRowSchema,
-    MatchFilters,
-    MatchRowSchema,
-    NoFilters,
-    OddsFilters,
-    OddsRowSchema,
-    PickFilters,
-    PickRowSchema,
-    PredictionFilters,
-    PredictionRowSchema,
-    RangeFilters,
-    TeamFilters,
-    TeamRowSchema,
-    TrackRecordRowSchema,
-)
+from models import Export, League, Match, OddsQuote, Pick, Prediction, Team
+from schemas.exports import FILTERS, ROWS, TrackRecordRowSchema
 from services import cards, quotas, track_record
 from services.cards import AWAY, HOME
 from services.queries import match_filters, within
+from store.database import Snapshot
 
-#: Rows read from the database per round trip, and bytes gathered before each write.
+#: Rows read from the database per round trip.
 BATCH = 5000
-CHUNK = 64 * 1024
-
-MEDIA_TYPES = {
-    "csv": "text/csv; charset=utf-8",
-    "json": "application/json",
-    "ndjson": "application/x-ndjson",
-}
 
 
 @dataclass(frozen=True)
 class Resource:
-    """An exportable resource: its filters, its row, and where its list endpoint is."""
+    """An exportable resource: where its list endpoint is and what it includes; its filters
+    and its flat row are schemas (``schemas.exports.FILTERS`` and ``ROWS``)."""
 
     name: str
-    filters: type
-    row: type
     path: str | None = None
     includes: tuple[str, ...] = ()
+
+    @property
+    def filters(self) -> type:
+        return FILTERS[self.name]
+
+    @property
+    def row(self) -> type:
+        return ROWS[self.name]
 
 
 RESOURCES = {
     resource.name: resource
     for resource in (
-        Resource(
-            "matches",
-            MatchFilters,
-            MatchRowSchema,
-            "/api/v1/data/matches",
-            CARD_RELATIONS,
-        ),
-        Resource("picks", PickFilters, PickRowSchema),
-        Resource("predictions", PredictionFilters, PredictionRowSchema),
-        Resource("odds", OddsFilters, OddsRowSchema),
-        Resource("teams", TeamFilters, TeamRowSchema),
-        Resource("leagues", NoFilters, LeagueRowSchema),
-        Resource("track-record", RangeFilters, TrackRecordRowSchema, "/api/v1/data/track-record"),
+        Resource("matches", "/api/v1/data/matches", CARD_RELATIONS),
+        Resource("picks"),
+        Resource("predictions"),
+        Resource("odds"),
+        Resource("teams"),
+        Resource("leagues"),
+        Resource("track-record", "/api/v1/data/track-record"),
     )
 }
-
-
-def parse_filters(resource: str, text: str) -> dict:
-    """``parametersJson`` loaded through the resource's filter schema; a 422 otherwise."""
-    try:
-        given = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
-        raise _invalid(["Must be a JSON object in a string, such as {}."]) from exc
-    if not isinstance(given, dict):
-        raise _invalid(["Must be a JSON object in a string, such as {}."])
-    schema = RESOURCES[resource].filters()
-    try:
-        return schema.load(given)
-    except ValidationError as exc:
-        allowed = ", ".join(field.data_key for field in schema.fields.values()) or "none"
-        errors = {}
-        for key, messages in exc.normalized_messages().items():
-            if messages == ["Unknown field."]:
-                messages = [f"Unknown filter for {resource}; allowed: {allowed}."]
-            errors[f"parametersJson.{key}"] = messages
-        raise ValidationFailed(
-            f"Invalid filters for {resource}: {', '.join(sorted(errors))}.", errors=errors
-        ) from exc
-
-
-def _invalid(messages) -> ValidationFailed:
-    return ValidationFailed("Invalid parametersJson.", errors={"parametersJson": messages})
 
 
 def _matches(filters):
@@ -299,43 +237,23 @@ def _track_record_rows(filters):
 
 
 class Prepared:
-    """An export whose rows are counted and charged, ready to stream."""
+    """An export whose rows are counted and charged, ready to stream: its record, its rows (plain
+    tuples in its row schema's field order) and the snapshot they are read from."""
 
     def __init__(self, record: Export, rows, snapshot: Snapshot | None):
         self.record = record
         self.rows = rows
         self.snapshot = snapshot
 
-    def body(self):
-        """The export's bytes, chunk by chunk (the snapshot closes when they are written)."""
-        try:
-            yield from WRITERS[self.record.format](self.record, self.rows)
-        finally:
-            self.close()
-
     def close(self) -> None:
-        """Let go of the snapshot, whether or not the body was read (safe to call again)."""
+        """Let go of the snapshot, whether or not the rows were read (safe to call again)."""
         if self.snapshot is not None:
             self.snapshot.close()
 
-    def headers(self) -> dict[str, str]:
-        """The export's response headers: its type, a file name, its id and row count."""
-        record = self.record
-        return {
-            "Content-Type": MEDIA_TYPES[record.format],
-            "Content-Disposition": (
-                f'attachment; filename="{record.resource}-{record.id}.{record.format}"'
-            ),
-            "X-Export-Id": str(record.id),
-            "X-Row-Count": str(record.row_count),
-            "Cache-Control": "no-store",
-        }
 
-
-def prepare(user, resource: str, parameters: str, format_: str) -> Prepared:
-    """Count, charge and record an export of ``resource`` filtered by ``parameters`` (a JSON
-    object in a string); QuotaExceeded when it does not fit what is left this month."""
-    filters = parse_filters(resource, parameters)
+def prepare(user, resource: str, filters: dict, format_: str, settings, now=None) -> Prepared:
+    """Count, charge and record an export of ``resource`` with ``filters`` (as its filter schema
+    loads them); QuotaExceeded when it does not fit what is left this month."""
     snapshot, prepared = None, None
     try:
         if resource == "track-record":
@@ -344,17 +262,16 @@ def prepare(user, resource: str, parameters: str, format_: str) -> Prepared:
         else:
             query = QUERIES[resource](filters)
             # A connection of its own: the request's connection charges the quota meanwhile.
-            config = current_app.config
             snapshot = Snapshot(
-                config["DATABASE_URL"],
-                connect_timeout=config["DATABASE_CONNECT_TIMEOUT"],
-                statement_timeout=config["DATABASE_STATEMENT_TIMEOUT"],
+                settings["DATABASE_URL"],
+                connect_timeout=settings["DATABASE_CONNECT_TIMEOUT"],
+                statement_timeout=settings["DATABASE_STATEMENT_TIMEOUT"],
             ).open()
             count = int(snapshot.scalar(_count_query(resource, query)))
             rows = snapshot.rows(query, BATCH)
             if resource == "predictions":
                 rows = _prediction_rows(rows)
-        quotas.consume(user, {"exports": 1, "export_rows": count})
+        quotas.consume(user, {"exports": 1, "export_rows": count}, settings, now)
         record = Export.create(
             user=user,
             resource=resource,
@@ -367,76 +284,3 @@ def prepare(user, resource: str, parameters: str, format_: str) -> Prepared:
         if prepared is None and snapshot is not None:
             snapshot.close()
     return prepared
-
-
-def _chunks(record, rows, separator: str, booleans=(True, False)):
-    """The rows serialised one by one (CSV lines or JSON objects), gathered into chunks of
-    about ``CHUNK`` characters joined by ``separator``."""
-    names, convert = flat_rows(RESOURCES[record.resource].row(), booleans)
-    if record.format == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="")
-
-        def serialise(values):
-            buffer.seek(0)
-            buffer.truncate()
-            writer.writerow(values)
-            return buffer.getvalue()
-
-    else:
-        encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-
-        def serialise(values):
-            return encode(dict(zip(names, values, strict=True)))
-
-    parts, size = [], 0
-    for row in rows:
-        part = serialise(convert(row))
-        parts.append(part)
-        size += len(part)
-        if size >= CHUNK:
-            yield separator.join(parts)
-            parts, size = [], 0
-    if parts:
-        yield separator.join(parts)
-
-
-def _csv(record, rows):
-    """A header row, then one line per row (booleans as true/false, nulls empty)."""
-    names, _ = flat_rows(RESOURCES[record.resource].row())
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerow(names)
-    yield buffer.getvalue().encode()
-    for chunk in _chunks(record, rows, "\n", ("true", "false")):
-        yield (chunk + "\n").encode()
-
-
-def _ndjson(record, rows):
-    """One JSON object per line."""
-    for chunk in _chunks(record, rows, "\n"):
-        yield (chunk + "\n").encode()
-
-
-def _json(record, rows):
-    """``{id, resource, format, rowCount, generatedAt, items}``, the items written as they
-    come."""
-    head = ExportJSONSchema().dump(
-        {
-            "id": record.id,
-            "resource": record.resource,
-            "format": record.format,
-            "row_count": record.row_count,
-            "generated_at": record.created_at,
-            "items": [],
-        }
-    )
-    opening = json.dumps(head, separators=(",", ":"))
-    yield opening[: -len("[]}")].encode() + b"["
-    first = True
-    for chunk in _chunks(record, rows, ","):
-        yield (chunk if first else "," + chunk).encode()
-        first = False
-    yield b"]}"
-
-
-WRITERS = {"csv": _csv, "ndjson": _ndjson, "json": _json}

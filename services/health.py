@@ -4,11 +4,11 @@ import time
 from datetime import timedelta
 from importlib.metadata import version
 
-from flask import current_app
 from peewee import SQL, DatabaseError, InterfaceError
 
-from extensions import limiter
-from models import Operation, db, open_database, utcnow
+from clock import utcnow
+from models import Operation
+from store.database import db, open_database
 
 #: The operation kinds whose recency the health report watches → their maximum-age setting.
 FRESHNESS = {
@@ -31,16 +31,7 @@ def _database():
     return "ok", type(db.obj).__name__
 
 
-def _rate_limit_storage():
-    uri = current_app.config["RATELIMIT_STORAGE_URI"].split("://", 1)[0]
-    if not limiter.enabled:
-        return "degraded", "rate limiting is disabled"
-    if limiter.storage.check():
-        return "ok", f"{uri} storage"
-    return "down", f"{uri} storage does not answer; limits fall back to per-process memory"
-
-
-def _freshness(kind, setting):
+def _freshness(kind, setting, settings, now):
     last = (
         Operation.select(Operation.finished_at)
         .where((Operation.kind == kind) & (Operation.status == "succeeded"))
@@ -49,18 +40,23 @@ def _freshness(kind, setting):
     )
     if last is None:
         return "degraded", f"no {kind} has succeeded yet"
-    age = utcnow() - last.finished_at
-    hours = current_app.config[setting]
+    age = now - last.finished_at
+    hours = settings[setting]
     word = "ok" if age <= timedelta(hours=hours) else "degraded"
     return word, f"last succeeded {int(age.total_seconds() // 60)} minutes ago (limit {hours} h)"
 
 
-def report() -> dict:
-    """Each dependency's status and latency, and the overall status: ok, degraded or down."""
+def report(settings, rate_limit_storage, uptime_seconds: float, now=None) -> dict:
+    """Each dependency's status and latency, and the overall status: ok, degraded or down.
+
+    ``rate_limit_storage()`` answers ``(status, detail)`` of the rate-limit storage, which the
+    web layer owns; ``uptime_seconds`` is the serving process's.
+    """
+    now = now or utcnow()
     services = []
-    checks = [("database", _database), ("rate-limit-storage", _rate_limit_storage)]
+    checks = [("database", _database), ("rate-limit-storage", rate_limit_storage)]
     checks += [
-        (name, lambda kind=kind, setting=setting: _freshness(kind, setting))
+        (name, lambda kind=kind, setting=setting: _freshness(kind, setting, settings, now))
         for kind, (name, setting) in FRESHNESS.items()
     ]
     for name, check in checks:
@@ -79,20 +75,19 @@ def report() -> dict:
         "status": overall,
         "services": services,
         "version": version("sports-pick-service"),
-        "uptime_seconds": round(time.monotonic() - current_app.extensions["started_at"], 1),
+        "uptime_seconds": round(uptime_seconds, 1),
     }
 
 
-def database_answers() -> bool:
+def database_answers(settings) -> bool:
     """Whether a new connection to the database answers a trivial query within the configured
     timeouts. A new one, not the pool's: a pooled connection may predate a restart, and the
     question is whether the service can reach the database now."""
-    config = current_app.config
     database = open_database(
-        config["DATABASE_URL"],
+        settings["DATABASE_URL"],
         pooled=False,
-        connect_timeout=config["DATABASE_CONNECT_TIMEOUT"],
-        statement_timeout=config["DATABASE_STATEMENT_TIMEOUT"],
+        connect_timeout=settings["DATABASE_CONNECT_TIMEOUT"],
+        statement_timeout=settings["DATABASE_STATEMENT_TIMEOUT"],
     )
     try:
         database.connect()

@@ -8,19 +8,12 @@ updates what it knows better.
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clock import utcnow
 from engine import footballdata
-from models import (
-    League,
-    Match,
-    OddsQuote,
-    Team,
-    bump_data_version,
-    db,
-    insert_rows,
-    update_rows,
-    utcnow,
-)
+from models import League, Match, OddsQuote, Team, bump_data_version
 from services import odds
+from store.bulk import insert_rows, update_rows
+from store.database import db
 
 BATCH = 2000
 

@@ -7,7 +7,9 @@ import numpy as np
 
 from engine import odds as odds_engine
 from engine.markets import MARKETS
-from models import OddsQuote, OddsSummary, bump_data_version, db, fetch_rows, insert_rows
+from models import OddsQuote, OddsSummary, bump_data_version
+from store.bulk import fetch_rows, insert_rows
+from store.database import db
 
 
 @dataclass

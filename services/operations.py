@@ -9,15 +9,15 @@ JSON is the wire format and reads back as the same Python values.
 
 import logging
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
-from flask import current_app
-
+from clock import utcnow
 from errors import OperationFailed, OperationNotFinished
-from models import Operation, db, utcnow
+from models import Operation
 from schemas.common import dump_known
 from schemas.ops import PARAMS_SCHEMAS, RESULT_SCHEMAS
 from services import calibration, predictions, settlement
+from store.database import db
 
 log = logging.getLogger("picks.operations")
 
@@ -32,7 +32,7 @@ def run(kind: str, params: dict, work, created_by=None) -> Operation:
         params=dump_known(PARAMS_SCHEMAS[kind](), params),
         created_by=created_by,
     )
-    operation.status, operation.started_at = "running", datetime.now(UTC)
+    operation.status, operation.started_at = "running", utcnow()
     operation.save()
     started = time.perf_counter()
     try:
@@ -43,7 +43,7 @@ def run(kind: str, params: dict, work, created_by=None) -> Operation:
         operation.status, operation.error = "failed", f"{type(exc).__name__}: {exc}"
     else:
         operation.status, operation.result = "succeeded", result
-    operation.finished_at = datetime.now(UTC)
+    operation.finished_at = utcnow()
     operation.save()
     log.info(
         "operation %s %s %s in %.0f ms",
@@ -75,40 +75,45 @@ def describe(operation: Operation) -> dict:
     }
 
 
-def settle(last_days: int, by=None) -> dict:
+def settle(last_days: int, settings, by=None, now=None) -> dict:
     """Settle the pending picks of matches that kicked off in the last ``last_days`` days."""
     return describe(
-        run("settlement-run", {"last_days": last_days}, lambda: settlement.run(last_days), by)
+        run(
+            "settlement-run",
+            {"last_days": last_days},
+            lambda: settlement.run(last_days, settings, now),
+            by,
+        )
     )
 
 
-def calibrate(window_days: int, by=None) -> dict:
+def calibrate(window_days: int, settings, by=None, now=None) -> dict:
     """Score the published probabilities of the last ``window_days`` days."""
     return describe(
         run(
             "calibration-run",
             {"window_days": window_days},
-            lambda: calibration.run(window_days),
+            lambda: calibration.run(window_days, settings, now),
             by,
         )
     )
 
 
-def refresh(match_id: int, by=None) -> dict:
+def refresh(match_id: int, settings, by=None, now=None) -> dict:
     """Refresh one open match: NotFound and MatchNotOpen are raised before anything is
     recorded; a failure of the work itself is recorded."""
-    predictions.check_open(match_id)
+    match = predictions.check_open(match_id)
     return describe(
         run(
             "intelligence-refresh",
             {"match_id": match_id},
-            lambda: predictions.refresh(match_id),
+            lambda: predictions.refresh(match, settings, now),
             by,
         )
     )
 
 
-def backfill(rebuild=False, by=None, progress=None) -> dict:
+def backfill(settings, rebuild=False, by=None, progress=None, now=None) -> dict:
     """Predict every match walk-forward, make the picks and settle what has finished;
     ``rebuild`` re-predicts the backfilled history with the current model (never a live
     prediction or pick); ``progress(done, total)`` hears of the model's fits."""
@@ -116,37 +121,37 @@ def backfill(rebuild=False, by=None, progress=None) -> dict:
         run(
             "model-backfill",
             {"rebuild": rebuild},
-            lambda: predictions.backfill(rebuild=rebuild, progress=progress),
+            lambda: predictions.backfill(settings, now=now, rebuild=rebuild, progress=progress),
             by,
         )
     )
 
 
-def get(operation_id: int) -> dict:
+def get(operation_id: int, settings, now=None) -> dict:
     """The operation's record, or NotFound (see :func:`_current`)."""
-    return describe(_current(operation_id))
+    return describe(_current(operation_id, settings, now or utcnow()))
 
 
-def _current(operation_id: int) -> Operation:
+def _current(operation_id: int, settings, now) -> Operation:
     """The operation record, or NotFound. One left running by a process that died is marked
     failed once it is older than ``OPERATION_STALE_SECONDS``, so none stays running forever."""
     operation = Operation.get_or_raise(operation_id, "Operation")
     if operation.status in UNFINISHED:
-        limit = timedelta(seconds=current_app.config["OPERATION_STALE_SECONDS"])
+        limit = timedelta(seconds=settings["OPERATION_STALE_SECONDS"])
         since = operation.started_at or operation.created_at
-        if utcnow() - since > limit:
+        if now - since > limit:
             Operation.update(
                 status="failed",
                 error=f"interrupted: still {operation.status} after {int(limit.total_seconds())} s",
-                finished_at=utcnow(),
+                finished_at=now,
             ).where((Operation.id == operation.id) & Operation.status.in_(UNFINISHED)).execute()
             operation = Operation.get_by_id(operation.id)
     return operation
 
 
-def result(operation_id: int) -> tuple[str, dict]:
+def result(operation_id: int, settings, now=None) -> tuple[str, dict]:
     """``(kind, result)`` of a succeeded operation; 409 while it runs or when it failed."""
-    operation = _current(operation_id)
+    operation = _current(operation_id, settings, now or utcnow())
     if operation.status in UNFINISHED:
         raise OperationNotFinished(f"Operation {operation_id} is still {operation.status}.")
     if operation.status == "failed":

@@ -19,27 +19,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
-from flask import current_app
 from threadpoolctl import threadpool_limits
 
+from clock import utcnow
 from engine import intelligence, market_ratings, picks, pooling, timeline, walkforward
 from engine import odds as odds_engine
 from engine.markets import MARKETS, outcome_indices
 from engine.timeline import DAY
-from errors import MatchNotOpen
-from models import (
-    League,
-    Match,
-    MatchIntelligence,
-    Pick,
-    Prediction,
-    bump_data_version,
-    db,
-    utcnow,
-)
+from errors import MatchNotOpen, NotFound
+from models import League, Match, MatchIntelligence, Pick, Prediction, bump_data_version
 from schemas.common import dump_known
 from schemas.matches import IntelligencePayloadSchema
 from services import odds, settlement
+from store.database import db
 
 BATCH = 1000
 
@@ -63,7 +55,23 @@ class Forecast:
     source: dict  # market → (n,) what made the published probabilities
 
 
-def _matches(country=None):
+@dataclass
+class _History:
+    """The stored matches as the model reads them, in kick-off order."""
+
+    match_id: np.ndarray
+    kickoff: np.ndarray  # epoch seconds
+    status: np.ndarray
+    home: np.ndarray
+    away: np.ndarray
+    home_goals: np.ndarray  # NaN without a result
+    away_goals: np.ndarray
+    group: np.ndarray  # the model's groups: one per country
+    finished: np.ndarray
+
+
+def _history(country=None) -> _History | None:
+    """Every stored match (of one country), or None when there are none."""
     query = (
         Match.select(
             Match.id,
@@ -80,7 +88,24 @@ def _matches(country=None):
     )
     if country is not None:
         query = query.where(League.country == country)
-    return list(query.tuples())
+    rows = list(query.tuples())
+    if not rows:
+        return None
+    match_id, kickoff, status, home, away, hg, ag, countries = zip(*rows, strict=True)
+    status = np.array(status)
+    finished = status == "finished"
+    groups = {name: index for index, name in enumerate(sorted(set(countries)))}
+    return _History(
+        match_id=np.array(match_id, dtype=np.int64),
+        kickoff=np.array([moment.timestamp() for moment in kickoff], dtype=np.int64),
+        status=status,
+        home=np.array(home, dtype=np.int64),
+        away=np.array(away, dtype=np.int64),
+        home_goals=np.where(finished, np.array(hg, dtype=float), np.nan),
+        away_goals=np.where(finished, np.array(ag, dtype=float), np.nan),
+        group=np.array([groups[name] for name in countries], dtype=np.int64),
+        finished=finished,
+    )
 
 
 def _scattered(match_id, wanted, closing: bool) -> dict[str, odds.Cube]:
@@ -95,85 +120,114 @@ def _scattered(match_id, wanted, closing: bool) -> dict[str, odds.Cube]:
     return cubes
 
 
-def forecast(now, match_ids=None, progress=None) -> Forecast | None:
-    """Run the model over every stored match as of ``now``; or, with ``match_ids`` (of one
-    group), over that group only, fitting just what those matches need. ``progress(done,
-    total)`` hears of each week fitted."""
-    country = None
-    if match_ids is not None:
-        country = Match.get_by_id(match_ids[0]).league.country
-    rows = _matches(country)
-    if not rows:
-        return None
-    match_id, kickoff, status, home, away, hg, ag, countries = zip(*rows, strict=True)
-    status = np.array(status)
-    finished = status == "finished"
-    goals = [np.where(finished, np.array(side, dtype=float), np.nan) for side in (hg, ag)]
-    groups = {name: index for index, name in enumerate(sorted(set(countries)))}
-    match_id = np.array(match_id, dtype=np.int64)
-    kickoff = np.array([moment.timestamp() for moment in kickoff], dtype=np.int64)
-    config = current_app.config
-    targets, pool_weights = None, None
-    if match_ids is None:
-        pre_match = odds.load(match_id, closing=False, only_listed=False)
-        closing = odds.load(match_id, closing=True, only_listed=False)
-    else:
-        targets = np.flatnonzero(np.isin(match_id, match_ids))
-        cutoff = int(timeline.cutoff(kickoff[targets].min(), int(now.timestamp())))
-        # The ratings learn from the closing lines of their window before the cut-off.
-        window = walkforward.RATINGS_CONFIG.window_days * DAY
-        learning = finished & (kickoff >= cutoff - window) & (kickoff < cutoff)
-        learning[targets] = True  # their own closing quotes, for the data quality only
-        pre_match = _scattered(match_id, targets, closing=False)
-        closing = _scattered(match_id, learning, closing=True)
-        pool_weights = stored_pool_weights(datetime.fromtimestamp(cutoff, UTC))
+@dataclass
+class _Quotes:
+    """The quote cubes a forecast reads: pre-match and closing, per market."""
 
-    method = config["MARGIN_METHOD"]
+    pre_match: dict[str, odds.Cube]
+    closing: dict[str, odds.Cube]
+
+
+def _all_quotes(h: _History) -> _Quotes:
+    """Every stored quote of every match: what the backfill reads."""
+    return _Quotes(
+        odds.load(h.match_id, closing=False, only_listed=False),
+        odds.load(h.match_id, closing=True, only_listed=False),
+    )
+
+
+def _group_quotes(h: _History, targets, cutoff: int) -> _Quotes:
+    """What a refresh of ``targets`` reads: their pre-match quotes, and the closing quotes the
+    ratings learn from in their window before ``cutoff`` (and the targets' own, for the data
+    quality)."""
+    window = walkforward.RATINGS_CONFIG.window_days * DAY
+    learning = h.finished & (h.kickoff >= cutoff - window) & (h.kickoff < cutoff)
+    learning[targets] = True
+    return _Quotes(
+        _scattered(h.match_id, targets, closing=False),
+        _scattered(h.match_id, learning, closing=True),
+    )
+
+
+def _model_input(h: _History, quotes: _Quotes, now, method: str):
+    """The walk-forward model's input, and the de-margined sharp pre-match line per market."""
     market_probs = {
         market: odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
-        for market, cube in pre_match.items()
+        for market, cube in quotes.pre_match.items()
     }
     closing_probs = {
         market: np.where(
-            finished[:, None],
+            h.finished[:, None],
             odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0],
             np.nan,
         )
-        for market, cube in closing.items()
+        for market, cube in quotes.closing.items()
         if market in market_ratings.LEARNS_FROM
     }
     inputs = walkforward.WalkForwardInput(
-        kickoff=kickoff,
-        group=np.array([groups[name] for name in countries], dtype=np.int64),
-        home=np.array(home, dtype=np.int64),
-        away=np.array(away, dtype=np.int64),
-        home_goals=goals[0],
-        away_goals=goals[1],
+        kickoff=h.kickoff,
+        group=h.group,
+        home=h.home,
+        away=h.away,
+        home_goals=h.home_goals,
+        away_goals=h.away_goals,
         market=market_probs,
         now=int(now.timestamp()),
         closing=closing_probs,
     )
+    return inputs, market_probs
+
+
+def _run_model(inputs, targets=None, pool_weights=None, progress=None):
+    """The walk-forward model over ``inputs`` (only what ``targets`` need, when given)."""
     # The fits are small: a multi-threaded BLAS only fights for the cores (3x slower when busy).
     with threadpool_limits(limits=1, user_api="blas"):
-        output = walkforward.run(inputs, rows=targets, pool_weights=pool_weights, progress=progress)
-    thresholds = picks.RatingThresholds(
-        config["RATING_A_EDGE"],
-        config["RATING_A_QUALITY"],
-        config["RATING_B_EDGE"],
-        config["RATING_B_QUALITY"],
-    )
-    # The history behind a forecast is that of the goal model that made it: priced matches
-    # for the market-implied ratings, played matches for Dixon-Coles.
+        return walkforward.run(inputs, rows=targets, pool_weights=pool_weights, progress=progress)
+
+
+def _goal_history(output) -> tuple[np.ndarray, np.ndarray]:
+    """The matches behind each row's goal model, home and away: priced matches for the
+    market-implied ratings, played matches for Dixon-Coles."""
+    if output.ratings is None:
+        return output.history_home, output.history_away
     rated = output.goal_source == walkforward.RATINGS_SOURCE
-    history = (output.history_home, output.history_away)
-    if output.ratings is not None:
-        history = (
-            np.where(rated, output.ratings.priced_home, output.history_home),
-            np.where(rated, output.ratings.priced_away, output.history_away),
-        )
+    return (
+        np.where(rated, output.ratings.priced_home, output.history_home),
+        np.where(rated, output.ratings.priced_away, output.history_away),
+    )
+
+
+def _thresholds(settings) -> picks.RatingThresholds:
+    return picks.RatingThresholds(
+        settings["RATING_A_EDGE"],
+        settings["RATING_A_QUALITY"],
+        settings["RATING_B_EDGE"],
+        settings["RATING_B_QUALITY"],
+    )
+
+
+def forecast(now, settings, match_ids=None, country=None, progress=None) -> Forecast | None:
+    """Run the model over every stored match as of ``now``; or, with ``match_ids`` (all of the
+    group ``country``), over that group only, fitting just what those matches need.
+    ``progress(done, total)`` hears of each week fitted."""
+    h = _history(country)
+    if h is None:
+        return None
+    targets, pool_weights = None, None
+    if match_ids is None:
+        quotes = _all_quotes(h)
+    else:
+        targets = np.flatnonzero(np.isin(h.match_id, match_ids))
+        cutoff = int(timeline.cutoff(h.kickoff[targets].min(), int(now.timestamp())))
+        quotes = _group_quotes(h, targets, cutoff)
+        pool_weights = stored_pool_weights(datetime.fromtimestamp(cutoff, UTC))
+    inputs, market_probs = _model_input(h, quotes, now, settings["MARGIN_METHOD"])
+    output = _run_model(inputs, targets, pool_weights, progress)
+    history = _goal_history(output)
+    thresholds = _thresholds(settings)
     best, quality, choice, source = {}, {}, {}, {}
     for market in MARKETS:
-        cube, closed = pre_match[market], closing[market]
+        cube, closed = quotes.pre_match[market], quotes.closing[market]
         prices, book = odds_engine.best_prices(cube.prices, cube.bookmakers)
         names = np.array([*cube.bookmakers, None], dtype=object)  # index -1: no bookmaker
         best[market] = (prices, names[book])
@@ -183,17 +237,17 @@ def forecast(now, match_ids=None, progress=None) -> Forecast | None:
             odds_engine.quoting_count(cube.prices, cube.bookmakers),
             has_closing,
         )
-        selection, edge = picks.choose(output.published[market], prices, config["PICK_MIN_EDGE"])
+        selection, edge = picks.choose(output.published[market], prices, settings["PICK_MIN_EDGE"])
         choice[market] = (selection, edge, picks.rate(edge, quality[market][0], thresholds))
         source[market] = _source(output, market, market_probs[market])
     return Forecast(
-        match_id,
-        kickoff,
-        status,
-        np.array(home),
-        np.array(away),
-        goals[0],
-        goals[1],
+        h.match_id,
+        h.kickoff,
+        h.status,
+        h.home,
+        h.away,
+        h.home_goals,
+        h.away_goals,
         output,
         market_probs,
         best,
@@ -416,12 +470,14 @@ PREDICTION_FIELDS = [
 
 def _predicted(match_ids) -> dict[int, bool]:
     """Which of ``match_ids`` already have predictions, and whether any of them is live."""
-    query = Prediction.select(Prediction.match, Prediction.is_live)
-    if len(match_ids) <= BATCH:
-        query = query.where(Prediction.match.in_(match_ids))
     found = {}
-    for match_id, is_live in query.tuples():
-        found[match_id] = found.get(match_id, False) or bool(is_live)
+    for start in range(0, len(match_ids), BATCH):
+        chunk = match_ids[start : start + BATCH]
+        query = Prediction.select(Prediction.match, Prediction.is_live).where(
+            Prediction.match.in_(chunk)
+        )
+        for match_id, is_live in query.tuples():
+            found[match_id] = found.get(match_id, False) or bool(is_live)
     return found
 
 
@@ -470,19 +526,19 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) ->
     }
 
 
-def backfill(now=None, rebuild=False, progress=None) -> dict:
+def backfill(settings, now=None, rebuild=False, progress=None) -> dict:
     """Predict every stored match walk-forward, make the picks, settle what has finished;
     ``rebuild`` also re-predicts the backfilled history (see :func:`store`), ``progress``
     hears of the fits as :func:`forecast` says."""
     now = now or utcnow()
     started = time.perf_counter()
-    fc = forecast(now, progress=progress)
+    fc = forecast(now, settings, progress=progress)
     if fc is None:
         return {"matches": 0}
     modelled = time.perf_counter() - started
     with db.atomic():
         written = store(fc, np.arange(len(fc.match_id)), now, rebuild=rebuild)
-        settled = settlement.settle_pending(now=now)
+        settled = settlement.settle_pending(settings, now=now)
     live = Pick.select().where(Pick.is_live).count()
     return {
         "matches": len(fc.match_id),
@@ -496,20 +552,21 @@ def backfill(now=None, rebuild=False, progress=None) -> dict:
 
 
 def check_open(match_id: int) -> Match:
-    """The match, if it may still be refreshed: NotFound if unknown, MatchNotOpen once over."""
-    match = Match.get_or_raise(match_id, "Match")
+    """The match (with its league's country), if it may still be refreshed: NotFound if
+    unknown, MatchNotOpen once over."""
+    match = Match.select(Match, League.country).join(League).where(Match.id == match_id).first()
+    if match is None:
+        raise NotFound(f"Match {match_id} does not exist.")
     if match.status in ("finished", "cancelled"):
         raise MatchNotOpen(f"Match {match_id} is {match.status}; its intelligence is final.")
     return match
 
 
-def refresh(match_id: int, now=None) -> dict:
-    """Recompute one open match from its own group's fits: its intelligence, and its
-    prediction and a pick if it has not kicked off (NotFound for an unknown match,
-    MatchNotOpen once it is over)."""
+def refresh(match: Match, settings, now=None) -> dict:
+    """Recompute one open match (as :func:`check_open` gives it) from its own group's fits:
+    its intelligence, and its prediction and a pick if it has not kicked off."""
     now = now or utcnow()
-    check_open(match_id)
-    fc = forecast(now, match_ids=[match_id])
-    (row,) = np.flatnonzero(fc.match_id == match_id)
+    fc = forecast(now, settings, match_ids=[match.id], country=match.league.country)
+    (row,) = np.flatnonzero(fc.match_id == match.id)
     written = store(fc, [row], now, refresh_intelligence=True)
-    return {"match_id": match_id, "refreshed_at": now, **written}
+    return {"match_id": match.id, "refreshed_at": now, **written}

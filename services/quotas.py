@@ -2,11 +2,12 @@
 
 from datetime import UTC, datetime
 
-from flask import current_app
 from peewee import SQL
 
+from clock import utcnow
 from errors import QuotaExceeded
-from models import UsageCounter, db, utcnow
+from models import UsageCounter
+from store.database import db
 
 #: Counter → (the configuration key of a Pro user's monthly limit, the words for a 429).
 COUNTERS = {
@@ -23,14 +24,14 @@ def period_of(now: datetime) -> tuple[datetime, datetime]:
     return start, end
 
 
-def limits_for(user) -> dict[str, int | None]:
+def limits_for(user, settings) -> dict[str, int | None]:
     """Each counter's monthly limit for ``user``; None means unlimited (admins)."""
     if user.role == "admin":
         return dict.fromkeys(COUNTERS)
-    return {name: current_app.config[key] for name, (key, _) in COUNTERS.items()}
+    return {name: settings[key] for name, (key, _) in COUNTERS.items()}
 
 
-def consume(user, amounts: dict[str, int], now: datetime | None = None) -> None:
+def consume(user, amounts: dict[str, int], settings, now: datetime | None = None) -> None:
     """Add ``amounts`` (counter → amount) to this month's counters, or raise QuotaExceeded
     naming the first counter that would pass its limit and add nothing.
 
@@ -40,7 +41,7 @@ def consume(user, amounts: dict[str, int], now: datetime | None = None) -> None:
     """
     now = now or utcnow()
     start, end = period_of(now)
-    limits = limits_for(user)
+    limits = limits_for(user, settings)
     if any(limits[name] is not None and amount > limits[name] for name, amount in amounts.items()):
         raise _exceeded(user, amounts, limits, start, end, now)  # more than a whole month holds
     table = UsageCounter._meta.table_name
@@ -77,18 +78,18 @@ def _exceeded(user, amounts, limits, start, end, now) -> QuotaExceeded:
     )
 
 
-def consume_request(user) -> None:
+def consume_request(user, settings, now: datetime | None = None) -> None:
     """Count one Data API request."""
-    consume(user, {"requests": 1})
+    consume(user, {"requests": 1}, settings, now)
 
 
-def usage(user, now: datetime | None = None) -> dict:
+def usage(user, settings, now: datetime | None = None) -> dict:
     """Where ``user`` stands this month: each counter's used/limit/remaining and the state."""
     now = now or utcnow()
     start, end = period_of(now)
     row = UsageCounter.one_where(user=user.id, period=start.date())
-    limits = limits_for(user)
-    ratio = current_app.config["QUOTA_WARNING_RATIO"]
+    limits = limits_for(user, settings)
+    ratio = settings["QUOTA_WARNING_RATIO"]
     counters, state = {}, "ok"
     for name, limit in limits.items():
         used = getattr(row, name) if row else 0

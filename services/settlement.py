@@ -3,21 +3,14 @@
 from datetime import timedelta
 
 import numpy as np
-from flask import current_app
 
+from clock import utcnow
 from engine import odds as odds_engine
 from engine import settlement
 from engine.markets import MARKETS
-from models import (
-    Match,
-    Pick,
-    bump_data_version,
-    epoch_seconds,
-    fetch_rows,
-    update_rows,
-    utcnow,
-)
+from models import Match, Pick, bump_data_version
 from services import odds
+from store.bulk import epoch_seconds, fetch_rows, update_rows
 
 SETTLED_COLUMNS = {
     "status": "text",
@@ -29,8 +22,9 @@ SETTLED_COLUMNS = {
 }
 
 
-def settle_pending(now=None, kickoff_from=None) -> dict:
-    """Settle every pending pick whose match kicked off before ``now`` (and after kickoff_from).
+def settle_pending(settings, now=None, kickoff_from=None) -> dict:
+    """Settle every pending pick whose match kicked off before ``now`` (and after kickoff_from);
+    ``settings`` give ``VOID_AFTER_HOURS`` and ``MARGIN_METHOD``.
 
     Idempotent: a settled pick is never read again, and a pick whose match has no result yet
     stays pending. Returns the counts of what it decided.
@@ -72,11 +66,11 @@ def settle_pending(now=None, kickoff_from=None) -> dict:
         away.astype(float),
         epoch_seconds(kickoff),
         now.timestamp(),
-        void_after_hours=current_app.config["VOID_AFTER_HOURS"],
+        void_after_hours=settings["VOID_AFTER_HOURS"],
     )
     done = decided != "pending"
     closing, closing_book, closing_probability = _closing(
-        match_id.astype(np.int64), market, selection, done
+        match_id.astype(np.int64), market, selection, done, settings["MARGIN_METHOD"]
     )
     clv = settlement.clv(price, closing)
     updates = zip(
@@ -98,13 +92,12 @@ def settle_pending(now=None, kickoff_from=None) -> dict:
     return counts
 
 
-def _closing(match_ids, market, selection, rows):
+def _closing(match_ids, market, selection, rows, method):
     """Sharp closing price, its bookmaker and the selection's de-margined closing probability for
     each pick in ``rows`` (NaN and None elsewhere)."""
     price = np.full(len(match_ids), np.nan)
     probability = np.full(len(match_ids), np.nan)
     bookmaker = np.full(len(match_ids), None, dtype=object)
-    method = current_app.config["MARGIN_METHOD"]
     wanted = np.unique(match_ids[rows])
     position = np.searchsorted(wanted, match_ids)
     cubes = odds.load(wanted, closing=True)
@@ -129,8 +122,8 @@ def _nullable(values) -> list:
     return np.where(np.isfinite(values), values, None).tolist()
 
 
-def run(last_days: int, now=None) -> dict:
+def run(last_days: int, settings, now=None) -> dict:
     """The settlement-run operation: settle picks of matches from the last ``last_days`` days."""
     now = now or utcnow()
-    counts = settle_pending(now=now, kickoff_from=now - timedelta(days=last_days))
+    counts = settle_pending(settings, now=now, kickoff_from=now - timedelta(days=last_days))
     return {"last_days": last_days, "settled_at": now, **counts}

@@ -5,8 +5,9 @@ import numpy as np
 
 from engine import metrics
 from enums import COMPETITION_TYPES, MARKETS, PICK_RATINGS
-from models import League, Match, Pick, epoch_seconds, fetch_rows
+from models import League, Match, Pick
 from services.queries import within
+from store.bulk import epoch_seconds, fetch_rows
 
 COLUMNS = (
     Match.kickoff_at,

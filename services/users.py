@@ -1,10 +1,12 @@
 """Users as operators see them: the admin listing and the CLI's create and update."""
 
+from clock import utcnow
 from enums import USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import CommandError
-from models import User, db, new_token_stamp, utcnow
-from services.accounts import hash_password, normalise_email
+from models import User, new_token_stamp
+from services.accounts import PasswordHasher, normalise_email
 from services.queries import paginate
+from store.database import db
 
 
 def search(search=None, plan=None, status=None, page=1, page_size=20) -> dict:
@@ -29,7 +31,7 @@ def _check(role=None, plan=None, status=None):
             raise CommandError(f"{what} must be one of: {', '.join(allowed)} (got {value!r})")
 
 
-def create(email, password, role="user", plan="free") -> tuple[User, bool]:
+def create(email, password, hasher: PasswordHasher, role="user", plan="free") -> tuple[User, bool]:
     """Create the user, or bring an existing one to these values; (user, created)."""
     _check(role=role, plan=plan)
     if not 8 <= len(password) <= 128:
@@ -40,7 +42,7 @@ def create(email, password, role="user", plan="free") -> tuple[User, bool]:
         created = user is None
         if created:
             user = User(email=email)
-        user.password_hash = hash_password(password)
+        user.password_hash = hasher.hash(password)
         user.token_stamp = new_token_stamp()  # tokens issued before the new password end here
         user.role, user.plan, user.updated_at = role, plan, utcnow()
         user.save()

@@ -5,9 +5,10 @@ import os
 import pytest
 
 from app import create_app
-from extensions import limiter
-from models import create_tables, db, drop_tables
+from store.database import db
+from store.schema import create_tables, drop_tables
 from tests import factories
+from web.extensions import limiter
 
 SECRET = "test-only-secret-that-is-long-enough-for-hs256-0123456789"
 

@@ -2,18 +2,30 @@
 
 from datetime import timedelta
 
+from flask import current_app
 from flask_jwt_extended import create_access_token
 
+from clock import utcnow
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
-from models import Match, Pick, utcnow
+from models import Match, Pick
 from services import imports, users
 
 PASSWORD = "correct-horse-battery"
 
 
+def settings():
+    """The app's settings, as the services take them (needs an app context)."""
+    return current_app.config
+
+
+def hasher():
+    """The app's password hasher (needs an app context)."""
+    return current_app.extensions["password_hasher"]
+
+
 def user(email="user@example.com", password=PASSWORD, role="user", plan="free", status=None):
     """A stored user (needs an app context)."""
-    record, _ = users.create(email, password, role=role, plan=plan)
+    record, _ = users.create(email, password, hasher(), role=role, plan=plan)
     if status:
         record = users.update(email, status=status)
     return record

@@ -9,10 +9,10 @@ import jwt as pyjwt
 import pytest
 from flask_jwt_extended import create_access_token, create_refresh_token
 
-from access import ADMIN as ADMIN_RULE
-from access import PUBLIC, SIGNED_IN, Rule
 from models import User
 from tests import asserts, factories
+from web.access import ADMIN as ADMIN_RULE
+from web.access import PUBLIC, SIGNED_IN, Rule
 
 DATA = "/api/v1/data/catalog"
 USAGE = "/api/v1/data/usage"

@@ -238,7 +238,7 @@ def test_a_new_password_ends_the_tokens_issued_before_it(app, client):
     before = _sign_in(client, "me@example.com")
     assert client.post("/api/backtest/run", json={}, headers=before).status_code == 200
     with app.app_context():
-        factories.users.create("me@example.com", "a-brand-new-password")
+        factories.users.create("me@example.com", "a-brand-new-password", factories.hasher())
     asserts.unauthorized(client.post("/api/backtest/run", json={}, headers=before), True)
     after = _sign_in(client, "me@example.com", "a-brand-new-password")
     assert client.post("/api/backtest/run", json={}, headers=after).status_code == 200
@@ -294,7 +294,8 @@ def test_the_bearer_scheme_is_case_insensitive(client, people, scheme):
 def test_accounts_made_before_token_stamps_sign_in_once_the_column_is_added(app, client):
     """A database made before the stamp existed gains the column at ``db init``; its users,
     stamp null, sign in and use their tokens."""
-    from models import create_tables, db
+    from store.database import db
+    from store.schema import create_tables
 
     with app.app_context():
         factories.user("old@example.com")

@@ -10,7 +10,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from models import Match, utcnow
+from clock import utcnow
+from models import Match
 from services import predictions
 from tests import factories
 from tests.servers import gunicorn
@@ -98,7 +99,7 @@ def test_the_page_in_a_browser_is_whole_and_inert(app, tmp_path):
         match = factories.match(
             EVIL_HOME, EVIL_AWAY, status="scheduled", kickoff=now + timedelta(days=3)
         )
-        predictions.backfill(now=now)
+        predictions.backfill(factories.settings(), now=now)
         slug = Match.get_by_id(match.id).slug
     with gunicorn(app) as (base, _):
         url = f"{base}/api/v1/seo/predictions/{slug}"

@@ -77,7 +77,7 @@ def two_days(ctx):
             status="scheduled",
             odds=ODDS,
         )
-    predictions.backfill(now=DAY_ONE)
+    predictions.backfill(factories.settings(), now=DAY_ONE)
     assert Pick.select().join(Match).where(Match.kickoff_at >= DAY_MANY).count() >= 40
 
 
@@ -165,7 +165,7 @@ def test_no_answer_outlives_an_operation(app, second_process, two_days):
     # The match is played: a result arrives and a settlement runs.
     factories.match("T1", "T2", kickoff=match.kickoff_at, goals=(2, 0), odds=ODDS)
     assert data_version() > version
-    settlement.run(30, now=DAY_MANY)
+    settlement.run(30, factories.settings(), now=DAY_MANY)
     for client in (reader, other):  # both processes' caches see it at once
         after = client.get(path, headers={"If-None-Match": before.headers["ETag"]})
         assert after.status_code == 200 and after.headers["ETag"] != before.headers["ETag"]
@@ -178,7 +178,9 @@ def test_a_refresh_reaches_cached_answers(client, two_days):
     match = Match.select().where(Match.kickoff_at >= DAY_MANY).order_by(Match.id).first()
     first = client.get(f"/api/matches/{match.id}").get_json()
     assert first["predictions"][0]["madeAt"] == "2026-03-02T00:00:00Z"
-    predictions.refresh(match.id, now=DAY_MANY - timedelta(hours=6))
+    predictions.refresh(
+        predictions.check_open(match.id), factories.settings(), now=DAY_MANY - timedelta(hours=6)
+    )
     second = client.get(f"/api/matches/{match.id}").get_json()
     assert second["predictions"][0]["madeAt"] == "2026-03-03T18:00:00Z"
     assert second["intelligence"]["updatedAt"] == "2026-03-03T18:00:00Z"

@@ -26,9 +26,8 @@ from models import (
     Pick,
     Prediction,
     Team,
-    create_tables,
-    drop_tables,
 )
+from store.schema import create_tables, drop_tables
 from tests import asserts, factories
 from tests.conftest import settings
 from tests.test_cards import counted_queries

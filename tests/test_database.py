@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from models import create_tables, db
+from store.database import db
+from store.schema import create_tables
 from tests import asserts, factories
 
 ON_SQLITE = not os.environ.get("TEST_DATABASE_URL")
@@ -38,7 +39,7 @@ def test_a_deleted_sqlite_file_is_a_503_and_no_new_database(make_app, tmp_path):
 def test_only_db_init_creates_the_sqlite_file(make_app, tmp_path):
     app = make_app()
     app.config["DATABASE_URL"] = f"sqlite:///{tmp_path / 'fresh.db'}"
-    from models import open_database
+    from store.database import open_database
 
     db.initialize(open_database(app.config["DATABASE_URL"]))
     asserts.problem(app.test_client().get("/api/picks/today"), 503, "service-unavailable")

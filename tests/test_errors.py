@@ -5,9 +5,10 @@ import logging
 import pytest
 from flask.views import MethodView
 
-import access
 from errors import PROBLEMS
 from tests import asserts, factories
+from web import access
+from web.blueprint import Blueprint
 
 
 def test_unknown_route_is_a_404_problem(client):
@@ -83,7 +84,7 @@ def test_an_unexpected_error_is_a_500_with_the_trace_only_in_the_log(make_app, c
 def test_an_unreachable_database_is_a_503_with_retry_after(make_app, tmp_path):
     app = make_app()
     app.config["DATABASE_URL"] = "unused"
-    from models import db, open_database
+    from store.database import db, open_database
 
     db.initialize(open_database("postgresql://nobody@127.0.0.1:9/nowhere?connect_timeout=2"))
     response = app.test_client().post(
@@ -113,8 +114,8 @@ def _viewer():
 
 
 # Test-only routes behind the real PUBLIC and SIGNED_IN rules (those endpoint groups come later).
-public_probe = access.Blueprint("probe_public", __name__, url_prefix="/probe-public")
-signed_probe = access.Blueprint("probe_signed", __name__, url_prefix="/probe-signed")
+public_probe = Blueprint("probe_public", __name__, url_prefix="/probe-public")
+signed_probe = Blueprint("probe_signed", __name__, url_prefix="/probe-signed")
 
 
 @public_probe.route("")
@@ -193,7 +194,7 @@ def test_signed_in_rule(probed):
 
 def _formatted_lines(caplog):
     """The log as the service writes it: each record through the service's own formatter."""
-    from app import log as picks_log
+    from web.problems import log as picks_log
 
     (handler,) = [handler for handler in picks_log.handlers if getattr(handler, "is_picks", 0)]
     return "\n".join(handler.formatter.format(record) for record in caplog.records).splitlines()

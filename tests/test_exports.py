@@ -12,12 +12,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from peewee import fn
 
-import ratelimits
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import Export, OddsQuote
 from services import imports
 from tests import asserts, factories
 from tests.servers import gunicorn
+from web import ratelimits
 
 EXPORTS = "/api/v1/data/exports"
 USAGE = "/api/v1/data/usage"

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 import redis
 
-import ratelimits
 from tests import asserts, factories
 from tests.servers import call, free_port, gunicorn
+from web import ratelimits
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,8 @@
 
 from datetime import timedelta
 
-from models import Operation, utcnow
+from clock import utcnow
+from models import Operation
 
 HEALTH = "/api/v1/ops/health/services"
 

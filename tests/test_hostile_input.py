@@ -11,9 +11,9 @@ import logging
 
 import pytest
 
-from app import MAX_ECHOED_CHARS, MAX_LISTED_ERRORS
 from schemas.common import CamelSchema, int32, plain_text
 from tests import asserts
+from web.problems import MAX_ECHOED_CHARS, MAX_LISTED_ERRORS
 
 REGISTER = "/api/auth/register"
 LOGIN = "/api/auth/login"

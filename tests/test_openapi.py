@@ -120,7 +120,7 @@ def test_the_docs_are_served_from_the_pinned_package(client):
 def test_every_html_answer_has_a_content_security_policy(app, client):
     from datetime import timedelta
 
-    from models import utcnow
+    from clock import utcnow
     from tests import factories
 
     with app.app_context():

@@ -4,8 +4,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from clock import utcnow
 from errors import MatchNotOpen, NotFound, OperationFailed, OperationNotFinished
-from models import Operation, Pick, User, utcnow
+from models import Operation, Pick, User
 from services import operations, predictions
 from tests import factories
 
@@ -26,7 +27,7 @@ def test_a_succeeded_operation_keeps_params_result_and_times(ctx):
     assert stored.result == {"lastDays": 3, "settledAt": "2026-11-21T19:45:00Z", **SETTLED}
     assert stored.started_at <= stored.finished_at and stored.error is None
     # … and it reads back as the Python values the service returned.
-    assert operations.result(operation.id) == ("settlement-run", result)
+    assert operations.result(operation.id, factories.settings()) == ("settlement-run", result)
 
 
 def test_a_result_the_schema_does_not_know_fails_the_operation(ctx, caplog):
@@ -49,15 +50,15 @@ def test_a_failure_is_recorded_and_its_work_rolled_back(ctx, caplog):
     assert User.select().where(User.email == "half@example.com").count() == 0
     assert "the feed timed out" in caplog.text
     with pytest.raises(OperationFailed, match="the feed timed out"):
-        operations.result(operation.id)
+        operations.result(operation.id, factories.settings())
 
 
 def test_results_of_unfinished_and_unknown_operations(ctx):
     running = Operation.create(kind="settlement-run", status="running", params={})
     with pytest.raises(OperationNotFinished):
-        operations.result(running.id)
+        operations.result(running.id, factories.settings())
     with pytest.raises(NotFound):
-        operations.get(running.id + 1)
+        operations.get(running.id + 1, factories.settings())
 
 
 def test_refresh_refuses_unknown_and_finished_matches(ctx):

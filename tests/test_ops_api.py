@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from models import MatchIntelligence, Operation, Pick, utcnow
+from clock import utcnow
+from models import MatchIntelligence, Operation, Pick
 from services import calibration, predictions, settlement
 from tests import asserts, factories
 
@@ -57,7 +58,7 @@ def world(ctx):
             goals=(day % 3, day % 2),
             odds=ODDS,
         )
-    predictions.backfill()
+    predictions.backfill(factories.settings())
     difference = last.home_goals - last.away_goals
     factories.pick(last, "1x2", "draw" if not difference else "home" if difference > 0 else "away")
     return {

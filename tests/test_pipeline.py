@@ -7,16 +7,8 @@ import pytest
 
 from app import create_app
 from engine.markets import MARKETS
-from models import (
-    League,
-    Match,
-    MatchIntelligence,
-    Operation,
-    Pick,
-    Prediction,
-    create_tables,
-    drop_tables,
-)
+from models import League, Match, MatchIntelligence, Operation, Pick, Prediction
+from store.schema import create_tables, drop_tables
 from tests import factories
 from tests.conftest import settings
 

@@ -4,19 +4,13 @@ from datetime import timedelta
 
 import pytest
 
+from clock import utcnow
 from engine import walkforward
-from models import (
-    Match,
-    MatchIntelligence,
-    Pick,
-    Prediction,
-    create_tables,
-    db,
-    drop_tables,
-    utcnow,
-)
+from models import Match, MatchIntelligence, Pick, Prediction
 from schemas.common import Span
 from services import backtest, imports, operations, predictions
+from store.database import db
+from store.schema import create_tables, drop_tables
 from tests import factories
 from tests.data import FOOTBALL_DATA as DATA
 from tests.data import needs_football_data
@@ -27,7 +21,7 @@ def _backfill(files):
     create_tables()
     for name in files:
         imports.import_file(DATA / name)
-    predictions.backfill()
+    predictions.backfill(factories.settings())
     return {
         (match.slug, prediction.market): (
             prediction.probabilities,
@@ -60,7 +54,7 @@ def test_changing_a_later_result_leaves_earlier_predictions_alone(ctx):
     create_tables()
     imports.import_file(DATA / "D1_2223.csv")
     Match.update(home_goals=9, away_goals=0).where(Match.slug == last.slug).execute()
-    predictions.backfill()
+    predictions.backfill(factories.settings())
     after = {
         (p.match.slug, p.market): p.probabilities
         for p in Prediction.select(Prediction, Match).join(Match)
@@ -89,14 +83,16 @@ def test_refresh_updates_an_open_match_and_keeps_what_was_published(ctx):
     upcoming = factories.match(
         "T1", "T4", status="scheduled", kickoff=now + timedelta(days=2), odds=odds
     )
-    predictions.backfill(now=now)
+    predictions.backfill(factories.settings(), now=now)
     made = Prediction.get((Prediction.match == upcoming) & (Prediction.market == "1x2"))
     pick = Pick.get((Pick.match == upcoming) & (Pick.market == "1x2"))
     assert pick.is_live and (pick.selection, pick.bookmaker, pick.odds) == ("home", "bet365", 2.3)
     assert pick.edge == pytest.approx(made.probabilities["home"] * 2.3 - 1)
 
     later = now + timedelta(hours=1)
-    result = predictions.refresh(upcoming.id, now=later)
+    result = predictions.refresh(
+        predictions.check_open(upcoming.id), factories.settings(), now=later
+    )
     assert result["match_id"] == upcoming.id and result["predictions"] == 3
     refreshed = Prediction.get_by_id(made.id)
     assert refreshed.made_at == later and refreshed.is_live
@@ -104,7 +100,7 @@ def test_refresh_updates_an_open_match_and_keeps_what_was_published(ctx):
     assert Pick.select().where(Pick.match == upcoming).count() == 1  # the pick stands as made
 
     kicked_off = now + timedelta(days=3)
-    predictions.refresh(upcoming.id, now=kicked_off)
+    predictions.refresh(predictions.check_open(upcoming.id), factories.settings(), now=kicked_off)
     assert Prediction.get_by_id(made.id).made_at == later  # published before kick-off: kept
 
 
@@ -165,18 +161,18 @@ def test_a_rebuild_redoes_the_backfilled_history_and_never_what_was_published(ct
     fixtures = [start + timedelta(days=45 + day) for day in range(3)]
     for n, kickoff in enumerate(fixtures):
         factories.match(f"T{n}", f"T{n + 3}", status="scheduled", kickoff=kickoff, odds=quotes)
-    predictions.backfill(now=start + timedelta(days=44))
+    predictions.backfill(factories.settings(), now=start + timedelta(days=44))
     # … then they are played, and more history arrives.
     for n, kickoff in enumerate(fixtures):
         factories.match(f"T{n}", f"T{n + 3}", kickoff=kickoff, goals=(1, n), odds=quotes)
-    predictions.backfill(now=start + timedelta(days=50))
+    predictions.backfill(factories.settings(), now=start + timedelta(days=50))
     live_predictions = _rows("prediction", '"is_live"')
     live_picks = _rows("pick", '"is_live"')
     assert len(live_predictions) == 9 and live_picks
     backfilled = Prediction.select().where(~Prediction.is_live).count()
     monkeypatch.setattr(walkforward, "MODEL_VERSION", "9.9.9")  # the model changes
 
-    result = operations.backfill(rebuild=True)
+    result = operations.backfill(factories.settings(), rebuild=True)
     assert result["status"] == "succeeded" and result["params"] == {"rebuild": True}
     # Every live prediction and pick is byte for byte what was published …
     assert _rows("prediction", '"is_live"') == live_predictions
@@ -187,5 +183,5 @@ def test_a_rebuild_redoes_the_backfilled_history_and_never_what_was_published(ct
     assert not Pick.select().where(~Pick.is_live & (Pick.status == "pending")).count()
     # A plain backfill never rewrites a kicked-off match's prediction.
     monkeypatch.setattr(walkforward, "MODEL_VERSION", "10.0.0")
-    predictions.backfill(now=start + timedelta(days=50))
+    predictions.backfill(factories.settings(), now=start + timedelta(days=50))
     assert "10.0.0" not in {p.model_version for p in Prediction.select()}

@@ -9,8 +9,9 @@ import pytest
 import schemas.common
 from app import create_app
 from engine import metrics
-from models import League, Match, Pick, Prediction, create_tables, drop_tables
+from models import League, Match, Pick, Prediction
 from services import demo, predictions, settlement
+from store.schema import create_tables, drop_tables
 from tests import asserts, factories
 from tests.conftest import settings
 
@@ -36,8 +37,8 @@ def world(tmp_path_factory):
         drop_tables()
         create_tables()
         demo.load(now=NOW)
-        predictions.backfill(now=NOW)
-        settlement.run(3650, now=NOW)
+        predictions.backfill(factories.settings(), now=NOW)
+        settlement.run(3650, factories.settings(), now=NOW)
     with app.app_context():
         app.people = {kind: headers for kind, (_, headers) in factories.people().items()}
     app.people["anonymous"] = {}

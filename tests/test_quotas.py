@@ -7,7 +7,7 @@ import pytest
 from errors import QuotaExceeded
 from models import UsageCounter
 from services import quotas
-from tests import asserts
+from tests import asserts, factories
 
 USAGE = "/api/v1/data/usage"
 CATALOG = "/api/v1/data/catalog"
@@ -69,9 +69,9 @@ def test_a_refused_request_is_not_counted(ctx, people):
     user = people["pro"][0]
     now = datetime(2026, 3, 31, 23, 59, 59, tzinfo=UTC)
     for _ in range(2):
-        quotas.consume(user, {"exports": 250}, now=now)
+        quotas.consume(user, {"exports": 250}, factories.settings(), now=now)
     with pytest.raises(QuotaExceeded) as refused:
-        quotas.consume(user, {"exports": 1}, now=now)
+        quotas.consume(user, {"exports": 1}, factories.settings(), now=now)
     assert refused.value.headers["Retry-After"] == "1"
     row = UsageCounter.get(UsageCounter.user == user)
     assert (row.exports, row.period.isoformat()) == (500, "2026-03-01")
@@ -80,24 +80,34 @@ def test_a_refused_request_is_not_counted(ctx, people):
 def test_counters_charged_together_are_all_or_nothing(ctx, people):
     user = people["pro"][0]
     now = datetime(2026, 5, 10, tzinfo=UTC)
-    quotas.consume(user, {"exports": 1, "export_rows": 1_500_000}, now=now)
+    quotas.consume(user, {"exports": 1, "export_rows": 1_500_000}, factories.settings(), now=now)
     with pytest.raises(QuotaExceeded) as refused:
-        quotas.consume(user, {"exports": 1, "export_rows": 600_000}, now=now)
+        quotas.consume(user, {"exports": 1, "export_rows": 600_000}, factories.settings(), now=now)
     assert "has 500000 left" in refused.value.detail
     with pytest.raises(QuotaExceeded, match="has 500000 left"):
-        quotas.consume(user, {"export_rows": 2_000_001}, now=now)  # larger than any month
+        quotas.consume(
+            user, {"export_rows": 2_000_001}, factories.settings(), now=now
+        )  # larger than any month
     row = UsageCounter.get(UsageCounter.user == user)
     assert (row.exports, row.export_rows) == (1, 1_500_000)
-    quotas.consume(user, {"exports": 1, "export_rows": 500_000}, now=now)  # exactly fits
+    quotas.consume(
+        user, {"exports": 1, "export_rows": 500_000}, factories.settings(), now=now
+    )  # exactly fits
     row = UsageCounter.get(UsageCounter.user == user)
     assert (row.exports, row.export_rows) == (2, 2_000_000)
 
 
 def test_months_are_counted_apart(ctx, people):
     user = people["pro"][0]
-    quotas.consume(user, {"requests": 1}, now=datetime(2026, 12, 31, 23, 0, tzinfo=UTC))
-    quotas.consume(user, {"requests": 1}, now=datetime(2027, 1, 1, 0, 0, tzinfo=UTC))
-    quotas.consume(user, {"requests": 1}, now=datetime(2027, 1, 15, tzinfo=UTC))
+    quotas.consume(
+        user, {"requests": 1}, factories.settings(), now=datetime(2026, 12, 31, 23, 0, tzinfo=UTC)
+    )
+    quotas.consume(
+        user, {"requests": 1}, factories.settings(), now=datetime(2027, 1, 1, 0, 0, tzinfo=UTC)
+    )
+    quotas.consume(
+        user, {"requests": 1}, factories.settings(), now=datetime(2027, 1, 15, tzinfo=UTC)
+    )
     counts = {row.period.isoformat(): row.requests for row in UsageCounter.select()}
     assert counts == {"2026-12-01": 1, "2027-01-01": 2}
 

@@ -8,8 +8,8 @@ import redis
 from limits import parse
 from limits.strategies import STRATEGIES, SlidingWindowCounterRateLimiter
 
-from extensions import limiter
 from tests import asserts, factories
+from web.extensions import limiter
 
 REGISTER = "/api/auth/register"
 LOGIN = "/api/auth/login"
@@ -203,7 +203,7 @@ def test_allowed_hosts_and_the_public_base_url_make_absolute_links(make_app):
 def test_a_cached_prediction_page_never_carries_another_requests_host(make_app):
     from datetime import timedelta
 
-    from models import utcnow
+    from clock import utcnow
 
     app = make_app()
     with app.app_context():
@@ -277,8 +277,8 @@ def test_a_throttled_login_costs_no_password_hash(make_app, monkeypatch):
 
 @pytest.mark.parametrize("strategy", ["moving-window", "fixed-window", "sliding-window-counter"])
 def test_limits_answer_the_same_way_with_every_strategy(make_app, strategy):
-    """ratelimits.py spends flask-limiter's strategy, whichever is configured (its one-round-trip
-    Redis script replaces only the sliding-window counter)."""
+    """web/ratelimits.py spends flask-limiter's strategy, whichever is configured (its
+    one-round-trip Redis script replaces only the sliding-window counter)."""
     app = make_app(RATELIMIT_AUTH="2 per minute", RATELIMIT_STRATEGY=strategy)
     client = app.test_client()
     with app.app_context():

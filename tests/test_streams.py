@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from models import Match
 from services import exports
 from tests import factories
+from web import streams
 
 
 def test_a_cursor_keeps_the_exact_kick_off(app, client, people):
@@ -32,12 +33,14 @@ def test_an_export_never_read_lets_its_snapshot_go(app, people):
                 f"H{day}", f"A{day}", kickoff=datetime(2026, 5, 1, tzinfo=UTC) + timedelta(days=day)
             )
         user = people["pro"][0]
-        prepared = exports.prepare(user, "matches", "{}", "csv")
+        prepared = exports.prepare(user, "matches", {}, "csv", factories.settings())
         snapshot = prepared.snapshot
         assert not snapshot.database.is_closed() and prepared.record.row_count == 3
         prepared.close()  # a response dropped before its body was read closes it like this
         assert snapshot.database.is_closed()
         prepared.close()  # and again, harmlessly, when the response closes too
-        again = exports.prepare(user, "matches", "{}", "csv")
-        assert b"".join(again.body()).decode().count("\n") == 4  # header and three rows
+        again = exports.prepare(user, "matches", {}, "csv", factories.settings())
+        with app.test_request_context():
+            body = b"".join(streams.response(again).iter_encoded())
+        assert body.decode().count("\n") == 4  # header and three rows
         assert again.snapshot.database.is_closed()

@@ -28,7 +28,7 @@ from redis.exceptions import RedisError
 from redis.retry import Retry
 
 from errors import RateLimited
-from extensions import limiter
+from web.extensions import limiter
 
 log = logging.getLogger("picks.ratelimits")
 
@@ -276,3 +276,13 @@ def headers() -> dict[str, str]:
         "RateLimit-Policy": f'"{counted.policy}";q={amount};w={window}',
         "RateLimit": f'"{counted.policy}";r={remaining};t={seconds_until(reset_at)}',
     }
+
+
+def storage_health() -> tuple[str, str]:
+    """``(status, detail)`` of the rate-limit storage, for the health report."""
+    uri = current_app.config["RATELIMIT_STORAGE_URI"].split("://", 1)[0]
+    if not limiter.enabled:
+        return "degraded", "rate limiting is disabled"
+    if limiter.storage.check():
+        return "ok", f"{uri} storage"
+    return "down", f"{uri} storage does not answer; limits fall back to per-process memory"

@@ -1,6 +1,6 @@
 """Benchmark of the HTTP request path: the service on gunicorn beside a bare Flask route.
 
-    .venv/bin/python bench/http.py [--mode redis|memory|both] [--duration S] [--warmup S]
+    .venv/bin/python -m bench.request_path [--mode redis|memory|both] [--duration S] [--warmup S]
         [--connections N] [--threads N] [--workers N] [--load auto|wrk|python] [--no-install]
         [--database-url URL] [--redis-url URL]
 
@@ -13,39 +13,33 @@ answer that is not 2xx or 304, and its goal. Two configurations: Redis rate-limi
 several workers, and the default single process with memory:// storage.
 """
 
+import argparse
+import http.client
+import json
+import math
+import os
+import platform
+import re
+import runpy
+import secrets
+import shutil
+import signal
+import subprocess
 import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
+from typing import NamedTuple
+from unittest import mock
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-# This file is named http.py: without its folder on the path, `import http` finds the stdlib.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
-sys.path.insert(0, str(ROOT))
+import redis
 
-import argparse  # noqa: E402
-import http.client  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import os  # noqa: E402
-import platform  # noqa: E402
-import re  # noqa: E402
-import runpy  # noqa: E402
-import secrets  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from collections import Counter  # noqa: E402
-from contextlib import ExitStack  # noqa: E402
-from typing import NamedTuple  # noqa: E402
-from unittest import mock  # noqa: E402
-
-import redis  # noqa: E402
-
-from bench.support import (  # noqa: E402
+from bench.common import (
     CONFIG,
+    ROOT,
     START_TIMEOUT,
     commit,
     free_port,
@@ -53,7 +47,9 @@ from bench.support import (  # noqa: E402
     start_gunicorn,
     stop_on_sigterm,
 )
-from models import Match, Pick, db, drop_tables, open_database  # noqa: E402
+from models import Match, Pick
+from store.database import db, open_database
+from store.schema import drop_tables
 
 
 class Goal(NamedTuple):

@@ -1,7 +1,6 @@
 """What the benchmarks share: timing, the machine and commit measured, and gunicorn servers.
 
-Imported as ``bench.support`` with the project's root on ``sys.path`` (each script takes its own
-folder off the path first: ``bench/http.py`` would stand in for the standard library's ``http``).
+Every benchmark runs as a module from the project's root: ``python -m bench.request_path``.
 """
 
 import os
@@ -15,6 +14,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The football-data set beside the repository (never copied into it), or FOOTBALL_DATA_DIR.
+FOOTBALL_DATA = Path(
+    os.environ.get("FOOTBALL_DATA_DIR") or ROOT.parent / "shared" / "data" / "football-data"
+)
 CONFIG = ROOT / "gunicorn.conf.py"
 START_TIMEOUT = 60  # seconds a server may take to answer
 

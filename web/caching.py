@@ -16,9 +16,9 @@ from functools import wraps
 from flask import current_app, g, request
 from werkzeug.wrappers import Response
 
-from extensions import base_url
 from models import data_version
 from services.premium import has_premium
+from web.links import base_url
 
 #: Headers of the view's own response that a cached answer replays.
 KEPT = ("Content-Type", "Content-Security-Policy")

@@ -1,0 +1,68 @@
+"""The schema: creating every table, column and index (safe to run again), and dropping them."""
+
+from playhouse.migrate import SchemaMigrator, migrate
+
+from models import (
+    DataVersion,
+    Export,
+    League,
+    Match,
+    MatchIntelligence,
+    OddsQuote,
+    OddsSummary,
+    Operation,
+    Pick,
+    Prediction,
+    Team,
+    UsageCounter,
+    User,
+)
+from store.database import create_database_file, db
+
+TABLES = [
+    User,
+    League,
+    Team,
+    Match,
+    OddsQuote,
+    OddsSummary,
+    Prediction,
+    Pick,
+    MatchIntelligence,
+    Operation,
+    UsageCounter,
+    Export,
+    DataVersion,
+]
+
+
+def create_tables():
+    """Create the database file (SQLite), then every missing table, column and index (safe to
+    run again): the one place a database comes into being."""
+    create_database_file()
+    db.create_tables(TABLES, safe=True)
+    _add_missing_columns()
+    DataVersion.insert(id=1, value=0).on_conflict_ignore().execute()
+
+
+def _add_missing_columns():
+    """Add the nullable columns a newer version of a table has gained to a database made before
+    it (``create_tables`` never alters an existing table)."""
+    migrator = SchemaMigrator.from_database(db.obj)
+    steps = []
+    for model in TABLES:
+        table = model._meta.table_name
+        present = {column.name for column in db.get_columns(table)}
+        for field in model._meta.sorted_fields:
+            if field.column_name not in present:
+                if not field.null:
+                    raise RuntimeError(f"{table}.{field.column_name} is missing and not nullable")
+                steps.append(migrator.add_column(table, field.column_name, field))
+    if steps:
+        migrate(*steps)
+
+
+def drop_tables():
+    """Drop every table (the test suite's reset; never called by the app)."""
+    create_database_file()
+    db.drop_tables(TABLES, safe=True)

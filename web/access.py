@@ -1,0 +1,157 @@
+"""Who may call what: access rules as one decorator per view, in the order the contract gives.
+
+token (401) → role, plan, status (403) → rate limit (429) → quota (429) → the view, whose
+argument parsing gives 400/415/422 and whose lookups give 404/409.
+"""
+
+from dataclasses import dataclass
+from functools import wraps
+
+from flask import current_app, g, request
+from flask_jwt_extended import get_current_user, verify_jwt_in_request
+from flask_limiter.util import get_remote_address
+
+from errors import (
+    AccountSuspended,
+    RoleRequired,
+    SubscriptionRequired,
+)
+from services import premium, quotas
+from web import ratelimits
+
+#: Rate-limit policy → the configuration key holding its limit.
+POLICY_SETTINGS = {
+    "public-read": "RATELIMIT_PUBLIC",
+    "auth": "RATELIMIT_AUTH",
+    "register": "RATELIMIT_REGISTER",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the access table: the token it needs, who passes, how it is counted."""
+
+    who: str  # for the OpenAPI description
+    token: str  # "none": never read; "optional": if sent, must be valid; "required"
+    policy: str  # a key of POLICY_SETTINGS
+    per: str  # "ip" or "user": what the rate limit counts by
+    roles: tuple[str, ...] = ()  # roles allowed; empty means any
+    pro_or_admin: bool = False
+    quota: bool = False  # counts against the monthly Data API quota
+
+    def admit(self):
+        """Authenticate and authorise the request; the caller (or None when anonymous)."""
+        if self.token == "none":
+            return None
+        if self.token == "optional" and "Authorization" not in request.headers:
+            return None  # tokens travel only in this header: an anonymous reader
+        normalise_bearer_scheme()
+        if verify_jwt_in_request(optional=self.token == "optional") is None:
+            return None
+        user = get_current_user()
+        if user.status == "suspended":
+            if self.token == "optional":
+                return None  # a public endpoint: a suspended account reads as anonymous
+            raise AccountSuspended()
+        if self.roles and user.role not in self.roles:
+            raise RoleRequired(self.roles)
+        if self.pro_or_admin and not premium.has_premium(user):
+            raise SubscriptionRequired()
+        return user
+
+    def rate_key(self):
+        """The rate-limit counter this request adds to."""
+        if self.per == "user":
+            return f"user:{g.viewer.id}"
+        return f"ip:{get_remote_address()}"
+
+    def limit_value(self):
+        """This policy's limit, from configuration at request time."""
+        return current_app.config[POLICY_SETTINGS[self.policy]]
+
+    @property
+    def security(self):
+        """OpenAPI security requirement."""
+        if self.token == "none":
+            return []
+        if self.token == "optional":
+            return [{}, {"bearerAuth": []}]
+        return [{"bearerAuth": []}]
+
+    @property
+    def problems(self):
+        """The problems (status → names) this rule can answer before the view runs."""
+        found = {}
+        if self.token == "required":
+            found[403] = ["account-suspended"]
+            if self.roles:
+                found[403].append("role-required")
+            if self.pro_or_admin:
+                found[403].append("subscription-required")
+        found[429] = ["rate-limited", "quota-exceeded"] if self.quota else ["rate-limited"]
+        return found
+
+    @property
+    def summary(self):
+        """A sentence for the OpenAPI description of each endpoint."""
+        counted = "client IP" if self.per == "ip" else "user"
+        text = f"**Access:** {self.who}. **Rate limit:** `{self.policy}`, counted per {counted}."
+        if self.quota:
+            text += " Counts 1 against the monthly Data API request quota."
+        return text
+
+
+PRO_OR_ADMIN = "Plan `pro` or role `admin`"
+
+PUBLIC = Rule(
+    "Anyone; a valid bearer token unlocks premium fields", "optional", "public-read", "ip"
+)
+REGISTER = Rule("Anyone", "none", "register", "ip")
+LOGIN = Rule("Anyone", "none", "auth", "ip")
+SIGNED_IN = Rule("Any signed-in active user", "required", "auth", "user")
+DATA = Rule(PRO_OR_ADMIN, "required", "auth", "user", pro_or_admin=True, quota=True)
+DATA_USAGE = Rule(PRO_OR_ADMIN, "required", "auth", "user", pro_or_admin=True)
+OPS = Rule("Role `admin` or `operator`", "required", "auth", "user", roles=("admin", "operator"))
+ADMIN = Rule("Role `admin`", "required", "auth", "user", roles=("admin",))
+
+
+def normalise_bearer_scheme():
+    """Spell the ``Authorization`` scheme ``Bearer`` as flask-jwt-extended expects it: HTTP
+    auth schemes are case-insensitive (RFC 9110 11.1), so ``bearer …`` is the same token."""
+    scheme, _, credentials = request.environ.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
+    if scheme != "Bearer" and scheme.lower() == "bearer":
+        request.environ["HTTP_AUTHORIZATION"] = f"Bearer {credentials.strip()}"
+
+
+def guard(rule, view):
+    """``view`` behind ``rule``: admit the caller, then the rate limit, then the quota."""
+
+    @wraps(view)
+    def guarded(*args, **kwargs):
+        g.viewer = rule.admit()
+        ratelimits.hit(rule.policy, rule.limit_value(), rule.rate_key())
+        if rule.quota and request.method != "HEAD":  # HEAD sends no data, so it is not charged
+            quotas.consume_request(g.viewer, current_app.config, now())
+        return view(*args, **kwargs)
+
+    return guarded
+
+
+def current_viewer():
+    """The user calling the current request, or None when anonymous."""
+    return g.get("viewer")
+
+
+def settings():
+    """The app's settings, as the services take them."""
+    return current_app.config
+
+
+def now():
+    """The current time by the app's clock (see ``create_app``)."""
+    return current_app.extensions["clock"]()
+
+
+def started_at() -> float:
+    """When this process's app was made (``time.monotonic()``)."""
+    return current_app.extensions["started_at"]

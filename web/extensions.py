@@ -1,0 +1,20 @@
+"""The unbound extension singletons: the API (documenting problem+json), JWT and the limiter."""
+
+from pathlib import Path
+
+from flask_jwt_extended import JWTManager
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+
+from web.problems import ProblemApi
+
+DESCRIPTION = (Path(__file__).parents[1] / "docs" / "openapi.md").read_text(encoding="utf-8")
+
+api = ProblemApi(
+    spec_kwargs={
+        "info": {"description": DESCRIPTION},
+        "servers": [{"url": "/", "description": "This deployment"}],
+    }
+)
+jwt = JWTManager()
+limiter = Limiter(key_func=get_remote_address)

@@ -1,0 +1,91 @@
+"""What every request passes through: its id, the access log, the rate-limit and security
+headers, closing its database connection; and the one-line log format."""
+
+import logging
+import re
+import sys
+import time
+import uuid
+
+from flask import g, request
+
+from store.database import db
+from web import ratelimits
+
+log = logging.getLogger("picks")
+access_log = logging.getLogger("picks.access")
+
+REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+#: Characters a log line never carries as they are: controls (a newline would start a forged
+#: line), DEL, C1 controls and Unicode's line and paragraph separators.
+LOG_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character written as an escape (a newline as ``\\x0a``)."""
+    return LOG_CONTROLS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+
+
+class OneLineFormatter(logging.Formatter):
+    """Each record's message on one line: values a client sent (a path, an error's text) cannot
+    start a line of their own and pass for another record. A traceback keeps its lines."""
+
+    def formatMessage(self, record):  # noqa: N802 - logging's name
+        record.message = escape_controls(record.message)
+        return super().formatMessage(record)
+
+
+def configure_logging(level):
+    """One line per record on stdout, as a PaaS collects it (set up once per process)."""
+    if not any(getattr(handler, "is_picks", False) for handler in log.handlers):
+        handler = logging.StreamHandler(sys.stdout)
+        handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+        handler.is_picks = True
+        log.addHandler(handler)
+    log.setLevel(level)
+
+
+def init_app(app):
+    """Request ids, rate-limit headers, the access log and closing the database connection."""
+
+    @app.before_request
+    def start_request():
+        given = request.headers.get("X-Request-ID", "")
+        g.request_id = given if REQUEST_ID.match(given) else uuid.uuid4().hex
+        g.started = time.perf_counter()
+
+    @app.after_request
+    def finish_request(response):
+        request_id = g.get("request_id") or uuid.uuid4().hex
+        response.headers["X-Request-ID"] = request_id
+        if not access_log.isEnabledFor(logging.INFO):
+            return response
+        viewer = g.get("viewer")
+        access_log.info(
+            "method=%s path=%s status=%s duration_ms=%.1f ip=%s user=%s request_id=%s",
+            request.method,
+            request.path,
+            response.status_code,
+            (time.perf_counter() - g.get("started", time.perf_counter())) * 1000,
+            request.remote_addr or "-",
+            viewer.id if viewer else "-",
+            request_id,
+        )
+        return response
+
+    @app.after_request
+    def add_rate_limit_headers(response):
+        response.headers.update(ratelimits.headers())
+        return response
+
+    @app.after_request
+    def add_security_headers(response):
+        # A browser must take every answer for the type it says it is, never guess another.
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+    @app.teardown_appcontext
+    def close_database(_exc):
+        if not db.is_closed():
+            db.close()

@@ -1,0 +1,27 @@
+"""The base of every link the service writes, and the URI of each problem type."""
+
+from flask import current_app, request
+
+
+def base_url() -> str:
+    """The base of every link the service writes: ``PUBLIC_BASE_URL`` when set, else the
+    request's own scheme and host when that host is one of ``ALLOWED_HOSTS``, else ``""`` (links
+    are then relative, which a client resolves against the URL it asked, the same place).
+
+    The ``Host`` header and, behind a trusted proxy, ``X-Forwarded-Host`` and ``-Proto`` are
+    whatever the client sent: written into a problem type, the index or a cached prediction page
+    they would point readers (or a shared cache's later readers) wherever the sender chose.
+    """
+    configured = current_app.config["PUBLIC_BASE_URL"]
+    if configured:
+        return configured.rstrip("/")
+    host = request.host.lower()
+    name = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
+    if request.scheme in ("http", "https") and name in current_app.config["ALLOWED_HOSTS"]:
+        return request.host_url.rstrip("/")
+    return ""
+
+
+def problem_type(name: str) -> str:
+    """The URI naming a problem type: ``{base_url}/problems/<name>``."""
+    return f"{base_url()}/problems/{name}"

@@ -1,0 +1,25 @@
+"""Path converters: what an id or a slug in a path may be (anything else does not route: 404)."""
+
+from werkzeug.routing import BaseConverter
+
+from enums import ID_RANGE
+
+
+class SlugConverter(BaseConverter):
+    """A match slug in a path: lower-case letters, digits and hyphens (anything else is 404)."""
+
+    regex = r"[a-z0-9-]{1,255}"
+
+
+def id_param(name: str) -> str:
+    """A path segment for a positive int32 id called ``name``: anything else does not route."""
+    low, high = ID_RANGE
+    return f"<int(min={low}, max={high}):{name}>"
+
+
+def register(app, api) -> None:
+    """Teach ``app`` and the API description the converters."""
+    app.url_map.converters["slug"] = SlugConverter
+    api.register_converter(
+        SlugConverter, lambda _converter: {"type": "string", "pattern": f"^{SlugConverter.regex}$"}
+    )

@@ -1,0 +1,212 @@
+"""Every error the service answers, formatted here and nowhere else: problem+json (RFC 9457)
+for API clients, a small page for a browser on an HTML page, the bare 401 with its challenge; and
+how the OpenAPI description documents them."""
+
+import http
+import json
+import logging
+from http import HTTPStatus
+
+from flask import current_app, g, request
+from flask_smorest import Api
+from peewee import InterfaceError, OperationalError
+from werkzeug.exceptions import HTTPException
+
+from errors import PROBLEMS, AppError, InvalidCredentials, ServiceUnavailable
+from schemas.common import ProblemSchema
+from store.database import discard_connections, unavailable
+from web import html
+from web.links import problem_type
+
+log = logging.getLogger("picks")
+
+PROBLEM_JSON = "application/problem+json"
+
+RETRY_AFTER = {
+    "description": "Whole seconds to wait before trying again (at least 1).",
+    "schema": {"type": "integer", "minimum": 1},
+}
+
+
+class ProblemApi(Api):
+    """flask-smorest's Api, documenting every error as problem+json and 401 as a bare challenge."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def _register_responses(self):
+        for status in http.HTTPStatus:
+            if status < 400:
+                continue
+            self.spec.components.response(status.name, error_response(status), lazy=True)
+        self.spec.components.response(
+            self.DEFAULT_ERROR_RESPONSE_NAME,
+            error_response(
+                http.HTTPStatus.INTERNAL_SERVER_ERROR,
+                "Problem details: `internal-error` (500), `service-unavailable` (503, with "
+                "`Retry-After`).",
+            ),
+            lazy=True,
+        )
+
+
+def error_response(status, description=None):
+    """The OpenAPI response object for an error status."""
+    if status == http.HTTPStatus.UNAUTHORIZED:
+        return {
+            "description": "Missing, invalid or expired token, or wrong credentials at login. "
+            "Empty body.",
+            "headers": {
+                "WWW-Authenticate": {
+                    "description": '`Bearer`, or `Bearer error="invalid_token"` when a token '
+                    "was sent but is not valid.",
+                    "schema": {"type": "string"},
+                }
+            },
+        }
+    response = {
+        "description": description or status.phrase,
+        "content": {PROBLEM_JSON: {"schema": ProblemSchema}},
+    }
+    if status in (http.HTTPStatus.TOO_MANY_REQUESTS, http.HTTPStatus.SERVICE_UNAVAILABLE):
+        response["headers"] = {"Retry-After": RETRY_AFTER}
+    return response
+
+
+#: How much of a validation problem is echoed: the fields it lists, and the characters of each
+#: name and message (a body of a million unknown keys answers a short problem, not a longer one).
+MAX_LISTED_ERRORS = 20
+MAX_ECHOED_CHARS = 100
+MAX_DETAIL_CHARS = 500
+
+#: HTTP statuses raised by Flask, Werkzeug or webargs → our problem names.
+HTTP_PROBLEMS = {
+    400: "malformed-request",
+    404: "not-found",
+    405: "method-not-allowed",
+    413: "payload-too-large",
+    415: "unsupported-media-type",
+    422: "validation-error",
+    429: "rate-limited",
+    500: "internal-error",
+}
+
+
+def unauthorized(invalid=False):
+    """The 401: an empty body and a Bearer challenge."""
+    challenge = 'Bearer error="invalid_token"' if invalid else "Bearer"
+    return "", 401, {"WWW-Authenticate": challenge}
+
+
+def problem(status, name, detail, *, errors=None, headers=None):
+    """A problem+json response: the only way this service answers an error with a body.
+
+    ``name`` is one of our problem types, or None for a status we give no meaning of our own
+    (RFC 9457's ``about:blank``, titled by the HTTP reason phrase); ``errors`` come as
+    :func:`listed_errors` gives them. A browser asking one of the
+    HTML pages gets the same title and detail as a small page.
+    """
+    title = PROBLEMS[name][1] if name else HTTPStatus(status).phrase
+    blueprint = current_app.blueprints.get(request.blueprint)
+    if getattr(blueprint, "html_pages", False) and html.wants_html():
+        response = html.render("error.html", status, title=title, detail=detail)
+        response.headers.update(headers or {})
+        return response
+    if len(detail) > MAX_DETAIL_CHARS:
+        detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
+    body = {
+        "type": problem_type(name) if name else "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "requestId": g.get("request_id"),
+    }
+    if errors:
+        body["errors"] = errors
+    return json.dumps(body), status, {"Content-Type": "application/problem+json", **(headers or {})}
+
+
+def clipped(text: str) -> str:
+    """``text`` cut to ``MAX_ECHOED_CHARS`` characters, keeping its start and its end (where
+    long names differ) around an ellipsis."""
+    if len(text) <= MAX_ECHOED_CHARS:
+        return text
+    tail = MAX_ECHOED_CHARS // 3
+    return f"{text[: MAX_ECHOED_CHARS - tail - 1]}…{text[-tail:]}"
+
+
+def listed_errors(errors: dict[str, list[str]]) -> tuple[dict[str, list[str]], str]:
+    """At most ``MAX_LISTED_ERRORS`` fields with their clipped names and messages, and the
+    problem's detail naming them (and how many more there were)."""
+    names = sorted(errors)
+    shown = {
+        clipped(name): [clipped(message) for message in errors[name][:MAX_LISTED_ERRORS]]
+        for name in names[:MAX_LISTED_ERRORS]
+    }
+    named = []
+    for name in shown:  # as many as the detail has room for
+        if sum(len(each) + 2 for each in [*named, name]) > MAX_DETAIL_CHARS // 2:
+            break
+        named.append(name)
+    detail = f"Invalid input: {', '.join(named)}"
+    if len(names) > len(named):
+        detail += f" and {len(names) - len(named)} more"
+    return shown, detail + "."
+
+
+def flatten_messages(messages, prefix="") -> dict[str, list[str]]:
+    """Flatten webargs' ``{"json": {"field": [...]}}`` into ``{"field": [...]}``."""
+    flat = {}
+    for key, value in messages.items():
+        if not prefix and key in ("json", "query", "path", "view_args", "headers", "form"):
+            name = ""
+        elif key == "_schema":
+            name = prefix.rstrip(".") or "body"
+        else:
+            name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten_messages(value, f"{name}." if name else ""))
+        else:
+            listed = value if isinstance(value, list) else [value]
+            flat.setdefault(name or "body", []).extend(str(message) for message in listed)
+    return flat
+
+
+def register_error_handlers(app):
+    """Every error the service answers, formatted here and nowhere else."""
+
+    @app.errorhandler(AppError)
+    def handle_app_error(error):
+        errors = listed_errors(error.errors)[0] if error.errors else None
+        return problem(
+            error.status, error.problem, error.detail, errors=errors, headers=error.headers
+        )
+
+    @app.errorhandler(InvalidCredentials)
+    def handle_invalid_credentials(_error):
+        return unauthorized()
+
+    @app.errorhandler(HTTPException)
+    def handle_http_exception(error):
+        name = HTTP_PROBLEMS.get(error.code)
+        data = getattr(error, "data", None) or {}
+        if error.code == 422 and "messages" in data:
+            errors, detail = listed_errors(flatten_messages(data["messages"]))
+            return problem(422, name, detail, errors=errors)
+        headers = {}
+        if error.code == 405:
+            headers["Allow"] = ", ".join(error.valid_methods or ())
+        return problem(error.code, name, error.description, headers=headers)
+
+    @app.errorhandler(OperationalError)
+    @app.errorhandler(InterfaceError)
+    def handle_database_error(error):
+        if not unavailable(error):
+            return handle_unexpected(error)  # a wrong statement (SQLite's are OperationalError)
+        log.error("database unavailable request_id=%s: %s", g.get("request_id"), error)
+        discard_connections()  # the others may point at the server that went away too
+        return handle_app_error(ServiceUnavailable())
+
+    @app.errorhandler(Exception)
+    def handle_unexpected(error):
+        log.exception("unhandled error request_id=%s", g.get("request_id"))
+        return problem(500, "internal-error", "Something went wrong on our side.")

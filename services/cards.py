@@ -21,73 +21,83 @@ DEFAULT_RELATIONS = ("odds", "predictions", "picks")
 
 HOME, AWAY = Team.alias("home"), Team.alias("away")
 
-MATCH_COLUMNS = (
-    Match.id,
-    Match.slug,
-    Match.kickoff_at,
-    Match.status,
-    Match.season,
-    Match.home_goals,
-    Match.away_goals,
-    League.id,
-    League.name,
-    League.country,
-    League.competition_type,
-    HOME.id,
-    HOME.name,
-    AWAY.id,
-    AWAY.name,
+#: Each card query's columns by name: rows are read as dicts of these names, so a card never
+#: depends on the order of a select.
+MATCH_COLUMNS = {
+    "id": Match.id,
+    "slug": Match.slug,
+    "kickoff_at": Match.kickoff_at,
+    "status": Match.status,
+    "season": Match.season,
+    "home_goals": Match.home_goals,
+    "away_goals": Match.away_goals,
+    "league_id": League.id,
+    "league_name": League.name,
+    "country": League.country,
+    "competition_type": League.competition_type,
+    "home_id": HOME.id,
+    "home_name": HOME.name,
+    "away_id": AWAY.id,
+    "away_name": AWAY.name,
+}
+
+#: A pick as a card shows it: its fields of these names (and the match it belongs to).
+PICK_FIELDS = (
+    "id",
+    "market",
+    "selection",
+    "bookmaker",
+    "odds",
+    "probability",
+    "edge",
+    "rating",
+    "data_quality",
+    "stake",
+    "is_live",
+    "status",
+    "profit",
+    "closing_odds",
+    "closing_probability",
+    "clv",
+    "created_at",
+    "settled_at",
 )
 
-PICK_COLUMNS = (
-    Pick.match,
-    Pick.id,
-    Pick.market,
-    Pick.selection,
-    Pick.bookmaker,
-    Pick.odds,
-    Pick.probability,
-    Pick.edge,
-    Pick.rating,
-    Pick.data_quality,
-    Pick.stake,
-    Pick.is_live,
-    Pick.status,
-    Pick.profit,
-    Pick.closing_odds,
-    Pick.closing_probability,
-    Pick.clv,
-    Pick.created_at,
-    Pick.settled_at,
+PREDICTION_FIELDS = (
+    "market",
+    "probabilities",
+    "market_probabilities",
+    "source",
+    "model_name",
+    "model_version",
+    "made_at",
+    "fitted_at",
+    "data_quality",
+    "data_quality_parts",
+    "is_live",
 )
 
-PREDICTION_COLUMNS = (
-    Prediction.match,
-    Prediction.market,
-    Prediction.probabilities,
-    Prediction.market_probabilities,
-    Prediction.source,
-    Prediction.model_name,
-    Prediction.model_version,
-    Prediction.made_at,
-    Prediction.fitted_at,
-    Prediction.data_quality,
-    Prediction.data_quality_parts,
-    Prediction.is_live,
+SUMMARY_FIELDS = (
+    "market",
+    "selection",
+    "best_price",
+    "best_bookmaker",
+    "sharp_price",
+    "sharp_bookmaker",
+    "closing_price",
+    "closing_bookmaker",
+    "bookmakers",
 )
 
-SUMMARY_COLUMNS = (
-    OddsSummary.match,
-    OddsSummary.market,
-    OddsSummary.selection,
-    OddsSummary.best_price,
-    OddsSummary.best_bookmaker,
-    OddsSummary.sharp_price,
-    OddsSummary.sharp_bookmaker,
-    OddsSummary.closing_price,
-    OddsSummary.closing_bookmaker,
-    OddsSummary.bookmakers,
-)
+
+def named(columns: dict):
+    """The select list of ``columns`` (name → column), each aliased to its name."""
+    return [column.alias(name) for name, column in columns.items()]
+
+
+def fields_of(model, names, **more) -> dict:
+    """``{name: model.name}`` for ``names``, then ``more`` (name → column)."""
+    return {**{name: getattr(model, name) for name in names}, **more}
 
 
 def matches(*columns):
@@ -95,7 +105,7 @@ def matches(*columns):
     filters, order and limit, then pass it to :func:`build`. Other ``columns`` of the same
     joined tables make another shape of match row (an export's)."""
     return (
-        Match.select(*(columns or MATCH_COLUMNS))
+        Match.select(*(columns or named(MATCH_COLUMNS)))
         .join(League, on=(Match.league == League.id))
         .join_from(Match, HOME, on=(Match.home_team == HOME.id))
         .join_from(Match, AWAY, on=(Match.away_team == AWAY.id))
@@ -132,7 +142,7 @@ def _one(condition, missing: str, viewer, include) -> dict:
 def build(query, viewer=None, include=DEFAULT_RELATIONS) -> list[dict]:
     """Cards of the matches ``query`` (from :func:`matches`) selects, in its order, each with
     the relations in ``include``: one query for the matches and one per relation."""
-    cards = [_match(row) for row in query.tuples()]
+    cards = [_match(row) for row in query.dicts()]
     if not cards:
         return cards
     by_id = {card["id"]: card for card in cards}
@@ -157,42 +167,25 @@ def build(query, viewer=None, include=DEFAULT_RELATIONS) -> list[dict]:
     return cards
 
 
-def _match(row) -> dict:
+def _match(row: dict) -> dict:
     """A match dict from a row of :data:`MATCH_COLUMNS`."""
-    (
-        match_id,
-        slug,
-        kickoff_at,
-        status,
-        season,
-        home_goals,
-        away_goals,
-        league_id,
-        league_name,
-        country,
-        competition_type,
-        home_id,
-        home_name,
-        away_id,
-        away_name,
-    ) = row
     score = None
-    if home_goals is not None and away_goals is not None:
-        score = {"home": home_goals, "away": away_goals}
+    if row["home_goals"] is not None and row["away_goals"] is not None:
+        score = {"home": row["home_goals"], "away": row["away_goals"]}
     return {
-        "id": match_id,
-        "slug": slug,
-        "kickoff_at": kickoff_at,
-        "status": status,
-        "season": season,
+        "id": row["id"],
+        "slug": row["slug"],
+        "kickoff_at": row["kickoff_at"],
+        "status": row["status"],
+        "season": row["season"],
         "league": {
-            "id": league_id,
-            "name": league_name,
-            "country": country,
-            "competition_type": competition_type,
+            "id": row["league_id"],
+            "name": row["league_name"],
+            "country": row["country"],
+            "competition_type": row["competition_type"],
         },
-        "home_team": {"id": home_id, "name": home_name},
-        "away_team": {"id": away_id, "name": away_name},
+        "home_team": {"id": row["home_id"], "name": row["home_name"]},
+        "away_team": {"id": row["away_id"], "name": row["away_name"]},
         "score": score,
     }
 
@@ -205,88 +198,43 @@ def _grouped(pairs) -> dict:
     return grouped
 
 
+def _rows(model, names, ids, order):
+    """Rows (dicts of ``names`` and ``match_id``) of ``model`` for the matches ``ids``."""
+    columns = fields_of(model, names, match_id=model.match)
+    return model.select(*named(columns)).where(model.match.in_(ids)).order_by(*order).dicts()
+
+
 def _odds(ids):
     """``(match_id, market summary)`` per match and market, markets and selections in order."""
-    rows = (
-        OddsSummary.select(*SUMMARY_COLUMNS)
-        .where(OddsSummary.match.in_(ids))
-        .order_by(OddsSummary.match, OddsSummary.id)
-        .tuples()
-    )
+    rows = _rows(OddsSummary, SUMMARY_FIELDS, ids, (OddsSummary.match, OddsSummary.id))
     current = None
-    for match_id, market, selection, *prices, bookmakers in rows:
+    for row in rows:
+        match_id, market = row.pop("match_id"), row.pop("market")
+        bookmakers = row.pop("bookmakers")
         if current is None or current[0] != match_id or current[1]["market"] != market:
             if current is not None:
                 yield current
             current = (match_id, {"market": market, "bookmakers": bookmakers, "selections": []})
-        best, best_book, sharp, sharp_book, closing, closing_book = prices
-        current[1]["selections"].append(
-            {
-                "selection": selection,
-                "best_price": best,
-                "best_bookmaker": best_book,
-                "sharp_price": sharp,
-                "sharp_bookmaker": sharp_book,
-                "closing_price": closing,
-                "closing_bookmaker": closing_book,
-            }
-        )
+        current[1]["selections"].append(row)
     if current is not None:
         yield current
 
 
 def _predictions(ids):
     """``(match_id, prediction)`` per match and market."""
-    rows = (
-        Prediction.select(*PREDICTION_COLUMNS)
-        .where(Prediction.match.in_(ids))
-        .order_by(Prediction.match, Prediction.id)
-        .tuples()
-    )
-    for match_id, market, *values in rows:
-        (
-            probabilities,
-            market_probabilities,
-            source,
-            model_name,
-            model_version,
-            made_at,
-            fitted_at,
-            data_quality,
-            parts,
-            is_live,
-        ) = values
-        yield (
-            match_id,
-            {
-                "market": market,
-                "probabilities": probabilities,
-                "market_probabilities": market_probabilities,
-                "source": source,
-                "model_name": model_name,
-                "model_version": model_version,
-                "made_at": made_at,
-                "fitted_at": fitted_at,
-                "data_quality": data_quality,
-                "data_quality_parts": parts,
-                "is_live": bool(is_live),
-            },
-        )
+    for row in _rows(Prediction, PREDICTION_FIELDS, ids, (Prediction.match, Prediction.id)):
+        row["is_live"] = bool(row["is_live"])
+        yield row.pop("match_id"), row
 
 
 def picks_of(ids, viewer=None):
     """``(match_id, pick)`` for every pick of ``ids``, as ``viewer`` may see it."""
-    rows = (
-        Pick.select(*PICK_COLUMNS).where(Pick.match.in_(ids)).order_by(Pick.match, Pick.id).tuples()
-    )
     unlocked = premium.has_premium(viewer)
-    names = [column.name for column in PICK_COLUMNS[1:]]
-    for match_id, *values in rows:
-        pick = dict(zip(names, values, strict=True))
+    for pick in _rows(Pick, PICK_FIELDS, ids, (Pick.match, Pick.id)):
         pick["is_live"] = bool(pick["is_live"])
         fair = pick.pop("closing_probability")
         pick["closing_ev"] = None if fair is None else pick["odds"] * fair - 1.0
-        yield match_id, premium.present(pick, unlocked)
+        yield pick.pop("match_id"), premium.present(pick, unlocked)
 
 
 def intelligence_of(ids) -> dict:

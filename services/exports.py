@@ -15,7 +15,7 @@ from peewee import Case, fn
 from engine.markets import MARKETS
 from enums import CARD_RELATIONS
 from models import Export, League, Match, OddsQuote, Pick, Prediction, Team
-from schemas.exports import FILTERS, ROWS, TrackRecordRowSchema
+from schemas.exports import FILTERS, ROWS
 from services import cards, quotas, track_record
 from services.cards import AWAY, HOME
 from services.queries import match_filters, within
@@ -57,22 +57,32 @@ RESOURCES = {
 }
 
 
+def row_names(resource: str) -> list[str]:
+    """The fields of ``resource``'s flat row, in the order they are written (snake_case)."""
+    return [field.attribute or name for name, field in ROWS[resource]().fields.items()]
+
+
+def _columns(resource: str, model, **given) -> list:
+    """The select list of ``resource``'s rows, in its row schema's field order: each field's
+    column from ``given``, else the ``model`` field of the same name. So a field added to a
+    model and to its row schema is exported with no other edit, and no query depends on the
+    order a schema happens to list its fields in."""
+    return [given[name] if name in given else getattr(model, name) for name in row_names(resource)]
+
+
 def _matches(filters):
     query = cards.matches(
-        Match.id,
-        Match.slug,
-        Match.kickoff_at,
-        Match.status,
-        Match.season,
-        League.id,
-        League.name,
-        League.competition_type,
-        HOME.id,
-        HOME.name,
-        AWAY.id,
-        AWAY.name,
-        Match.home_goals,
-        Match.away_goals,
+        *_columns(
+            "matches",
+            Match,
+            league_id=League.id,
+            league_name=League.name,
+            competition_type=League.competition_type,
+            home_team_id=HOME.id,
+            home_team_name=HOME.name,
+            away_team_id=AWAY.id,
+            away_team_name=AWAY.name,
+        )
     )
     query = _match_filters(query, filters)
     query = match_filters(query, team_id=filters.get("team_id"), statuses=filters.get("statuses"))
@@ -87,28 +97,9 @@ def _match_filters(query, filters):
 
 def _picks(filters):
     query = Pick.select(
-        Pick.id,
-        Pick.match,
-        Match.kickoff_at,
-        Match.league,
-        Pick.market,
-        Pick.selection,
-        Pick.bookmaker,
-        Pick.odds,
-        Pick.probability,
-        Pick.edge,
-        Pick.rating,
-        Pick.data_quality,
-        Pick.stake,
-        Pick.is_live,
-        Pick.status,
-        Pick.profit,
-        Pick.closing_odds,
-        Pick.closing_bookmaker,
-        Pick.closing_probability,
-        Pick.clv,
-        Pick.created_at,
-        Pick.settled_at,
+        *_columns(
+            "picks", Pick, match_id=Pick.match, kickoff_at=Match.kickoff_at, league_id=Match.league
+        )
     ).join(Match)
     query = _match_filters(query, filters)
     for column, name in ((Pick.market, "markets"), (Pick.rating, "ratings")):
@@ -121,22 +112,24 @@ def _picks(filters):
     return query.order_by(Match.kickoff_at, Pick.id)
 
 
+#: The fields of a prediction's flat row that are one of its selection's (from its JSON maps).
+PER_SELECTION = {
+    "selection": None,
+    "probability": "probabilities",
+    "model_probability": "model_probabilities",
+    "market_probability": "market_probabilities",
+}
+
+
+def _prediction_columns() -> list[str]:
+    """The fields a prediction export selects besides its maps: the row's other fields."""
+    return [name for name in row_names("predictions") if name not in PER_SELECTION]
+
+
 def _predictions(filters):
-    query = Prediction.select(
-        Prediction.match,
-        Prediction.market,
-        Prediction.probabilities,
-        Prediction.model_probabilities,
-        Prediction.market_probabilities,
-        Prediction.pool_weight,
-        Prediction.source,
-        Prediction.model_name,
-        Prediction.model_version,
-        Prediction.made_at,
-        Prediction.fitted_at,
-        Prediction.data_quality,
-        Prediction.is_live,
-    ).join(Match)
+    maps = [getattr(Prediction, name) for name in PER_SELECTION.values() if name]
+    rest = [getattr(Prediction, name) for name in _prediction_columns() if name != "match_id"]
+    query = Prediction.select(*maps, Prediction.match, *rest).join(Match)
     query = _match_filters(query, filters)
     if filters.get("markets"):
         query = query.where(Prediction.market.in_(filters["markets"]))
@@ -144,31 +137,26 @@ def _predictions(filters):
 
 
 def _prediction_rows(rows):
-    """One row per selection of each stored prediction (its maps are stored as JSON)."""
-    for match, market, published, model, sharp, *rest in rows:
-        published, model = json.loads(published), json.loads(model)
-        sharp = json.loads(sharp) if sharp else None
-        for selection in MARKETS[market]:
-            yield (
-                match,
-                market,
-                selection,
-                published[selection],
-                model[selection],
-                sharp[selection] if sharp else None,
-                *rest,
-            )
+    """One row per selection of each stored prediction (its maps are stored as JSON), its
+    values in the row schema's order."""
+    names = row_names("predictions")
+    others = ["match_id", *(name for name in _prediction_columns() if name != "match_id")]
+    for published, model, sharp, *values in rows:
+        maps = {
+            "probability": json.loads(published),
+            "model_probability": json.loads(model),
+            "market_probability": json.loads(sharp) if sharp else None,
+        }
+        row = dict(zip(others, values, strict=True))
+        for selection in MARKETS[row["market"]]:
+            row["selection"] = selection
+            for name, given in maps.items():
+                row[name] = given[selection] if given else None
+            yield tuple(row[name] for name in names)
 
 
 def _odds(filters):
-    query = OddsQuote.select(
-        OddsQuote.match,
-        OddsQuote.bookmaker,
-        OddsQuote.market,
-        OddsQuote.selection,
-        OddsQuote.price,
-        OddsQuote.is_closing,
-    )
+    query = OddsQuote.select(*_columns("odds", OddsQuote, match_id=OddsQuote.match))
     if any(filters.get(name) is not None for name in ("date_from", "date_to", "league_id")):
         query = _match_filters(query.join(Match), filters)
     if filters.get("markets"):
@@ -181,7 +169,7 @@ def _odds(filters):
 
 
 def _teams(filters):
-    query = Team.select(Team.id, Team.name, Team.country)
+    query = Team.select(*_columns("teams", Team))
     if filters.get("league_id") is not None:
         played = Match.select(Match.home_team).where(Match.league == filters["league_id"])
         visited = Match.select(Match.away_team).where(Match.league == filters["league_id"])
@@ -190,9 +178,7 @@ def _teams(filters):
 
 
 def _leagues(_filters):
-    return League.select(
-        League.id, League.code, League.name, League.country, League.competition_type
-    ).order_by(League.id)
+    return League.select(*_columns("leagues", League)).order_by(League.id)
 
 
 QUERIES = {
@@ -218,21 +204,24 @@ def _count_query(resource, query):
 def _track_record_rows(filters):
     """The track record as flat rows: live and backfilled, overall and by each grouping."""
     report = track_record.report(filters.get("date_from"), filters.get("date_to"))
-    names = [field.attribute or name for name, field in TrackRecordRowSchema().fields.items()]
-    figures = names[3:]
+    names = row_names("track-record")
     groupings = (
         ("month", "by_month", "month"),
         ("market", "by_market", "market"),
         ("rating", "by_rating", "rating"),
         ("competitionType", "by_competition_type", "competition_type"),
     )
+
+    def row(part, group_by, group, figures):
+        named = {**figures, "part": part, "group_by": group_by, "group": group}
+        return tuple(named[name] for name in names)
+
     rows = []
     for part in ("live", "backfilled"):
         record = report[part]
-        rows.append((part, "all", None, *(record[name] for name in figures)))
+        rows.append(row(part, "all", None, record))
         for group_by, key, label in groupings:
-            for item in record[key]:
-                rows.append((part, group_by, item[label], *(item[name] for name in figures)))
+            rows.extend(row(part, group_by, item[label], item) for item in record[key])
     return rows
 
 

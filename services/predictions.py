@@ -441,31 +441,20 @@ def _intelligence_rows(fc: Forecast, rows, now) -> list[dict]:
     return records
 
 
-def _upsert(model, records, conflict, preserve):
-    """Insert ``records``; on a conflict on ``conflict`` keep the new values of ``preserve``."""
+def _upsert(model, records, conflict=None):
+    """Insert ``records`` (dicts of field names); on a conflict on the fields ``conflict`` keep
+    every other field's new value, or, without ``conflict``, keep the stored row."""
+    if not records:
+        return
+    preserve = [getattr(model, name) for name in records[0] if name not in (conflict or ())]
     for start in range(0, len(records), BATCH):
         query = model.insert_many(records[start : start + BATCH])
-        if preserve:
-            query = query.on_conflict(conflict_target=conflict, preserve=preserve)
+        if conflict:
+            conflict_target = [getattr(model, name) for name in conflict]
+            query = query.on_conflict(conflict_target=conflict_target, preserve=preserve)
         else:
             query = query.on_conflict_ignore()
         query.execute()
-
-
-PREDICTION_FIELDS = [
-    Prediction.probabilities,
-    Prediction.model_probabilities,
-    Prediction.market_probabilities,
-    Prediction.pool_weight,
-    Prediction.source,
-    Prediction.model_name,
-    Prediction.model_version,
-    Prediction.made_at,
-    Prediction.fitted_at,
-    Prediction.data_quality,
-    Prediction.data_quality_parts,
-    Prediction.is_live,
-]
 
 
 def _predicted(match_ids) -> dict[int, bool]:
@@ -504,17 +493,12 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) ->
         chunk = rebuilt[start : start + BATCH]
         Pick.delete().where(Pick.match.in_(chunk) & ~Pick.is_live).execute()
     predictions = _prediction_rows(fc, fresh, now)
-    _upsert(Prediction, predictions, [Prediction.match, Prediction.market], PREDICTION_FIELDS)
+    _upsert(Prediction, predictions, ("match", "market"))
     intel = _intelligence_rows(fc, rows.tolist() if refresh_intelligence else fresh, now)
-    _upsert(
-        MatchIntelligence,
-        intel,
-        [MatchIntelligence.match],
-        [MatchIntelligence.payload, MatchIntelligence.updated_at],
-    )
+    _upsert(MatchIntelligence, intel, ("match",))
     new_picks = _pick_rows(fc, fresh, now)  # a pick comes with the prediction it is made from
     before = Pick.select().count()
-    _upsert(Pick, new_picks, None, None)
+    _upsert(Pick, new_picks)
     made = Pick.select().count() - before
     if predictions or intel:
         bump_data_version()

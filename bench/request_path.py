@@ -103,7 +103,8 @@ UNTHROTTLED = {
 }
 
 BARE_MODULE = "bench_bare_app"
-BARE_APP = '''"""The baseline: one Flask route, nothing else."""
+BARE_APP = '''"""The baseline: one Flask route, nothing else; and the same route answering a
+body of a given size (a 5 KB match card is not a 12-byte {"ok": true})."""
 
 from flask import Flask, jsonify
 
@@ -113,6 +114,11 @@ app = Flask(__name__)
 @app.get("/")
 def ok():
     return jsonify(ok=True)
+
+
+@app.get("/sized/<int:size>")
+def sized(size):
+    return app.response_class(b"x" * size, mimetype="application/json")
 '''
 
 # Counts every answer that is neither 2xx nor 304 per wrk thread (wrk itself only counts >= 400)
@@ -312,8 +318,9 @@ def split_url(url):
     return host, int(port or 80), "/" + path
 
 
-def request(base, method, path, body=None, token=None, timeout=30):
-    """(status, parsed JSON body or None) of one HTTP request on a fresh connection."""
+def request(base, method, path, body=None, token=None, timeout=30, raw=False):
+    """(status, parsed JSON body or None) of one HTTP request on a fresh connection; with
+    ``raw``, the body's bytes instead."""
     host, port, _ = split_url(base)
     connection = http.client.HTTPConnection(host, port, timeout=timeout)
     headers = {"Content-Type": "application/json"} if body is not None else {}
@@ -325,6 +332,8 @@ def request(base, method, path, body=None, token=None, timeout=30):
         payload = response.read()
     finally:
         connection.close()
+    if raw:
+        return response.status, payload
     try:
         return response.status, json.loads(payload) if payload else None
     except ValueError:
@@ -519,8 +528,9 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
         )
         width = max(len(target.label) for target in TARGETS)
         print(
-            f"{'target':<{width}}  {'req/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}  {'bare':>7}  "
-            f"{'ratio':>6}  {'non-2xx':>8}  {'goal':<28}  met"
+            f"{'target':<{width}}  {'bytes':>6}  {'req/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}  "
+            f"{'bare':>7}  {'ratio':>6}  {'sized':>7}  {'ratio':>6}  {'non-2xx':>8}  "
+            f"{'goal':<28}  met"
         )
         notes = []
         for target in TARGETS:
@@ -533,16 +543,24 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
             if not (200 <= status < 300 or status == 304):
                 detail = body.get("detail") if isinstance(body, dict) else body
                 notes.append(f"{target.label}: warm-up answered {status}: {detail}")
-            # The bare route again, right before: the ratio compares two runs a few seconds
-            # apart, so a machine that speeds up or slows down during the run moves both.
+            # The bare routes again, right before: each ratio compares runs a few seconds
+            # apart, so a machine that speeds up or slows down during the run moves both. The
+            # sized one answers a body as large as the target's.
+            size = len(
+                request(service_base, "GET", path, token=tokens.get(target.token), raw=True)[1]
+            )
             beside = load.run(f"{bare_base}/", {}, args.duration)
+            beside_sized = load.run(f"{bare_base}/sized/{size}", {}, args.duration)
             warm_up(load, f"{service_base}{path}", headers, args.warmup)
             result = load.run(f"{service_base}{path}", headers, args.duration)
             ratio = result.rate / beside.rate if beside.rate else 0.0
+            sized_ratio = result.rate / beside_sized.rate if beside_sized.rate else 0.0
             print(
-                f"{target.label:<{width}}  {result.rate:>8,.0f}  {result.p50_ms:>7.1f}  "
-                f"{result.p99_ms:>7.1f}  {beside.rate:>7,.0f}  {ratio:>6.2f}  {result.bad:>8}  "
-                f"{goal_text(target.goal):<28}  {goal_met(target.goal, result, ratio)}"
+                f"{target.label:<{width}}  {size:>6}  {result.rate:>8,.0f}  "
+                f"{result.p50_ms:>7.1f}  {result.p99_ms:>7.1f}  {beside.rate:>7,.0f}  "
+                f"{ratio:>6.2f}  {beside_sized.rate:>7,.0f}  {sized_ratio:>6.2f}  "
+                f"{result.bad:>8}  {goal_text(target.goal):<28}  "
+                f"{goal_met(target.goal, result, ratio)}"
             )
             if result.bad:
                 codes = ", ".join(f"{code} x{count}" for code, count in result.statuses.items())

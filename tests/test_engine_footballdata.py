@@ -1,6 +1,5 @@
 """Tests of the football-data.co.uk CSV parser, on the shared real files and on edited copies."""
 
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -52,12 +51,11 @@ def _find(parsed, home, away):
 
 
 @pytest.mark.slow
-def test_every_shared_file_parses_completely_and_fast():
+def test_every_shared_file_parses_completely():
+    """(How fast is measured by ``python -m bench.engine``, not here: a timing is no test.)"""
     files = _files()
     texts = {path.name: _read(path.name) for path in files}
-    started = time.perf_counter()
     parsed = {name: footballdata.parse(text) for name, text in texts.items()}
-    elapsed = time.perf_counter() - started
     assert len(parsed) == 30
     for name, result in parsed.items():
         assert result.rejected == [], name
@@ -70,7 +68,6 @@ def test_every_shared_file_parses_completely_and_fast():
     assert sum(len(result.matches) for result in parsed.values()) == 11_051
     # Only the two known bad cells' sets (2 legs each) are dropped in the whole set.
     assert sum(result.prices_skipped for result in parsed.values()) == 4
-    assert elapsed < 2.0
 
 
 def test_known_values_of_the_first_row_of_e0_2023_24():

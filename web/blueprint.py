@@ -29,47 +29,72 @@ class Blueprint(flask_smorest.Blueprint):
         self.html_pages = html_pages
 
     def route(self, rule, *, parameters=None, **options):
-        """As flask-smorest's, applying the blueprint's access rule to views without one."""
+        """As flask-smorest's, composing what runs for each method of the view: its access rule
+        (the blueprint's when it names none), then its cached answers, then the view as its
+        own decorators made it (argument parsing, the response's dump).
+
+        So a cache hit costs the access rule, one rate-limit hit, the data version and the
+        stored bytes: it is served before webargs parses anything, and the documentation
+        decorators (``doc``, ``alt_response``, ``problems``, ``access``, ``cached``) add
+        nothing at run time.
+        """
         register = super().route(rule, parameters=parameters, **options)
 
         def decorator(view):
-            if self.default_access is not None:
-                for method in view.methods:
-                    handler = getattr(view, method.lower())
-                    if not hasattr(handler, "access_rule"):
-                        setattr(view, method.lower(), self.access(self.default_access)(handler))
+            for method in view.methods:
+                name = method.lower()
+                handler = getattr(view, name)
+                if getattr(handler, "access_rule", None) is None and self.default_access:
+                    handler = self.access(self.default_access)(handler)
+                runtime = handler
+                if getattr(handler, "cache_variant", False) is not False:
+                    runtime = caching.cached(runtime, handler.cache_variant)
+                if getattr(handler, "access_rule", None) is not None:
+                    runtime = guard(handler.access_rule, runtime)
+                setattr(view, name, runtime)
             return register(view)
 
         return decorator
 
+    def alt_response(self, *args, **kwargs):
+        """As flask-smorest's, documenting only: nothing of it runs at request time."""
+        return _documenting(super().alt_response(*args, **kwargs))
+
+    @staticmethod
+    def doc(**kwargs):
+        """As flask-smorest's, documenting only: nothing of it runs at request time."""
+        return _documenting(flask_smorest.Blueprint.doc(**kwargs))
+
     def access(self, rule):
-        """Decorate a view with ``rule``, at run time and in the OpenAPI description."""
+        """Put a view behind ``rule``: documented here, enforced by :meth:`route` first of all
+        (before arguments are parsed or an answer is looked up)."""
 
         def decorator(view):
-            guarded = guard(rule, view)
             if rule.token != "none":
-                guarded = self.alt_response(401, response=HTTPStatus(401).name)(guarded)
+                view = self.alt_response(401, response=HTTPStatus(401).name)(view)
             for status, names in rule.problems.items():
-                guarded = self.problems(status, *names)(guarded)
-            guarded = self.doc(security=rule.security, description=rule.summary)(guarded)
-            guarded.access_rule = rule
-            return guarded
+                view = self.problems(status, *names)(view)
+            view = self.doc(security=rule.security, description=rule.summary)(view)
+            view.access_rule = rule
+            return view
 
         return decorator
 
     def cached(self, variant=None):
         """Serve the view's 200 answers from the answer cache, with a strong ``ETag`` (answering
-        ``If-None-Match`` with 304) and ``Cache-Control``; see :mod:`caching`.
+        ``If-None-Match`` with 304) and ``Cache-Control``; see :mod:`web.caching`.
 
-        Goes between ``arguments`` (the key includes the parsed arguments) and ``response``.
-        ``variant`` names a representation chosen from the request (JSON or HTML).
+        Placed anywhere among the view's decorators: :meth:`route` looks answers up before the
+        arguments are parsed. ``variant`` names a representation chosen from the request (JSON
+        or HTML).
         """
 
         def decorator(view):
-            answered = caching.cached(view, variant)
-            return self.alt_response(
+            view = self.alt_response(
                 304, description="Not modified: the `ETag` sent in `If-None-Match` still holds."
-            )(answered)
+            )(view)
+            view.cache_variant = variant
+            return view
 
         return decorator
 
@@ -107,3 +132,14 @@ BODY_PROBLEMS = {
     415: "unsupported-media-type",
     422: "validation-error",
 }
+
+
+def _documenting(decorator):
+    """``decorator`` (one of flask-smorest's documentation decorators) applied for its
+    documentation alone: the function keeps its own code, with the documentation merged in."""
+
+    def apply(func):
+        func._apidoc = decorator(func)._apidoc
+        return func
+
+    return apply

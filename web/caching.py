@@ -1,17 +1,22 @@
 """Cached answers: a read that is recomputed on every call is served from memory until the data
 changes, with a strong ETag, 304s and ``Cache-Control``.
 
-An answer is keyed by the endpoint, its path and parsed arguments, what the caller may see
-(premium or not), its representation, the base of its links, and the **data version**, a
-counter that every import, backfill, settlement and refresh bumps in its own transaction. So an
-answer is never served after the data it was made from has changed, on any process: each reads
-the version from the database (one indexed row) before looking in its own cache.
+An answer is keyed by the request as it came (path and query string, before anything parses
+them), what the caller may see (premium or not), its representation, the base of its links and
+the UTC day (an argument left out may default to today), and it is kept with the **data
+version** it was made at: a counter that every import, backfill, settlement and refresh bumps in
+its own transaction. Each request reads the version from the database (one indexed row) before
+looking in its own process's cache, so an answer is never served after the data it was made from
+has changed, on any process. An answer also lives at most ``PUBLIC_MAX_AGE`` seconds, so what
+turns with the clock alone (a pick that becomes public at kick-off) is never older than that.
 """
 
 import hashlib
 import threading
 from collections import OrderedDict
+from datetime import timedelta
 from functools import wraps
+from typing import NamedTuple
 
 from flask import current_app, g, request
 from werkzeug.wrappers import Response
@@ -22,6 +27,16 @@ from web.links import base_url
 
 #: Headers of the view's own response that a cached answer replays.
 KEPT = ("Content-Type", "Content-Security-Policy")
+
+
+class Entry(NamedTuple):
+    """A stored answer: the data version and time it holds for, and what to send."""
+
+    version: int
+    expires: object  # an aware datetime: the app clock's
+    body: bytes
+    etag: str  # quoted, as the header carries it
+    headers: tuple
 
 
 class AnswerCache:
@@ -41,20 +56,19 @@ class AnswerCache:
                 self.entries.move_to_end(key)
             return entry
 
-    def put(self, key, entry) -> None:
-        """Store ``entry`` (a ``(body, etag, headers)`` tuple), evicting the least recent."""
-        body = entry[0]
-        if len(body) > self.max_bytes:
+    def put(self, key, entry: Entry) -> None:
+        """Store ``entry`` under ``key`` (replacing an older one), evicting the least recent."""
+        if len(entry.body) > self.max_bytes:
             return
         with self.lock:
             previous = self.entries.pop(key, None)
             if previous is not None:
-                self.size -= len(previous[0])
+                self.size -= len(previous.body)
             self.entries[key] = entry
-            self.size += len(body)
+            self.size += len(entry.body)
             while self.size > self.max_bytes:
                 _, evicted = self.entries.popitem(last=False)
-                self.size -= len(evicted[0])
+                self.size -= len(evicted.body)
 
 
 def cached(view, variant=None):
@@ -62,36 +76,45 @@ def cached(view, variant=None):
 
     @wraps(view)
     def answer(*args, **kwargs):
-        premium = has_premium(g.get("viewer"))
+        now = current_app.extensions["clock"]()
         key = (
-            request.endpoint,
-            repr(args[1:]),  # args[0] is the MethodView instance, new on every request
-            repr(sorted(kwargs.items())),
-            premium,
+            request.path,
+            request.query_string,
+            has_premium(g.get("viewer")),
             variant() if variant else None,
             base_url(),  # links in the answer (a prediction page's canonical URL) name it
-            data_version(),  # read before the data, so an answer is never older than its key
+            now.date(),
         )
+        version = data_version()  # read before the data: an answer is never older than it
         cache = current_app.extensions["answer_cache"]
         entry = cache.get(key)
-        if entry is None:
+        if entry is None or entry.version != version or entry.expires <= now:
             response = view(*args, **kwargs)
             if response.status_code != 200:
                 return response
             body = response.get_data()
-            headers = [(name, response.headers[name]) for name in KEPT if name in response.headers]
-            entry = (body, hashlib.sha256(body).hexdigest()[:32], headers)
-            cache.put(key, entry)
-        body, etag, headers = entry
-        response = Response(body, headers=headers)
-        response.set_etag(etag)
-        response.headers["Vary"] = "Authorization, Accept" if variant else "Authorization"
-        if "Authorization" in request.headers:
-            response.headers["Cache-Control"] = "private, no-cache"
-        else:
-            response.headers["Cache-Control"] = (
-                f"public, max-age={current_app.config['PUBLIC_MAX_AGE']}"
+            headers = tuple(
+                (name, response.headers[name]) for name in KEPT if name in response.headers
             )
-        return response.make_conditional(request)
+            etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+            lifetime = timedelta(seconds=current_app.config["PUBLIC_MAX_AGE"])
+            entry = Entry(version, now + lifetime, body, etag, headers)
+            cache.put(key, entry)
+        return _send(entry, variant is not None)
 
     return answer
+
+
+def _send(entry: Entry, varies_by_accept: bool) -> Response:
+    """The stored answer, or a 304 when the client holds it already."""
+    headers = list(entry.headers)
+    headers.append(("ETag", entry.etag))
+    headers.append(("Vary", "Authorization, Accept" if varies_by_accept else "Authorization"))
+    if "Authorization" in request.headers:
+        headers.append(("Cache-Control", "private, no-cache"))
+    else:
+        max_age = current_app.config["PUBLIC_MAX_AGE"]
+        headers.append(("Cache-Control", f"public, max-age={max_age}"))
+    if "If-None-Match" in request.headers and request.if_none_match.contains_raw(entry.etag):
+        return Response(status=304, headers=headers)
+    return Response(entry.body, headers=headers)

@@ -1,11 +1,12 @@
 """What every request passes through: its id, the access log, the rate-limit and security
 headers, closing its database connection; and the one-line log format."""
 
+import itertools
 import logging
 import re
+import secrets
 import sys
 import time
-import uuid
 
 from flask import g, request
 
@@ -46,43 +47,49 @@ def configure_logging(level):
     log.setLevel(level)
 
 
+class RequestIds:
+    """Request ids (32 hex digits) unique across processes and restarts without a system call
+    each: a random prefix per process, then a counter (``itertools.count`` is thread-safe)."""
+
+    def __init__(self):
+        self.prefix = secrets.token_hex(12)
+        self.counter = itertools.count(1)
+
+    def next(self) -> str:
+        return f"{self.prefix}{next(self.counter):08x}"
+
+
 def init_app(app):
-    """Request ids, rate-limit headers, the access log and closing the database connection."""
+    """Request ids, the access log, the per-request headers and closing the database
+    connection: one hook before each request and one after it."""
+    ids = RequestIds()
 
     @app.before_request
     def start_request():
         given = request.headers.get("X-Request-ID", "")
-        g.request_id = given if REQUEST_ID.match(given) else uuid.uuid4().hex
+        g.request_id = given if REQUEST_ID.match(given) else ids.next()
         g.started = time.perf_counter()
 
     @app.after_request
     def finish_request(response):
-        request_id = g.get("request_id") or uuid.uuid4().hex
-        response.headers["X-Request-ID"] = request_id
-        if not access_log.isEnabledFor(logging.INFO):
-            return response
-        viewer = g.get("viewer")
-        access_log.info(
-            "method=%s path=%s status=%s duration_ms=%.1f ip=%s user=%s request_id=%s",
-            request.method,
-            request.path,
-            response.status_code,
-            (time.perf_counter() - g.get("started", time.perf_counter())) * 1000,
-            request.remote_addr or "-",
-            viewer.id if viewer else "-",
-            request_id,
-        )
-        return response
-
-    @app.after_request
-    def add_rate_limit_headers(response):
-        response.headers.update(ratelimits.headers())
-        return response
-
-    @app.after_request
-    def add_security_headers(response):
+        request_id = g.get("request_id") or ids.next()
+        headers = response.headers
+        headers["X-Request-ID"] = request_id
         # A browser must take every answer for the type it says it is, never guess another.
-        response.headers["X-Content-Type-Options"] = "nosniff"
+        headers["X-Content-Type-Options"] = "nosniff"
+        headers.update(ratelimits.headers())
+        if access_log.isEnabledFor(logging.INFO):
+            viewer = g.get("viewer")
+            access_log.info(
+                "method=%s path=%s status=%s duration_ms=%.1f ip=%s user=%s request_id=%s",
+                request.method,
+                request.path,
+                response.status_code,
+                (time.perf_counter() - g.get("started", time.perf_counter())) * 1000,
+                request.remote_addr or "-",
+                viewer.id if viewer else "-",
+                request_id,
+            )
         return response
 
     @app.teardown_appcontext

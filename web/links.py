@@ -18,7 +18,7 @@ def base_url() -> str:
     host = request.host.lower()
     name = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
     if request.scheme in ("http", "https") and name in current_app.config["ALLOWED_HOSTS"]:
-        return request.host_url.rstrip("/")
+        return f"{request.scheme}://{host}"
     return ""
 
 

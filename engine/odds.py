@@ -9,8 +9,17 @@ import numpy as np
 
 from engine.records import AGGREGATE_BOOKMAKERS, SHARP_BOOKMAKER
 
-#: Margin-removal methods understood by :func:`remove_margin`.
-METHODS = ("proportional", "shin", "power")
+#: Margin-removal methods understood by :func:`remove_margin`, the simplest first.
+METHODS = ("proportional", "additive", "power", "shin", "odds-ratio")
+
+#: What each method solves for, per row (see :func:`fit_margin`).
+PARAMETERS = {
+    "proportional": "booksum",  # Σ 1/o, which every implied probability is divided by
+    "additive": "deduction",  # taken off every implied probability (floored at 0)
+    "power": "kappa",  # the exponent κ with Σ (1/o)^κ = 1
+    "shin": "z",  # Shin's share of insider money
+    "odds-ratio": "odds_ratio",  # implied odds ÷ fair odds, the same for every selection
+}
 
 #: The aggregate used when the sharp bookmaker has no quote for a match.
 FALLBACK_BOOKMAKER = "market-average"
@@ -33,12 +42,31 @@ def overround(prices):
 def remove_margin(prices, method="proportional", tol=1e-12, max_iter=200):
     """Fair probabilities from decimal prices (..., k): each row sums to 1; invalid rows are NaN.
 
-    ``proportional`` scales the implied probabilities 1/o by their sum. ``shin`` solves Shin's
-    (1993) insider-trading model for the share ``z`` of informed money per row. ``power`` raises
-    the implied probabilities to the exponent κ that makes them sum to 1. Both solvers bisect all
-    rows at once until every bracket is narrower than ``tol`` (or ``max_iter`` halvings). A row
-    whose implied probabilities already sum to 1 or less has no margin to remove; Shin's model
-    then reduces to the proportional answer, the power method still solves for its κ (≤ 1).
+    See :func:`fit_margin` for the methods; this is its first half.
+    """
+    return fit_margin(prices, method, tol, max_iter)[0]
+
+
+def fit_margin(prices, method="proportional", tol=1e-12, max_iter=200):
+    """``(probabilities, parameter)`` of one margin-removal ``method`` over prices (..., k).
+
+    With implied probabilities π = 1/o and booksum β = Σπ, each method finds, row by row, the
+    one parameter (named in :data:`PARAMETERS`) that makes its fair probabilities sum to 1:
+
+    - ``proportional``: p = π / β (the parameter is β);
+    - ``additive``: p = max(π − d, 0), the same deduction d from every selection (the Euclidean
+      projection of π on the simplex: a long shot priced below d gets 0, never less);
+    - ``power``: p = π^κ (Clarke, Kovalchik and Ingram 2017);
+    - ``shin``: Shin's (1993) model with a share ``z`` of insider money,
+      p = (√(z² + 4(1 − z)π²/β) − z) / (2(1 − z));
+    - ``odds-ratio``: the implied odds are the fair odds times one ratio c (Cheung 2015),
+      p = π / (c − cπ + π).
+
+    Power, Shin and the odds ratio take more off long shots than off favourites; additive takes
+    the most. The solvers bisect every row at once until each bracket is narrower than ``tol`` (or
+    ``max_iter`` halvings). A row without a margin (β ≤ 1) has none to remove: Shin's z is then
+    0 (the proportional answer); the others solve as usual (κ ≤ 1, c ≤ 1, d ≤ 0). Invalid rows
+    (a price missing or ≤ 1.0) give NaN probabilities and a NaN parameter.
     """
     if method not in METHODS:
         raise ValueError(f"unknown margin-removal method {method!r}; expected one of {METHODS}")
@@ -48,13 +76,15 @@ def remove_margin(prices, method="proportional", tol=1e-12, max_iter=200):
     valid = valid_rows(prices)
     # Invalid rows get a harmless placeholder so the solvers never see NaN; they are masked below.
     implied = 1.0 / np.where(valid[..., None], prices, 2.0)
-    if method == "proportional":
-        probs = implied / implied.sum(axis=-1, keepdims=True)
-    elif method == "shin":
-        probs = _shin(implied, tol, max_iter)
-    else:
-        probs = _power(implied, tol, max_iter)
-    return np.where(valid[..., None], probs, np.nan)
+    solver = {
+        "proportional": _proportional,
+        "additive": _additive,
+        "power": _power,
+        "shin": _shin,
+        "odds-ratio": _odds_ratio,
+    }[method]
+    probs, parameter = solver(implied, tol, max_iter)
+    return np.where(valid[..., None], probs, np.nan), np.where(valid, parameter, np.nan)
 
 
 def _bisect_decreasing(excess, lo, hi, tol, max_iter):
@@ -68,6 +98,30 @@ def _bisect_decreasing(excess, lo, hi, tol, max_iter):
         lo = np.where(above, mid, lo)
         hi = np.where(above, hi, mid)
     return 0.5 * (lo + hi)
+
+
+def _normalised(probs):
+    """Rows divided by their sums: removes a bisection's last residual."""
+    return probs / probs.sum(axis=-1, keepdims=True)
+
+
+def _proportional(implied, _tol, _max_iter):
+    """Proportional: every implied probability divided by the booksum."""
+    booksum = implied.sum(axis=-1)
+    return implied / booksum[..., None], booksum
+
+
+def _additive(implied, _tol, _max_iter):
+    """Additive: d with Σ max(π − d, 0) = 1, solved exactly by sorting (simplex projection)."""
+    k = implied.shape[-1]
+    ordered = -np.sort(-implied, axis=-1)
+    cumulative = np.cumsum(ordered, axis=-1)
+    counts = np.arange(1, k + 1)
+    # The selections kept are the largest ones with π_j > (Σ_{i≤j} π_i − 1) / j.
+    kept = (ordered - (cumulative - 1.0) / counts > 0).sum(axis=-1)
+    total = np.take_along_axis(cumulative, (kept - 1)[..., None], axis=-1)[..., 0]
+    deduction = (total - 1.0) / kept
+    return np.maximum(implied - deduction[..., None], 0.0), deduction
 
 
 def _shin_probabilities(implied, booksum, z):
@@ -89,9 +143,8 @@ def _shin(implied, tol, max_iter):
         tol,
         max_iter,
     )
-    probs = _shin_probabilities(implied, booksum, z)
     # The last renormalisation removes the bisection's residual (and is exact for z = 0 rows).
-    return probs / probs.sum(axis=-1, keepdims=True)
+    return _normalised(_shin_probabilities(implied, booksum, z)), z
 
 
 def _power(implied, tol, max_iter):
@@ -108,8 +161,28 @@ def _power(implied, tol, max_iter):
         tol,
         max_iter,
     )
-    probs = np.exp(kappa[..., None] * log_implied)
-    return probs / probs.sum(axis=-1, keepdims=True)
+    return _normalised(np.exp(kappa[..., None] * log_implied)), kappa
+
+
+def _odds_ratio_probabilities(implied, ratio):
+    """Fair probabilities whose odds are the implied odds divided by ``ratio`` (per row)."""
+    ratio = ratio[..., None]
+    return implied / (ratio - ratio * implied + implied)
+
+
+def _odds_ratio(implied, tol, max_iter):
+    """Odds-ratio method: c such that Σ π / (c − cπ + π) = 1, row by row."""
+    k = implied.shape[-1]
+    # p_i(c) ≥ 1/k exactly when c ≤ (k − 1)π_i / (1 − π_i), so these bounds bracket the root.
+    bound = (k - 1) * implied / (1.0 - np.minimum(implied, 1.0 - 1e-15))
+    ratio = _bisect_decreasing(
+        lambda cc: _odds_ratio_probabilities(implied, cc).sum(axis=-1) - 1.0,
+        bound.min(axis=-1),
+        bound.max(axis=-1),
+        tol,
+        max_iter,
+    )
+    return _normalised(_odds_ratio_probabilities(implied, ratio)), ratio
 
 
 def _check_cube(prices, bookmakers):

@@ -6,8 +6,10 @@ import pytest
 from engine import odds
 from engine.odds import (
     METHODS,
+    PARAMETERS,
     best_prices,
     closing_prices,
+    fit_margin,
     has_quote,
     overround,
     quoting_count,
@@ -53,6 +55,72 @@ def test_power_recovers_the_exponent():
     assert remove_margin(prices, method="power") == pytest.approx(true, abs=1e-10)
 
 
+def test_each_method_on_an_even_two_way_market():
+    # 1.9 and 1.9: π = 1/1.9 = 0.526316 each, booksum β = 2/1.9 = 1.052632. Every method gives
+    # 0.5 and 0.5; what each solves for is worked by hand:
+    # additive: d = (β − 1)/2 = 0.026316; power: 2·(1/1.9)^κ = 1, κ = ln 2 / ln 1.9 = 1.079935;
+    # Shin: 0.5 = (√(z² + 4(1 − z)·π²/β) − z) / (2(1 − z)) with π²/β = 1/3.8 reduces to
+    # z² − βz + (β − 1) = 0, so z = β − 1 = 1/19 = 0.052632;
+    # odds ratio: π/(1 − π) = 1/0.9, fair odds 1, so c = 1.111111.
+    expected = {
+        "proportional": 2 / 1.9,
+        "additive": (2 / 1.9 - 1) / 2,
+        "power": np.log(2) / np.log(1.9),
+        "shin": 1 / 19,
+        "odds-ratio": 1 / 0.9,
+    }
+    for method, parameter in expected.items():
+        probs, solved = fit_margin([1.9, 1.9], method=method)
+        assert probs == pytest.approx([0.5, 0.5], abs=1e-12)
+        assert solved == pytest.approx(parameter, abs=1e-10), method
+    assert set(PARAMETERS) == set(METHODS)
+
+
+def test_shin_recovers_its_z_from_a_three_way_book():
+    # Shin's bookmaker quotes π_i = s_i · Σ_j s_j with s_i = √(z·p_i + (1 − z)·p_i²); here fair
+    # (0.5, 0.3, 0.2) and z = 0.02. The solver returns both the probabilities and z.
+    true, z = np.array([0.5, 0.3, 0.2]), 0.02
+    s = np.sqrt(z * true + (1 - z) * true**2)
+    probs, solved = fit_margin(1.0 / (s * s.sum()), method="shin")
+    assert probs == pytest.approx(true, abs=1e-10)
+    assert solved == pytest.approx(z, abs=1e-10)
+
+
+def test_power_recovers_its_kappa_from_a_three_way_book():
+    # Prices 1/p^(1/κ) with κ = 1.07: the solver finds κ and the p it was built from.
+    true = np.array([0.55, 0.25, 0.2])
+    probs, kappa = fit_margin(1.0 / true ** (1 / 1.07), method="power")
+    assert probs == pytest.approx(true, abs=1e-10) and kappa == pytest.approx(1.07, abs=1e-10)
+
+
+def test_odds_ratio_recovers_its_ratio_from_a_three_way_book():
+    # Implied odds π/(1 − π) = c · p/(1 − p) with c = 1.12, so π = cp / (1 − p + cp).
+    true, ratio = np.array([0.6, 0.25, 0.15]), 1.12
+    implied = ratio * true / (1 - true + ratio * true)
+    probs, solved = fit_margin(1.0 / implied, method="odds-ratio")
+    assert probs == pytest.approx(true, abs=1e-10) and solved == pytest.approx(ratio, abs=1e-10)
+
+
+def test_additive_hand_worked_and_floored_at_zero():
+    # 1/2.0 + 1/3.2 + 1/4.0 = 1.0625: each selection loses 0.0625/3 = 0.0208333.
+    probs, deduction = fit_margin([2.0, 3.2, 4.0], method="additive")
+    assert deduction == pytest.approx(0.0625 / 3)
+    assert probs == pytest.approx([0.4791667, 0.2916667, 0.2291667], abs=1e-7)
+    # 1/1.05 + 1/12 + 1/60 = 1.052381: an equal share (0.017460) would leave the 60.0 shot below
+    # zero, so it gets 0 and the other two share the margin: (1.035714 − 1)/2 = 0.017857.
+    probs, deduction = fit_margin([1.05, 12.0, 60.0], method="additive")
+    assert deduction == pytest.approx((1 / 1.05 + 1 / 12 - 1) / 2)
+    assert probs == pytest.approx([1 / 1.05 - deduction, 1 / 12 - deduction, 0.0], abs=1e-12)
+
+
+def test_methods_order_the_long_shot_as_the_literature_says():
+    # A 1.25 / 6.5 / 13.0 book (margin 3.1 %) leaves the long shot 0.0667 by additive, 0.0680 by
+    # power, 0.0688 by Shin, 0.0711 by the odds ratio and 0.0746 by proportional removal.
+    long_shot = {m: remove_margin([1.25, 6.5, 13.0], method=m)[2] for m in METHODS}
+    assert long_shot["additive"] < long_shot["power"] < long_shot["proportional"]
+    assert long_shot["shin"] < long_shot["odds-ratio"] < long_shot["proportional"]
+
+
 def test_shin_and_power_shade_the_longshot_more_than_proportional():
     prices = np.array([1.5, 4.2, 7.5])
     proportional = remove_margin(prices)
@@ -96,7 +164,7 @@ def test_shin_without_a_margin_is_proportional():
 
 def test_unknown_method_and_overround_of_invalid_rows():
     with pytest.raises(ValueError, match="unknown margin-removal method"):
-        remove_margin([2.0, 2.0], method="additive")
+        remove_margin([2.0, 2.0], method="logit")
     assert np.isnan(overround([[NAN, 2.0], [1.9, 1.9]])[0])
 
 

@@ -83,29 +83,35 @@ def _per_match_scores(probs, outcome, market):
 
 
 def band_table(prices, probs_by_method, outcome):
-    """Per band: selections, observed rate and its standard error, and per method the mean
+    """Per price band: selections, observed rate and its standard error, and per method the mean
     probability, its gap to the observed rate and that gap's standard error."""
-    price = prices.ravel()
-    happened = (outcome[:, None] == np.arange(prices.shape[1])).ravel().astype(float)
+    bands = {
+        m: metrics.reliability_by_price(p, outcome, prices) for m, p in probs_by_method.items()
+    }
     table = []
-    for low, high, label in BANDS:
-        inside = (price >= low) & (price < high)
-        n = int(inside.sum())
-        if not n:
+    for index, (low, high) in enumerate(
+        zip((1.0, *metrics.PRICE_BANDS), (*metrics.PRICE_BANDS, None), strict=True)
+    ):
+        first = next(iter(bands.values()))[index]
+        if not first["count"]:
             continue
-        observed = happened[inside].mean()
-        cells = {}
-        for method, probs in probs_by_method.items():
-            p = probs.ravel()[inside]
-            error = np.sqrt((p * (1 - p)).sum()) / n
-            cells[method] = (p.mean(), observed - p.mean(), error)
+        observed, n = first["observed_rate"], first["count"]
         table.append(
             {
-                "band": label,
+                "band": f"under {high:.1f}"
+                if low == 1.0
+                else (f"{low:.1f} and over" if high is None else f"{low:.1f}–{high:.1f}"),
                 "selections": n,
                 "observed": observed,
                 "observed_error": np.sqrt(observed * (1 - observed) / n),
-                "methods": cells,
+                "methods": {
+                    m: (
+                        rows[index]["mean_predicted"],
+                        observed - rows[index]["mean_predicted"],
+                        rows[index]["std_error"],
+                    )
+                    for m, rows in bands.items()
+                },
             }
         )
     return table

@@ -115,6 +115,67 @@ def expected_calibration_error(probs, outcome, bins=10):
     return float(np.abs(predicted - happened).sum() / total)
 
 
+#: Edges of the decimal-price bands that reliability and pick reports are cut into: under 2.0,
+#: 2.0–4.0, 4.0–8.0, 8.0 and over (a price on an edge belongs to the band above it).
+PRICE_BANDS = (2.0, 4.0, 8.0)
+
+
+def price_band(prices):
+    """Index of each price's band in :data:`PRICE_BANDS` (0 to 3); −1 where a price is NaN."""
+    prices = np.asarray(prices, dtype=float)
+    index = np.searchsorted(
+        np.asarray(PRICE_BANDS), np.where(np.isfinite(prices), prices, 0.0), side="right"
+    )
+    return np.where(np.isfinite(prices), index, -1)
+
+
+def _band_edges(band):
+    """(from, to) of one band; None for the open ends."""
+    edges = (1.0, *PRICE_BANDS, None)
+    return edges[band], edges[band + 1]
+
+
+def reliability_by_price(probs, outcome, prices):
+    """Reliability of every (row, selection) forecast by the selection's price band.
+
+    ``prices`` (n, k) are decimal odds beside ``probs`` (n, k); selections without a price are
+    left out. One entry per band, empty ones included: ``{"from", "to", "count",
+    "mean_predicted", "observed_rate", "std_error"}``, where ``std_error`` = √Σp(1 − p) / count
+    is the spread of the observed rate were the forecasts right (the yardstick for the gap
+    between the two); None for the figures of an empty band. ``to`` is None for the last band.
+    """
+    probs, outcome = _forecasts(probs, outcome)
+    prices = np.asarray(prices, dtype=float)
+    if prices.shape != probs.shape:
+        raise ValueError(f"prices must match probs {probs.shape}, got {prices.shape}")
+    band = price_band(prices).ravel()
+    predicted = probs.ravel()
+    happened = _one_hot(outcome, probs.shape[1]).ravel()
+    priced = band >= 0
+    slots = len(PRICE_BANDS) + 1
+    count = np.bincount(band[priced], minlength=slots)
+    mean = np.bincount(band[priced], weights=predicted[priced], minlength=slots)
+    rate = np.bincount(band[priced], weights=happened[priced], minlength=slots)
+    variance = np.bincount(
+        band[priced], weights=(predicted * (1.0 - predicted))[priced], minlength=slots
+    )
+    table = []
+    for b in range(slots):
+        n = int(count[b])
+        low, high = _band_edges(b)
+        table.append(
+            {
+                "from": low,
+                "to": high,
+                "count": n,
+                "mean_predicted": float(mean[b] / n) if n else None,
+                "observed_rate": float(rate[b] / n) if n else None,
+                "std_error": float(np.sqrt(variance[b]) / n) if n else None,
+            }
+        )
+    return table
+
+
 def max_drawdown(profits):
     """Largest fall of cumulative profit from its running peak (the peak starts at 0), ≥ 0.
 
@@ -227,6 +288,15 @@ def _ratio(numerator, denominator):
     return float(numerator / denominator) if denominator else None
 
 
+def _standard_error(squares, n, scale):
+    """√(squares / (n − 1)) · √n / scale: with ``scale`` = n the standard error of a mean whose
+    squared deviations sum to ``squares``; with ``scale`` the sum of the weights, that of a
+    ratio of sums. None with fewer than two values."""
+    if n < 2 or not scale:
+        return None
+    return float(np.sqrt(squares / (n - 1) * n) / scale)
+
+
 def grouped_figures(group, n_groups, columns):
     """Track-record figures (see track_record) for each group, as a list indexed by group.
 
@@ -251,6 +321,13 @@ def grouped_figures(group, n_groups, columns):
         known = np.isfinite(values)
         return total(np.where(known, values, 0.0)), total(known)
 
+    def spread(values, centre):
+        """Per-group sum of squared deviations of the finite ``values`` from ``centre`` (per
+        group, NaN-free)."""
+        known = np.isfinite(values)
+        deviation = np.where(known, values - centre[group], 0.0)
+        return total(deviation**2)
+
     picks = by_status.sum(axis=1)
     staked = total(np.where(decided, columns["stake"], 0.0))
     profit = total(np.where(booked, columns["profit"], 0.0))
@@ -258,6 +335,14 @@ def grouped_figures(group, n_groups, columns):
     edge_sum, edge_n = average(columns["edge"])
     clv_sum, clv_n = average(columns["clv"])
     closing_ev_sum, closing_ev_n = average(columns["closing_ev"])
+    closing_ev_mean = closing_ev_sum / np.maximum(closing_ev_n, 1)
+    closing_ev_squares = spread(columns["closing_ev"], closing_ev_mean)
+    # The ROI is a ratio of sums over the won and lost picks: its standard error is that of the
+    # mean residual profit − roi × stake, divided by the mean stake (the delta method).
+    roi = profit / np.where(staked > 0, staked, 1.0)
+    residual = np.where(decided, columns["profit"] - roi[group] * columns["stake"], np.nan)
+    decided_n = total(np.isfinite(residual))
+    roi_squares = spread(residual, np.zeros(n_groups))
     drawdown = _grouped_drawdown(group[booked], columns["profit"][booked], n_groups)
     streak = _grouped_streak(group[decided], code[decided] == _LOST, n_groups)
 
@@ -275,10 +360,14 @@ def grouped_figures(group, n_groups, columns):
                 "staked": float(staked[g]),
                 "profit": float(profit[g]),
                 "roi": _ratio(profit[g], staked[g]),
+                "roi_std_error": _standard_error(roi_squares[g], decided_n[g], staked[g]),
                 "avg_odds": _ratio(odds_sum[g], odds_n[g]),
                 "avg_edge": _ratio(edge_sum[g], edge_n[g]),
                 "avg_clv": _ratio(clv_sum[g], clv_n[g]),
                 "avg_closing_ev": _ratio(closing_ev_sum[g], closing_ev_n[g]),
+                "avg_closing_ev_std_error": _standard_error(
+                    closing_ev_squares[g], closing_ev_n[g], closing_ev_n[g]
+                ),
                 "max_drawdown": float(drawdown[g]),
                 "longest_losing_streak": int(streak[g]),
             }
@@ -290,11 +379,12 @@ def track_record(status, profit, odds, edge, clv, stake, closing_probability=Non
     """Figures of a list of picks in settlement order.
 
     picks, won, lost, void, pending; hit_rate = won / (won + lost); staked = stake of won and lost
-    picks; profit (of settled picks); roi = profit / staked; avg_odds and avg_edge over the picks
-    that have one, avg_clv over those with a CLV, avg_closing_ev (odds × de-margined closing
-    probability − 1) over those with a closing probability; max_drawdown (over settled picks)
-    and longest_losing_streak as their functions define them. Ratios and averages are None when
-    there is nothing to divide by.
+    picks; profit (of settled picks); roi = profit / staked and roi_std_error, its standard error
+    over the won and lost picks; avg_odds and avg_edge over the picks that have one, avg_clv over
+    those with a CLV, avg_closing_ev (odds × de-margined closing probability − 1) over those with
+    a closing probability, and avg_closing_ev_std_error; max_drawdown (over settled picks) and
+    longest_losing_streak as their functions define them. Ratios and averages are None when
+    there is nothing to divide by, standard errors with fewer than two values.
     """
     columns = pick_columns(status, profit, odds, edge, clv, stake, closing_probability)
     return grouped_figures(np.zeros(columns["code"].shape, dtype=np.intp), 1, columns)[0]

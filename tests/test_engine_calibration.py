@@ -74,3 +74,26 @@ def test_shapes_are_checked():
         evaluate(PROBS, OUTCOME[:2])
     with pytest.raises(ValueError):
         evaluate(PROBS, OUTCOME, reference=REFERENCE[:, :2])
+
+
+def test_reliability_by_price_band_beside_the_reference():
+    prices = np.array([[1.9, 3.4, 4.5], [4.8, 2.0, 3.3], [1.6, 4.0, 8.0], [2.0, 3.0, NAN]])
+    result = evaluate(PROBS, OUTCOME, reference=REFERENCE, ordered=True, prices=prices)
+    # Rows 0 and 2 remain: prices 1.9, 1.6 (under 2.0); 3.4 (2.0–4.0); 4.5, 4.0 (4.0–8.0); 8.0.
+    bands = result["price_bands"]
+    assert [(b["from"], b["to"], b["count"]) for b in bands] == [
+        (1.0, 2.0, 2),
+        (2.0, 4.0, 1),
+        (4.0, 8.0, 2),
+        (8.0, None, 1),
+    ]
+    # Under 2.0: the home sides of rows 0 (won, p 0.5) and 2 (lost, p 0.6).
+    assert bands[0]["mean_predicted"] == pytest.approx(0.55)
+    assert bands[0]["observed_rate"] == pytest.approx(0.5)
+    assert bands[0]["std_error"] == pytest.approx(np.sqrt(0.25 + 0.24) / 2)
+    reference = result["reference"]["price_bands"]
+    assert reference[0]["mean_predicted"] == pytest.approx((0.45 + 0.5) / 2)
+    assert [b["count"] for b in reference] == [2, 1, 2, 1]
+    assert evaluate(PROBS, OUTCOME)["price_bands"] is None
+    with pytest.raises(ValueError):
+        evaluate(PROBS, OUTCOME, prices=prices[:, :2])

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from engine import metrics
 from engine.metrics import (
     brier,
     expected_calibration_error,
@@ -146,10 +147,14 @@ def test_track_record_hand_worked():
         "staked": 6.0,
         "profit": -1.0,
         "roi": pytest.approx(-1 / 6),
+        # Residuals profit + 1/6 over the six won and lost picks: 7/6, 13/6 and −5/6 four times;
+        # Σ² = (49 + 169 + 100)/36 = 8.8333, so the standard error is √(8.8333/5 · 6)/6 = 0.542627.
+        "roi_std_error": pytest.approx(0.542627, abs=1e-6),
         "avg_odds": pytest.approx(18.0 / 8),
         "avg_edge": pytest.approx(0.44 / 7),
         "avg_clv": pytest.approx(0.02),
         "avg_closing_ev": None,
+        "avg_closing_ev_std_error": None,
         "max_drawdown": 3.0,
         "longest_losing_streak": 3,
     }
@@ -160,6 +165,8 @@ def test_closing_ev_is_the_return_at_the_fair_closing_probability():
     figures = track_record(STATUS, PROFIT, ODDS, EDGE, CLV, STAKE, closing)
     # 2 × 0.55 − 1 = 0.1, 1.5 × 0.6 − 1 = −0.1, 3 × 0.3 − 1 = −0.1, 1.8 × 0.5 − 1 = −0.1.
     assert figures["avg_closing_ev"] == pytest.approx(-0.2 / 4)
+    # Deviations from −0.05: 0.15 and −0.05 three times; Σ² = 0.03, √(0.03/3)/√4 = 0.05.
+    assert figures["avg_closing_ev_std_error"] == pytest.approx(0.05)
     grouped = track_record_by(STATUS == "won", STATUS, PROFIT, ODDS, EDGE, CLV, STAKE, closing)
     assert grouped[True]["avg_closing_ev"] == pytest.approx(0.0)  # 0.1 and −0.1
     assert grouped[False]["avg_closing_ev"] == pytest.approx(-0.1)
@@ -169,7 +176,19 @@ def test_track_record_of_nothing():
     figures = track_record([], [], [], [], [], [])
     assert figures["picks"] == 0 and figures["profit"] == 0.0
     assert figures["hit_rate"] is None and figures["roi"] is None and figures["avg_clv"] is None
+    assert figures["roi_std_error"] is None and figures["avg_closing_ev_std_error"] is None
     assert figures["max_drawdown"] == 0.0 and figures["longest_losing_streak"] == 0
+
+
+def test_the_roi_standard_error_with_flat_stakes_is_that_of_the_mean_profit():
+    rng = np.random.default_rng(5)
+    odds = rng.uniform(1.5, 9.0, 400)
+    won = rng.random(400) < 1 / odds
+    profit = np.where(won, odds - 1, -1.0)
+    status = np.where(won, "won", "lost")
+    figures = track_record(status, profit, odds, odds * 0, odds * NAN, np.ones(400))
+    assert figures["roi"] == pytest.approx(profit.mean())
+    assert figures["roi_std_error"] == pytest.approx(profit.std(ddof=1) / np.sqrt(400))
 
 
 def test_track_record_is_plain_json():
@@ -237,3 +256,9 @@ def test_track_record_by_matches_each_group_on_its_own():
         assert figures == pytest.approx(alone, rel=1e-12, abs=1e-12)
         assert figures["max_drawdown"] == pytest.approx(max_drawdown(profit[part]))
         assert figures["longest_losing_streak"] == longest_losing_streak(status[part])
+
+
+def test_price_bands_put_an_edge_price_in_the_band_above():
+    assert metrics.price_band([1.01, 1.99, 2.0, 3.99, 4.0, 8.0, 50.0, NAN]).tolist() == [
+        0, 0, 1, 1, 2, 3, 3, -1,
+    ]  # fmt: skip

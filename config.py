@@ -4,6 +4,8 @@ import os
 import secrets
 from pathlib import Path
 
+from enums import MARGIN_METHODS
+
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
@@ -45,16 +47,20 @@ DEFAULTS: dict[str, object] = {
     "QUOTA_WARNING_RATIO": 0.8,
     "SETTLEMENT_MAX_AGE_HOURS": 26,
     "CALIBRATION_MAX_AGE_HOURS": 24 * 8,
+    # The pick and rating rule (engine.picks), chosen on 2017/18-2018/19 and confirmed on each
+    # league's third season on by bench/ratings.py: see the README.
     "PICK_MIN_EDGE": 0.02,
-    "RATING_A_EDGE": 0.08,
+    "PICK_MIN_GROWTH": 0.00005,  # expected log growth of a Kelly stake, nats per bet
+    "RATING_A_GROWTH": 0.0012,
     "RATING_A_QUALITY": 0.8,
-    "RATING_B_EDGE": 0.05,
+    "RATING_B_GROWTH": 0.0003,
     "RATING_B_QUALITY": 0.6,
     "VOID_AFTER_HOURS": 48,
     "OPERATION_STALE_SECONDS": 900,
     "ANSWER_CACHE_BYTES": 32 * 1024 * 1024,
     "PUBLIC_MAX_AGE": 30,
-    "MARGIN_METHOD": "proportional",
+    # The best calibrated on Pinnacle's closing lines (bench/margins.py): see the README.
+    "MARGIN_METHOD": "power",
 }
 
 
@@ -104,6 +110,11 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         raise RuntimeError(f"ACCESS_TOKEN_EXPIRES must be at least {MIN_TOKEN_SECONDS} seconds")
     if settings["PASSWORD_HASH_CONCURRENCY"] < 1:
         raise RuntimeError("PASSWORD_HASH_CONCURRENCY must be at least 1")
+    if settings["MARGIN_METHOD"] not in MARGIN_METHODS:
+        raise RuntimeError(
+            f"MARGIN_METHOD must be one of {', '.join(MARGIN_METHODS)} "
+            f"(got {settings['MARGIN_METHOD']!r})"
+        )
     settings["ALLOWED_HOSTS"] = host_names(settings["ALLOWED_HOSTS"])
     settings["RATELIMIT_HEADERS_ENABLED"] = False  # ratelimits.headers() writes them all
     settings["RATELIMIT_KEY_PREFIX"] = "picks"

@@ -40,6 +40,10 @@ GOAL_SOURCES = ("market-ratings", "dixon-coles")
 #: model, or the goal model alone.
 PREDICTION_SOURCES = ("market", "pool", *GOAL_SOURCES)
 
+#: Ways of removing the bookmaker's margin from a line of prices (``engine.odds``); the service
+#: uses the one ``MARGIN_METHOD`` names everywhere a margin is removed.
+MARGIN_METHODS = ("proportional", "additive", "power", "shin", "odds-ratio")
+
 #: Bounds (inclusive) of the operations' day counts, for the API and the CLI alike.
 SETTLEMENT_DAYS = (1, 3650)
 CALIBRATION_DAYS = (7, 3650)

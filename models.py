@@ -22,6 +22,7 @@ from enums import (
     COMPETITION_TYPES,
     EXPORT_FORMATS,
     EXPORT_RESOURCES,
+    MARGIN_METHODS,
     MARKETS,
     MATCH_STATUSES,
     OPERATION_KINDS,
@@ -224,6 +225,9 @@ class Prediction(BaseModel):
     source = CharField(max_length=16, null=True, choices=_choices(PREDICTION_SOURCES))
     model_name = CharField(max_length=64)
     model_version = CharField(max_length=32)
+    #: How the margin was taken off every price behind it (null for predictions made before the
+    #: method was recorded: proportional removal, model versions before 3.0.0).
+    margin_method = CharField(max_length=16, null=True, choices=_choices(MARGIN_METHODS))
     made_at = UTCDateTimeField(default=utcnow)
     fitted_at = UTCDateTimeField()  # results up to this instant fed the model
     data_quality = DoubleField()

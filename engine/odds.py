@@ -8,9 +8,10 @@ A bookmaker quotes a match only when all ``k`` of its prices are valid (finite a
 import numpy as np
 
 from engine.records import AGGREGATE_BOOKMAKERS, SHARP_BOOKMAKER
+from enums import MARGIN_METHODS
 
 #: Margin-removal methods understood by :func:`remove_margin`, the simplest first.
-METHODS = ("proportional", "additive", "power", "shin", "odds-ratio")
+METHODS = MARGIN_METHODS
 
 #: What each method solves for, per row (see :func:`fit_margin`).
 PARAMETERS = {
@@ -88,15 +89,21 @@ def fit_margin(prices, method="proportional", tol=1e-12, max_iter=200):
 
 
 def _bisect_decreasing(excess, lo, hi, tol, max_iter):
-    """Per-row root of a decreasing function ``excess`` between the brackets ``lo`` and ``hi``."""
+    """Per-row root of a decreasing function ``excess`` between the brackets ``lo`` and ``hi``.
+
+    A row stops halving once its own bracket is narrower than ``tol``, so its answer never
+    depends on which other rows were solved beside it (a prediction must not change when later
+    matches are added to the batch).
+    """
     lo, hi = lo.copy(), hi.copy()
     for _ in range(max_iter):
-        if not np.any(hi - lo > tol):
+        active = hi - lo > tol
+        if not active.any():
             break
         mid = 0.5 * (lo + hi)
         above = excess(mid) > 0.0
-        lo = np.where(above, mid, lo)
-        hi = np.where(above, hi, mid)
+        lo = np.where(active & above, mid, lo)
+        hi = np.where(active & ~above, mid, hi)
     return 0.5 * (lo + hi)
 
 
@@ -205,6 +212,13 @@ def _real_bookmakers(bookmakers, exclude):
 def has_quote(prices, bookmakers):
     """(n, b) True where a bookmaker quotes a match: all of its k prices are valid."""
     return valid_rows(_check_cube(prices, bookmakers))
+
+
+def sharp_quotes(prices, bookmakers, sharp=SHARP_BOOKMAKER):
+    """(n,) True where the sharp bookmaker quotes a match in full."""
+    if sharp not in bookmakers:
+        return np.zeros(_check_cube(prices, bookmakers).shape[0], dtype=bool)
+    return has_quote(prices, bookmakers)[:, bookmakers.index(sharp)]
 
 
 def quoting_count(prices, bookmakers, exclude=AGGREGATE_BOOKMAKERS):

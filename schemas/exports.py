@@ -10,6 +10,7 @@ from enums import (
     COMPETITION_TYPES,
     EXPORT_FORMATS,
     EXPORT_RESOURCES,
+    MARGIN_METHODS,
     MARKETS,
     MATCH_STATUSES,
     PICK_RATINGS,
@@ -203,6 +204,7 @@ class PredictionRowSchema(CamelSchema):
     source = enum_of(PREDICTION_SOURCES, allow_none=True)
     model_name = fields.String()
     model_version = fields.String()
+    margin_method = enum_of(MARGIN_METHODS, allow_none=True)
     made_at = UTCDateTime()
     fitted_at = UTCDateTime()
     data_quality = fields.Float()

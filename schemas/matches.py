@@ -6,6 +6,7 @@ from marshmallow import fields, validate
 from enums import (
     COMPETITION_TYPES,
     GOAL_SOURCES,
+    MARGIN_METHODS,
     MARKETS,
     MATCH_STATUSES,
     PICK_RATINGS,
@@ -105,13 +106,27 @@ class MarketOddsSchema(CamelSchema):
 
 
 class DataQualityPartsSchema(CamelSchema):
-    """The parts of a data-quality score, each in [0, 1]."""
+    """The parts of a data-quality score, each in [0, 1], all known before kick-off."""
 
     history = fields.Float(
         required=True, metadata={"description": "Prior matches of the less-known team, /20."}
     )
-    bookmakers = fields.Float(required=True, metadata={"description": "Bookmakers quoting, /5."})
-    closing_odds = fields.Float(required=True, metadata={"description": "1 with closing odds."})
+    bookmakers = fields.Float(
+        required=True, metadata={"description": "Bookmakers quoting before kick-off, /5."}
+    )
+    sharp_line = fields.Float(
+        metadata={
+            "description": "1 when the sharp bookmaker (Pinnacle) quotes the market before "
+            "kick-off. Absent from predictions made before model version 3.0.0, which had "
+            "`closingOdds` instead."
+        }
+    )
+    closing_odds = fields.Float(
+        metadata={
+            "description": "Predictions before model version 3.0.0 only: 1 when the match's "
+            "closing odds were stored when the prediction was made."
+        }
+    )
 
 
 class PredictionSchema(CamelSchema):
@@ -138,6 +153,16 @@ class PredictionSchema(CamelSchema):
     )
     model_name = fields.String(required=True)
     model_version = fields.String(required=True)
+    margin_method = enum_of(
+        MARGIN_METHODS,
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "How the bookmakers' margin was removed from every price behind the "
+            "prediction (`MARGIN_METHOD`). Null for predictions made before it was recorded "
+            "(model versions before 3.0.0, which removed it proportionally)."
+        },
+    )
     made_at = UTCDateTime(required=True)
     fitted_at = UTCDateTime(
         required=True, metadata={"description": "Results before this instant fed the model."}

@@ -124,6 +124,26 @@ class ReliabilityBinSchema(CamelSchema):
     count = fields.Integer(required=True)
 
 
+class PriceBandSchema(CamelSchema):
+    """The forecasts of the selections whose closing price lies in one band."""
+
+    from_ = fields.Float(required=True, data_key="from", attribute="from")
+    to = fields.Float(
+        required=True, allow_none=True, metadata={"description": "Null for the last band."}
+    )
+    count = fields.Integer(required=True)
+    mean_predicted = fields.Float(required=True, allow_none=True)
+    observed_rate = fields.Float(required=True, allow_none=True)
+    std_error = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "√Σp(1 − p) ÷ count: how far the observed rate strays from "
+            "`meanPredicted` by chance alone were the forecasts right."
+        },
+    )
+
+
 class ScoresSchema(CamelSchema):
     """Scores of a set of forecasts (null without any)."""
 
@@ -133,8 +153,21 @@ class ScoresSchema(CamelSchema):
     rps = fields.Float(
         required=True, allow_none=True, metadata={"description": "1x2 only (ordered outcomes)."}
     )
-    ece = fields.Float(required=True, allow_none=True)
+    ece = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Expected calibration error over the ten bins."},
+    )
     bins = fields.List(fields.Nested(ReliabilityBinSchema), required=True)
+    price_bands = fields.List(
+        fields.Nested(PriceBandSchema),
+        allow_none=True,
+        metadata={
+            "description": "Reliability by the selection's sharp closing price: under 2.0, "
+            "2.0–4.0, 4.0–8.0, 8.0 and over (where favourites and long shots part). Absent from "
+            "runs made before it was reported."
+        },
+    )
 
 
 class MarketCalibrationSchema(ScoresSchema):

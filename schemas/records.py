@@ -21,6 +21,14 @@ class FiguresSchema(CamelSchema):
     staked = fields.Float(required=True, metadata={"description": "Units on won and lost picks."})
     profit = fields.Float(required=True, metadata={"description": "Units, settled picks."})
     roi = fields.Float(required=True, allow_none=True, metadata={"description": "profit ÷ staked."})
+    roi_std_error = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Standard error of `roi` over the won and lost picks (a long price "
+            "makes a result noisy: about √(odds − 1) units a pick). Null below two picks."
+        },
+    )
     avg_odds = fields.Float(required=True, allow_none=True)
     avg_edge = fields.Float(required=True, allow_none=True)
     avg_clv = fields.Float(
@@ -35,8 +43,14 @@ class FiguresSchema(CamelSchema):
         allow_none=True,
         metadata={
             "description": "Mean of odds × the de-margined closing probability − 1: the expected "
-            "return at the fair closing price."
+            "return at the fair closing price, the margin removed by `MARGIN_METHOD` (power by "
+            "default) when each pick was settled."
         },
+    )
+    avg_closing_ev_std_error = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Standard error of `avgClosingEv`. Null below two picks."},
     )
     max_drawdown = fields.Float(
         required=True, metadata={"description": "Largest fall of cumulative profit, units."}

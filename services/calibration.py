@@ -35,9 +35,7 @@ def run(window_days: int, settings, now=None) -> dict:
     )
     all_matches = np.unique(np.array([row[0] for row in rows], dtype=np.int64))
     method = settings["MARGIN_METHOD"]
-    closing = _closing_probabilities(
-        all_matches, method
-    )  # one read of the closing odds, all markets
+    closing = _closing_lines(all_matches, method)  # one read of the closing odds, all markets
     markets = {}
     for market, selections in MARKETS.items():
         mine = [row for row in rows if row[1] == market]
@@ -47,11 +45,13 @@ def run(window_days: int, settings, now=None) -> dict:
         ).reshape(len(mine), len(selections))
         goals = np.array([row[3:5] for row in mine], dtype=float).reshape(len(mine), 2)
         outcome = outcome_indices(goals[:, 0], goals[:, 1])[market]
+        fair, prices = closing[market]
         markets[market] = calibration.evaluate(
             probs,
             outcome,
-            reference=closing[market][at],
+            reference=fair[at],
             ordered=market in ORDERED_MARKETS,
+            prices=prices[at],
         )
     return {
         "window_days": window_days,
@@ -62,10 +62,11 @@ def run(window_days: int, settings, now=None) -> dict:
     }
 
 
-def _closing_probabilities(match_ids, method) -> dict:
-    """Per market, the de-margined sharp closing probabilities (Pinnacle, else the market
-    average) of ``match_ids``, rows in that order."""
-    return {
-        market: odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
-        for market, cube in odds.load(match_ids, closing=True).items()
-    }
+def _closing_lines(match_ids, method) -> dict:
+    """Per market, ``(fair, prices)``: the sharp closing prices (Pinnacle's, else the market
+    average's) of ``match_ids``, rows in that order, and their de-margined probabilities."""
+    lines = {}
+    for market, cube in odds.load(match_ids, closing=True).items():
+        prices, _ = odds_engine.closing_prices(cube.prices, cube.bookmakers)
+        lines[market] = (odds_engine.remove_margin(prices, method=method), prices)
+    return lines

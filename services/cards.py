@@ -70,6 +70,7 @@ PREDICTION_FIELDS = (
     "source",
     "model_name",
     "model_version",
+    "margin_method",
     "made_at",
     "fitted_at",
     "data_quality",

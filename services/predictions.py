@@ -51,8 +51,9 @@ class Forecast:
     market_probs: dict  # de-margined sharp pre-match probabilities per market
     best: dict  # market → (best price (n,k), bookmaker name (n,k))
     quality: dict  # market → (score (n,), parts {name: (n,)})
-    choice: dict  # market → (selection (n,), edge (n,), rating (n,))
+    choice: dict  # market → (selection (n,), edge (n,), growth (n,), rating (n,))
     source: dict  # market → (n,) what made the published probabilities
+    margin_method: str  # how every margin in it was removed
 
 
 @dataclass
@@ -138,11 +139,10 @@ def _all_quotes(h: _History) -> _Quotes:
 
 def _group_quotes(h: _History, targets, cutoff: int) -> _Quotes:
     """What a refresh of ``targets`` reads: their pre-match quotes, and the closing quotes the
-    ratings learn from in their window before ``cutoff`` (and the targets' own, for the data
-    quality)."""
+    ratings learn from in their window before ``cutoff`` (never the targets' own: nothing of
+    a forecast may depend on what is only known once it kicks off)."""
     window = walkforward.RATINGS_CONFIG.window_days * DAY
     learning = h.finished & (h.kickoff >= cutoff - window) & (h.kickoff < cutoff)
-    learning[targets] = True
     return _Quotes(
         _scattered(h.match_id, targets, closing=False),
         _scattered(h.match_id, learning, closing=True),
@@ -199,11 +199,35 @@ def _goal_history(output) -> tuple[np.ndarray, np.ndarray]:
 
 def _thresholds(settings) -> picks.RatingThresholds:
     return picks.RatingThresholds(
-        settings["RATING_A_EDGE"],
+        settings["RATING_A_GROWTH"],
         settings["RATING_A_QUALITY"],
-        settings["RATING_B_EDGE"],
+        settings["RATING_B_GROWTH"],
         settings["RATING_B_QUALITY"],
     )
+
+
+def _choose_picks(published, quotes: _Quotes, history, settings) -> tuple[dict, dict, dict]:
+    """Best prices, data quality and the pick of each market, from the published probabilities
+    and only what is known before kick-off: the pre-match quotes and the goal model's history.
+    Returns ``(best, quality, choice)`` keyed by market (see :class:`Forecast`)."""
+    thresholds = _thresholds(settings)
+    best, quality, choice = {}, {}, {}
+    for market in MARKETS:
+        cube = quotes.pre_match[market]
+        prices, book = odds_engine.best_prices(cube.prices, cube.bookmakers)
+        names = np.array([*cube.bookmakers, None], dtype=object)  # index -1: no bookmaker
+        best[market] = (prices, names[book])
+        quality[market] = picks.data_quality(
+            *history,
+            odds_engine.quoting_count(cube.prices, cube.bookmakers),
+            odds_engine.sharp_quotes(cube.prices, cube.bookmakers),
+        )
+        selection, edge, growth = picks.choose(
+            published[market], prices, settings["PICK_MIN_EDGE"], settings["PICK_MIN_GROWTH"]
+        )
+        rating = picks.rate(growth, quality[market][0], thresholds)
+        choice[market] = (selection, edge, growth, rating)
+    return best, quality, choice
 
 
 def forecast(now, settings, match_ids=None, country=None, progress=None) -> Forecast | None:
@@ -223,23 +247,8 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
         pool_weights = stored_pool_weights(datetime.fromtimestamp(cutoff, UTC))
     inputs, market_probs = _model_input(h, quotes, now, settings["MARGIN_METHOD"])
     output = _run_model(inputs, targets, pool_weights, progress)
-    history = _goal_history(output)
-    thresholds = _thresholds(settings)
-    best, quality, choice, source = {}, {}, {}, {}
-    for market in MARKETS:
-        cube, closed = quotes.pre_match[market], quotes.closing[market]
-        prices, book = odds_engine.best_prices(cube.prices, cube.bookmakers)
-        names = np.array([*cube.bookmakers, None], dtype=object)  # index -1: no bookmaker
-        best[market] = (prices, names[book])
-        has_closing = odds_engine.has_quote(closed.prices, closed.bookmakers).any(axis=1)
-        quality[market] = picks.data_quality(
-            *history,
-            odds_engine.quoting_count(cube.prices, cube.bookmakers),
-            has_closing,
-        )
-        selection, edge = picks.choose(output.published[market], prices, settings["PICK_MIN_EDGE"])
-        choice[market] = (selection, edge, picks.rate(edge, quality[market][0], thresholds))
-        source[market] = _source(output, market, market_probs[market])
+    best, quality, choice = _choose_picks(output.published, quotes, _goal_history(output), settings)
+    source = {market: _source(output, market, market_probs[market]) for market in MARKETS}
     return Forecast(
         h.match_id,
         h.kickoff,
@@ -254,6 +263,7 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
         quality,
         choice,
         source,
+        settings["MARGIN_METHOD"],
     )
 
 
@@ -335,6 +345,7 @@ def _prediction_rows(fc: Forecast, rows, now) -> list[dict]:
                     "source": str(fc.source[market][row]),
                     "model_name": walkforward.MODEL_NAME,
                     "model_version": walkforward.MODEL_VERSION,
+                    "margin_method": fc.margin_method,
                     "made_at": now,
                     "fitted_at": _moment(out.fitted_at[row]),
                     "data_quality": float(score[row]),
@@ -352,7 +363,7 @@ def _moment(epoch):
 def _pick_rows(fc: Forecast, rows, now) -> list[dict]:
     records = []
     for market in MARKETS:
-        selection, edge, rating = fc.choice[market]
+        selection, edge, _, rating = fc.choice[market]
         prices, books = fc.best[market]
         for row in rows:
             chosen = selection[row]

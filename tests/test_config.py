@@ -21,11 +21,11 @@ def test_defaults_are_the_contract(tmp_path):
 
 def test_values_are_typed(tmp_path):
     settings = config_from_env(
-        {"ACCESS_TOKEN_EXPIRES": "90", "RATELIMIT_ENABLED": "off", "RATING_A_EDGE": "0.1"},
+        {"ACCESS_TOKEN_EXPIRES": "90", "RATELIMIT_ENABLED": "off", "RATING_A_GROWTH": "0.002"},
         tmp_path,
     )
     assert settings["JWT_ACCESS_TOKEN_EXPIRES"] == 90
-    assert settings["RATELIMIT_ENABLED"] is False and settings["RATING_A_EDGE"] == 0.1
+    assert settings["RATELIMIT_ENABLED"] is False and settings["RATING_A_GROWTH"] == 0.002
 
 
 def test_production_needs_a_jwt_secret(tmp_path):
@@ -67,6 +67,13 @@ def test_an_unknown_app_env_stops_the_service(tmp_path, given):
     with pytest.raises(RuntimeError, match="APP_ENV must be one of"):
         config_from_env({"APP_ENV": given}, tmp_path)
     assert not (tmp_path / "jwt-secret").exists()  # never ran on a generated key
+
+
+def test_the_margin_method_is_one_the_engine_knows(tmp_path):
+    assert config_from_env({}, tmp_path)["MARGIN_METHOD"] == "power"
+    assert config_from_env({"MARGIN_METHOD": "shin"}, tmp_path)["MARGIN_METHOD"] == "shin"
+    with pytest.raises(RuntimeError, match="MARGIN_METHOD must be one of proportional, additive"):
+        config_from_env({"MARGIN_METHOD": "Shin's"}, tmp_path)
 
 
 def test_production_with_a_capital_p_still_needs_the_secret(tmp_path):

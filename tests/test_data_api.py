@@ -461,10 +461,12 @@ FIGURES = {
     "staked",
     "profit",
     "roi",
+    "roiStdError",
     "avgOdds",
     "avgEdge",
     "avgClv",
     "avgClosingEv",
+    "avgClosingEvStdError",
     "maxDrawdown",
     "longestLosingStreak",
 }

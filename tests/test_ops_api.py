@@ -120,11 +120,16 @@ def test_a_calibration_run_succeeds_and_reads_back(client, people, world):
     assert result["windowDays"] == 30 and result["referenceMethod"].startswith("closing odds")
     assert list(result["markets"]) == ["1x2", "ou25", "btts"]
     for market, scores in result["markets"].items():
-        assert set(scores) == {"count", "brier", "logLoss", "rps", "ece", "bins", "reference"}
+        assert set(scores) == {
+            *("count", "brier", "logLoss", "rps", "ece", "bins", "priceBands", "reference")
+        }
         assert scores["count"] == 30  # the finished matches of the last 30 days
         assert scores["brier"] is not None and scores["reference"]["count"] == 30
         assert (scores["rps"] is None) is (market != "1x2")
         assert sum(bin_["count"] for bin_ in scores["bins"]) == 30 * len(SELECTIONS[market])
+        priced = sum(band["count"] for band in scores["priceBands"])
+        assert priced == sum(band["count"] for band in scores["reference"]["priceBands"])
+        assert priced == 30 * len(SELECTIONS[market])
 
 
 def test_an_intelligence_refresh_succeeds_and_reads_back(client, people, world):

@@ -6,6 +6,7 @@ from collections import Counter
 import pytest
 
 from app import create_app
+from engine import picks as engine_picks
 from engine.markets import MARKETS
 from models import League, Match, MatchIntelligence, Operation, Pick, Prediction
 from store.schema import create_tables, drop_tables
@@ -44,8 +45,9 @@ def test_every_match_has_a_prediction_per_market_made_walk_forward(world):
         assert prediction.fitted_at <= prediction.match.kickoff_at  # fitted on the past only
         assert 0.0 <= prediction.pool_weight <= 1.0
         assert 0.0 <= prediction.data_quality <= 1.0
-        assert set(prediction.data_quality_parts) == {"history", "bookmakers", "closing_odds"}
+        assert set(prediction.data_quality_parts) == {"history", "bookmakers", "sharp_line"}
         assert prediction.model_name == "goal-chain-market-pool"
+        assert prediction.margin_method == "power"
         assert prediction.source in ("market", "pool", "market-ratings", "dixon-coles")
 
 
@@ -60,11 +62,13 @@ def test_picks_take_the_largest_edge_and_are_rated_by_the_rules(world):
         assert pick.edge >= 0.02
         assert pick.edge == pytest.approx(pick.probability * pick.odds - 1)
         assert pick.probability == pytest.approx(pick.prediction.probabilities[pick.selection])
+        kelly = engine_picks.growth(pick.probability, pick.odds)
+        assert kelly >= 0.00005
         expected = (
             "A"
-            if pick.edge >= 0.08 and pick.data_quality >= 0.8
+            if kelly >= 0.0012 and pick.data_quality >= 0.8
             else "B"
-            if pick.edge >= 0.05 and pick.data_quality >= 0.6
+            if kelly >= 0.0003 and pick.data_quality >= 0.6
             else "C"
         )
         assert pick.rating == expected

@@ -8,7 +8,7 @@ import pytest
 
 import schemas.common
 from app import create_app
-from engine import metrics
+from engine import metrics, picks
 from models import League, Match, Pick, Prediction
 from services import demo, predictions, settlement
 from store.schema import create_tables, drop_tables
@@ -117,9 +117,11 @@ def test_every_pick_has_its_edge_and_rating_by_the_rules(client, world):
             assert pick["edge"] == pytest.approx(pick["probability"] * pick["odds"] - 1)
             assert pick["edge"] >= config["PICK_MIN_EDGE"] - 1e-12
             quality = pick["dataQuality"]
-            if pick["edge"] >= config["RATING_A_EDGE"] and quality >= config["RATING_A_QUALITY"]:
+            kelly = picks.growth(pick["probability"], pick["odds"])
+            assert kelly >= config["PICK_MIN_GROWTH"] - 1e-12
+            if kelly >= config["RATING_A_GROWTH"] and quality >= config["RATING_A_QUALITY"]:
                 expected = "A"
-            elif pick["edge"] >= config["RATING_B_EDGE"] and quality >= config["RATING_B_QUALITY"]:
+            elif kelly >= config["RATING_B_GROWTH"] and quality >= config["RATING_B_QUALITY"]:
                 expected = "B"
             else:
                 expected = "C"
@@ -244,7 +246,7 @@ def test_a_match_in_full(client, world):
     for prediction in body["predictions"]:
         assert sum(prediction["probabilities"].values()) == pytest.approx(1)
         assert prediction["fittedAt"] <= body["kickoffAt"]
-        assert set(prediction["dataQualityParts"]) == {"history", "bookmakers", "closingOdds"}
+        assert set(prediction["dataQualityParts"]) == {"history", "bookmakers", "sharpLine"}
         assert prediction["modelName"] and prediction["modelVersion"]
     sources = {prediction["source"] for prediction in body["predictions"]}
     assert sources <= {"market", "pool", "market-ratings", "dixon-coles"} and sources
@@ -257,8 +259,8 @@ def test_a_match_in_full(client, world):
     assert model["source"] == "market-ratings"
     for meeting in intelligence["headToHead"]["matches"]:
         assert meeting["kickoffAt"].endswith("Z") and meeting["kickoffAt"] < body["kickoffAt"]
-    picks = {pick["id"] for pick in body["picks"]}
-    assert picks == {pick.id for pick in Pick.select().where(Pick.match == match)}
+    pick_ids = {pick["id"] for pick in body["picks"]}
+    assert pick_ids == {pick.id for pick in Pick.select().where(Pick.match == match)}
 
 
 @pytest.mark.parametrize("path", ["/api/matches/999999", "/api/matches/0", "/api/matches/x"])
@@ -299,9 +301,16 @@ def test_slate_filters(client, world):
     assert {item["match"]["league"]["id"] for item in by_league["items"]} == {league}
     by_team = ok(get(client, world, f"/api/explorer/slate?date={day}&teamId={team}"))["items"]
     assert [item["match"]["id"] for item in by_team] == [everything[0]["match"]["id"]]
-    strict = ok(get(client, world, f"/api/explorer/slate?date={day}&minDataQuality=0.99"))
-    assert all(item["prediction"]["dataQuality"] >= 0.99 for item in strict["items"])
-    assert len(strict["items"]) < len(everything)
+    for day in days_with_picks():  # a day whose matches differ in data quality
+        slate = ok(get(client, world, f"/api/explorer/slate?date={day}"))["items"]
+        qualities = [item["prediction"]["dataQuality"] for item in slate]
+        if min(qualities) < max(qualities):
+            break
+    strict = ok(
+        get(client, world, f"/api/explorer/slate?date={day}&minDataQuality={max(qualities)}")
+    )
+    assert all(item["prediction"]["dataQuality"] >= max(qualities) for item in strict["items"])
+    assert 0 < len(strict["items"]) < len(slate)
     for unknown in ("leagueId=999999", "teamId=999999"):
         assert ok(get(client, world, f"/api/explorer/slate?date={day}&{unknown}"))["items"] == []
 

@@ -1,10 +1,13 @@
 """The model pipeline on real data: walk-forward through the database, refresh, backtest."""
 
-from datetime import timedelta
+import itertools
+from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from clock import utcnow
+from engine import odds as odds_engine
 from engine import walkforward
 from models import Match, MatchIntelligence, Pick, Prediction
 from schemas.common import Span
@@ -104,6 +107,56 @@ def test_refresh_updates_an_open_match_and_keeps_what_was_published(ctx):
     assert Prediction.get_by_id(made.id).made_at == later  # published before kick-off: kept
 
 
+def test_the_live_path_and_the_backfill_give_the_same_data_quality(ctx):
+    # A Saturday fixture, refreshed live on the Thursday before it: its forecast is cut off at
+    # the same Monday as the backfill's will be, so both read the same history.
+    kickoff = datetime(2026, 3, 7, 15, tzinfo=UTC)
+    thursday = kickoff - timedelta(days=2)
+    books = [("pinnacle", 0.0), ("bet365", 0.1), ("bwin", 0.05), ("unibet", 0.08)]
+    pre_match = [
+        (book, market, selection, price + shift, False)
+        for book, shift in books
+        for market, selections, prices in (
+            ("1x2", ("home", "draw", "away"), (2.0, 3.6, 3.9)),
+            ("ou25", ("over", "under"), (1.9, 1.95)),
+        )
+        for selection, price in zip(selections, prices, strict=True)
+    ]
+    closing = [(book, m, s, price + 0.02, True) for book, m, s, price, _ in pre_match]
+    pairs = itertools.permutations(range(8), 2)  # a match is found again by its teams
+    for day, (home, away) in zip(range(50, 3, -1), pairs, strict=False):
+        factories.match(
+            f"T{home}",
+            f"T{away}",
+            kickoff=kickoff - timedelta(days=day),
+            goals=(day % 3, day % 2),
+            odds=pre_match + closing,
+        )
+    fixture = factories.match(
+        "T7",
+        "T2",
+        status="scheduled",
+        kickoff=kickoff,
+        odds=pre_match[:-2],  # unibet quotes no over/under before kick-off
+    )
+    predictions.refresh(predictions.check_open(fixture.id), factories.settings(), now=thursday)
+    live = {
+        p.market: (p.data_quality, p.data_quality_parts)
+        for p in Prediction.select().where(Prediction.match == fixture)
+    }
+    assert all(p.is_live for p in Prediction.select().where(Prediction.match == fixture))
+    # It is played, and its closing quotes arrive: more of them than quoted before kick-off.
+    factories.match("T7", "T2", kickoff=kickoff, goals=(2, 2), odds=closing)
+    fc = predictions.forecast(kickoff + timedelta(days=1), factories.settings())
+    (row,) = np.flatnonzero(fc.match_id == fixture.id)
+    for market in ("1x2", "ou25"):
+        score, parts = fc.quality[market]
+        backfilled = (float(score[row]), {name: float(part[row]) for name, part in parts.items()})
+        assert backfilled == live[market]
+    assert live["1x2"][1]["bookmakers"] == 0.8 and live["1x2"][1]["sharp_line"] == 1.0
+    assert live["ou25"][1]["bookmakers"] == 0.6 and live["ou25"][1]["history"] > 0.2
+
+
 def test_backtest_runs_over_backfilled_picks_only(ctx):
     first = factories.match("A1", "A2", kickoff=utcnow() - timedelta(days=40), goals=(1, 0))
     second = factories.match("B1", "B2", kickoff=utcnow() - timedelta(days=5), goals=(0, 2))
@@ -161,26 +214,50 @@ def test_a_rebuild_redoes_the_backfilled_history_and_never_what_was_published(ct
     fixtures = [start + timedelta(days=45 + day) for day in range(3)]
     for n, kickoff in enumerate(fixtures):
         factories.match(f"T{n}", f"T{n + 3}", status="scheduled", kickoff=kickoff, odds=quotes)
-    predictions.backfill(factories.settings(), now=start + timedelta(days=44))
+    # The model of before: proportional margins, every edge of 0.02 a pick, every pick a C.
+    before = {
+        **factories.settings(),
+        "MARGIN_METHOD": "proportional",
+        "PICK_MIN_GROWTH": 0.0,
+        "RATING_A_GROWTH": 9.0,
+        "RATING_B_GROWTH": 9.0,
+    }
+    monkeypatch.setattr(walkforward, "MODEL_VERSION", "2.0.0")
+    predictions.backfill(before, now=start + timedelta(days=44))
     # … then they are played, and more history arrives.
     for n, kickoff in enumerate(fixtures):
         factories.match(f"T{n}", f"T{n + 3}", kickoff=kickoff, goals=(1, n), odds=quotes)
-    predictions.backfill(factories.settings(), now=start + timedelta(days=50))
+    predictions.backfill(before, now=start + timedelta(days=50))
     live_predictions = _rows("prediction", '"is_live"')
     live_picks = _rows("pick", '"is_live"')
     assert len(live_predictions) == 9 and live_picks
+    assert {p.status for p in Pick.select().where(Pick.is_live)} <= {"won", "lost"}
     backfilled = Prediction.select().where(~Prediction.is_live).count()
-    monkeypatch.setattr(walkforward, "MODEL_VERSION", "9.9.9")  # the model changes
+    assert {p.rating for p in Pick.select()} == {"C"}
+    monkeypatch.setattr(walkforward, "MODEL_VERSION", "3.0.0")  # the model changes
 
-    result = operations.backfill(factories.settings(), rebuild=True)
+    now = factories.settings()  # power margins, ratings by growth
+    result = operations.backfill(
+        {**now, "RATING_A_GROWTH": 0.0, "RATING_A_QUALITY": 0.0}, rebuild=True
+    )
     assert result["status"] == "succeeded" and result["params"] == {"rebuild": True}
-    # Every live prediction and pick is byte for byte what was published …
+    # Every live prediction and pick is byte for byte what was published, its settlement (with
+    # its proportional closing probability) included …
     assert _rows("prediction", '"is_live"') == live_predictions
     assert _rows("pick", '"is_live"') == live_picks
-    # … and the backfilled history is the new model's, its picks made and settled again.
-    assert {p.model_version for p in Prediction.select().where(~Prediction.is_live)} == {"9.9.9"}
+    # … and the backfilled history is the new model's, its picks made, rated and settled again.
+    rebuilt = Prediction.select().where(~Prediction.is_live)
+    assert {(p.model_version, p.margin_method) for p in rebuilt} == {("3.0.0", "power")}
+    assert {(p.model_version, p.margin_method) for p in Prediction.select().where(
+        Prediction.is_live
+    )} == {("2.0.0", "proportional")}  # fmt: skip
     assert Prediction.select().where(~Prediction.is_live).count() == backfilled
+    assert {p.rating for p in Pick.select().where(~Pick.is_live)} == {"A"}
     assert not Pick.select().where(~Pick.is_live & (Pick.status == "pending")).count()
+    fair = odds_engine.remove_margin([2.05, 3.5, 3.8], method="power")
+    for pick in Pick.select().where(~Pick.is_live):
+        index = ("home", "draw", "away").index(pick.selection)
+        assert pick.closing_probability == pytest.approx(fair[index])
     # A plain backfill never rewrites a kicked-off match's prediction.
     monkeypatch.setattr(walkforward, "MODEL_VERSION", "10.0.0")
     predictions.backfill(factories.settings(), now=start + timedelta(days=50))

@@ -1,6 +1,6 @@
 """Which margin removal is best calibrated: every method on Pinnacle's closing lines, no database.
 
-    .venv/bin/python bench/margins.py [--data DIR]
+    .venv/bin/python -m bench.margins [--data DIR]
 
 Parses the football-data CSVs with ``engine.footballdata.parse`` and de-margins Pinnacle's closing
 1x2 and over/under 2.5 prices of every played match with each method of ``engine.odds``. Prints,
@@ -15,25 +15,15 @@ the later half of the seasons apart, so it does not rest on one stretch of the d
 """
 
 import argparse
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-# Not this folder: its http.py would stand in for the standard library's http package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT / "bench"]
-sys.path.insert(0, str(ROOT))
+from bench.common import FOOTBALL_DATA, commit
+from engine import footballdata, metrics
+from engine.markets import MARKETS, outcome_indices
+from engine.odds import METHODS, remove_margin
 
-from bench.support import commit  # noqa: E402
-from engine import footballdata, metrics  # noqa: E402
-from engine.markets import MARKETS, outcome_indices  # noqa: E402
-from engine.odds import METHODS, remove_margin  # noqa: E402
-
-DEFAULT_DATA = Path(
-    os.environ.get("FOOTBALL_DATA_DIR") or ROOT.parent / "shared" / "data" / "football-data"
-)
 SCORED_MARKETS = ("1x2", "ou25")
 #: Closing-price bands: [low, high) decimal odds.
 BANDS = (
@@ -219,7 +209,7 @@ def best(report):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
     args = parser.parse_args()
     data = load(args.data)
     if not data["files"]:

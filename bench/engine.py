@@ -22,7 +22,7 @@ from flask import current_app
 from app import create_app
 from bench.common import FOOTBALL_DATA, timed
 from clock import utcnow
-from engine import metrics
+from engine import calibration, metrics
 from engine import odds as odds_engine
 from engine.markets import MARKETS, outcome_indices
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
@@ -94,7 +94,9 @@ def _third_season_on():
     return np.array(sorted(keep), dtype=np.int64)
 
 
-def _pinnacle(match_ids, market, closing, method="proportional"):
+def _pinnacle(match_ids, market, closing, method=None):
+    """Pinnacle's de-margined line (by ``MARGIN_METHOD`` unless ``method`` says)."""
+    method = method or current_app.config["MARGIN_METHOD"]
     cube = odds.load(match_ids, closing=closing)[market]
     if "pinnacle" not in cube.bookmakers:
         return np.full((len(match_ids), len(MARKETS[market])), np.nan)
@@ -160,9 +162,10 @@ def bench_quality():
         rows &= np.isfinite(forecasts["ratings alone"]).all(1)
         reference = score(close[rows], outcome[rows])
         figures = {**forecasts, "Pinnacle pre-match": pre}
+        method = current_app.config["MARGIN_METHOD"]
         print(
-            f"{market} {name} / Pinnacle closing {name}, {rows.sum()} matches from each "
-            f"league's third season (closing {reference:.5f}):"
+            f"{market} {name} / Pinnacle closing {name} ({method} margin removal), "
+            f"{rows.sum()} matches from each league's third season (closing {reference:.5f}):"
         )
         for label, values in figures.items():
             value = score(values[rows], outcome[rows])
@@ -185,6 +188,18 @@ def bench_quality():
         print(
             f"  margin removal of the closing odds ({name}): "
             + ", ".join(f"{method} {value:.5f}" for method, value in by_method.items())
+        )
+        published = score(forecasts["published"][rows], outcome[rows])
+        print(
+            f"  published / the proportionally de-margined close (as model 2.0.0 was measured): "
+            f"{published / by_method['proportional']:.4f}"
+        )
+        calibrated = calibration.evaluate(
+            forecasts["published"][rows], outcome[rows], reference=close[rows]
+        )
+        print(
+            f"  ECE (10 bins): published {calibrated['ece']:.4f}, closing line "
+            f"{calibrated['reference']['ece']:.4f} (goal <= 0.02)"
         )
     print(
         "  goals: ratings alone <= 1.015 over the leagues together, no league above 1.02; "
@@ -282,25 +297,44 @@ def bench_refresh(runs=5):
 
 
 def bench_picks():
-    """Average CLV and ROI of the backfilled picks, by rating."""
-    print("backfilled picks by rating (settled, flat 1-unit stakes):")
-    for rating in ("A", "B", "C"):
-        rows = list(
-            Pick.select(Pick.status, Pick.profit, Pick.clv, Pick.odds)
-            .where((~Pick.is_live) & (Pick.rating == rating))
-            .tuples()
+    """The backfilled picks by rating, as the track record reports them: all of them, and those
+    of each league's third season on."""
+    later = set(_third_season_on().tolist())
+    rows = list(
+        Pick.select(
+            Pick.match,
+            Pick.rating,
+            Pick.status,
+            Pick.profit,
+            Pick.odds,
+            Pick.edge,
+            Pick.clv,
+            Pick.stake,
+            Pick.closing_probability,
         )
-        status = np.array([r[0] for r in rows])
-        profit = np.array([r[1] for r in rows], dtype=float)
-        clv = np.array([r[2] for r in rows], dtype=float)
-        price = np.array([r[3] for r in rows], dtype=float)
-        decided = np.isin(status, ("won", "lost"))
-        roi = profit[decided].sum() / decided.sum() if decided.any() else float("nan")
-        mean_clv = np.nanmean(clv) if np.isfinite(clv).any() else float("nan")
-        print(
-            f"  {rating}: {len(rows):6d} picks, avg CLV {mean_clv:+.4f}, ROI {roi:+.4f}, "
-            f"hit rate {(status[decided] == 'won').mean():.3f}, avg odds {price.mean():.2f}"
+        .join(Match)
+        .where(~Pick.is_live)
+        .order_by(Match.kickoff_at, Pick.id)
+        .tuples()
+    )
+    match_id, rating, status, *numbers = (np.array(column) for column in zip(*rows, strict=True))
+    numbers = [column.astype(float) for column in numbers]
+    method = current_app.config["MARGIN_METHOD"]
+    for label, keep in (
+        ("every season", np.ones(len(rows), dtype=bool)),
+        ("each league's third season on", np.isin(match_id, list(later))),
+    ):
+        grouped = metrics.track_record_by(
+            rating[keep], status[keep], *(column[keep] for column in numbers)
         )
+        print(f"backfilled picks by rating, {label} (avgClosingEv: {method} margin removal):")
+        for key, f in grouped.items():
+            print(
+                f"  {key}: {f['picks']:5d} picks, avg odds {f['avg_odds']:.2f}, hit rate "
+                f"{f['hit_rate']:.3f}, avg CLV {f['avg_clv']:+.4f}, avgClosingEv "
+                f"{f['avg_closing_ev']:+.4f} ± {f['avg_closing_ev_std_error']:.4f}, ROI "
+                f"{f['roi']:+.4f} ± {f['roi_std_error']:.4f}"
+            )
 
 
 def bench_backtest(runs=31):

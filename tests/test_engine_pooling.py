@@ -105,5 +105,20 @@ def test_too_little_history_gives_the_prior():
     market = random_probs(rng, pooling.MIN_ROWS - 1, 3)
     outcome = sample(rng, model)
     assert pooling.fit_weight(model, market, outcome) == pooling.PRIOR_WEIGHT
-    assert pooling.fit_weight(model, market, outcome, prior=0.4, min_rows=10) != 0.4
+    assert pooling.fit_weight(model, market, outcome, prior=0.4, min_rows=10, min_gain_t=0) != 0.4
     assert pooling.fit_weight(model[:0], market[:0], outcome[:0], prior=0.25) == 0.25
+
+
+def test_a_model_that_is_only_noise_needs_significant_help_to_move_the_market():
+    # The outcomes follow the market; the model is the market blurred by noise. On these 2,000
+    # rows the earlier half's weight (0.10) happens to help the later half a little, not
+    # significantly: without the test it would be adopted, with it the market stays alone.
+    rng = np.random.default_rng(3)
+    market = random_probs(rng, 2000, 3)
+    model = market * np.exp(rng.normal(0, 0.15, (2000, 3)))
+    model /= model.sum(axis=1, keepdims=True)
+    outcome = sample(rng, market)
+    assert pooling.fit_weight(model, market, outcome, min_gain_t=0) == pytest.approx(
+        0.105, abs=0.01
+    )
+    assert pooling.fit_weight(model, market, outcome) == 0.0

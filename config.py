@@ -50,10 +50,10 @@ DEFAULTS: dict[str, object] = {
     # The pick and rating rule (engine.picks), chosen on 2017/18-2018/19 and confirmed on each
     # league's third season on by bench/ratings.py: see the README.
     "PICK_MIN_EDGE": 0.02,
-    "PICK_MIN_GROWTH": 0.00005,  # expected log growth of a Kelly stake, nats per bet
+    "PICK_MIN_GROWTH": 0.0,  # expected log growth of a Kelly stake, nats per bet
     "RATING_A_GROWTH": 0.0012,
     "RATING_A_QUALITY": 0.8,
-    "RATING_B_GROWTH": 0.0003,
+    "RATING_B_GROWTH": 0.0005,
     "RATING_B_QUALITY": 0.6,
     "VOID_AFTER_HOURS": 48,
     "OPERATION_STALE_SECONDS": 900,

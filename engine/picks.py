@@ -20,18 +20,17 @@ import numpy as np
 class RatingThresholds:
     """Smallest expected log growth and data quality for an ``A`` and a ``B`` rating; anything
     else is ``C``. ``A`` at 0.0012 asks an edge of about 0.05 at 2.0, 0.11 at 6.0 and 0.16 at
-    11.0; ``B`` at 0.0003 about 0.025, 0.055 and 0.08."""
+    11.0; ``B`` at 0.0005 about 0.03, 0.07 and 0.10."""
 
     a_growth: float = 0.0012
     a_quality: float = 0.8
-    b_growth: float = 0.0003
+    b_growth: float = 0.0005
     b_quality: float = 0.6
 
 
-#: The smallest edge that makes a pick, and the smallest expected log growth: together an edge of
-#: at least 0.02 up to odds of about 5, then growing with the price (0.032 at 11.0, 0.045 at 21.0).
+#: The smallest edge that makes a pick. A smallest expected log growth may be asked as well
+#: (``choose``'s ``min_growth``); the search that chose the thresholds found none helps.
 MIN_EDGE = 0.02
-MIN_GROWTH = 0.00005
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ def test_choose_drops_a_long_shot_below_the_minimum_growth():
 
 
 def test_rate_boundaries():
-    kelly = [0.0012, 0.0012, 0.00119, 0.0003, 0.00029, 0.01, NAN, 0.05]
+    kelly = [0.0012, 0.0012, 0.00119, 0.0005, 0.00049, 0.01, NAN, 0.05]
     quality = [0.8, 0.79, 0.95, 0.6, 0.95, 0.59, 0.9, NAN]
     assert rate(kelly, quality).tolist() == ["A", "B", "B", "B", "C", "C", "C", "C"]
 

@@ -105,6 +105,14 @@ def _pinnacle(match_ids, market, closing, method=None):
     )
 
 
+def _pinnacle_prices(match_ids, market):
+    """Pinnacle's closing prices of ``match_ids`` (NaN where it did not quote)."""
+    cube = odds.load(match_ids, closing=True)[market]
+    if "pinnacle" not in cube.bookmakers:
+        return np.full((len(match_ids), len(MARKETS[market])), np.nan)
+    return cube.prices[:, cube.bookmakers.index("pinnacle")]
+
+
 def _stored_forecasts(match_ids, market):
     """Per forecast of ``market`` on ``match_ids``: published, goal chain, Dixon-Coles alone and
     the market-implied ratings alone (NaN where a match has none), from the stored predictions
@@ -195,12 +203,23 @@ def bench_quality():
             f"{published / by_method['proportional']:.4f}"
         )
         calibrated = calibration.evaluate(
-            forecasts["published"][rows], outcome[rows], reference=close[rows]
+            forecasts["published"][rows],
+            outcome[rows],
+            reference=close[rows],
+            prices=_pinnacle_prices(match_ids, market)[rows],
         )
         print(
             f"  ECE (10 bins): published {calibrated['ece']:.4f}, closing line "
             f"{calibrated['reference']['ece']:.4f} (goal <= 0.02)"
         )
+        bands = [
+            (f"{band['from']:.0f}–{band['to']:.0f}" if band["to"] else f"{band['from']:.0f}+")
+            + f": {100 * band['mean_predicted']:.2f} % "
+            f"predicted, {100 * band['observed_rate']:.2f} % ± {100 * band['std_error']:.2f} won"
+            for band in calibrated["price_bands"]
+            if band["count"]
+        ]
+        print(f"  published by Pinnacle's closing price: {'; '.join(bands)}")
     print(
         "  goals: ratings alone <= 1.015 over the leagues together, no league above 1.02; "
         "published <= 1.008 and <= Pinnacle pre-match"

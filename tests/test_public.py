@@ -72,11 +72,11 @@ def days_with_picks(live=None):
 
 
 def a_pick_day():
-    """The day of the latest pick rated A."""
+    """The day of the latest settled pick rated A."""
     kickoff = (
         Match.select(Match.kickoff_at)
         .join(Pick)
-        .where(Pick.rating == "A")
+        .where((Pick.rating == "A") & Pick.status.in_(("won", "lost")))
         .order_by(Match.kickoff_at.desc())
         .scalar()
     )

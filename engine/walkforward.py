@@ -23,9 +23,10 @@ from enums import GOAL_SOURCES
 MODEL_NAME = "goal-chain-market-pool"
 #: 3.0.0: margins removed by the best calibrated method (power by default, each prediction
 #: records its own), a pool weight adopted only on significant evidence, picks rated by the
-#: expected log growth of a Kelly stake, data quality from what is known before kick-off. 2.0.0: market-implied ratings lead the goal model where they
-#: cover a match (1.0.0 was Dixon-Coles alone). ``model backfill --rebuild`` re-predicts the
-#: backfilled history with the current version.
+#: expected log growth of a Kelly stake, data quality from what is known before kick-off.
+#: 2.0.0: market-implied ratings lead the goal model where they cover a match (1.0.0 was
+#: Dixon-Coles alone). ``model backfill --rebuild`` re-predicts the backfilled history with the
+#: current version.
 MODEL_VERSION = "3.0.0"
 
 RATINGS_CONFIG = market_ratings.RatingsConfig()

@@ -88,11 +88,25 @@ def register_blueprints(app):
         picks,
         seo,
         track_record,
+        webhooks,
     )
 
     paths.register(app, api)
-    for module in (meta, auth, picks, explorer, track_record, backtest, seo, data, ops, admin):
+    for module in (
+        meta,
+        auth,
+        picks,
+        explorer,
+        track_record,
+        backtest,
+        seo,
+        data,
+        webhooks,
+        ops,
+        admin,
+    ):
         api.register_blueprint(module.blp)
+    webhooks.document_events(api.spec)
     for kind, schema in RESULT_SCHEMAS.items():  # what an operation's result may be
         api.spec.components.schema(result_component(kind), schema=schema)
     app.register_blueprint(docs.blp)  # pages, not part of the API they describe

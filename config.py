@@ -61,6 +61,24 @@ DEFAULTS: dict[str, object] = {
     "PUBLIC_MAX_AGE": 30,
     # The best calibrated on Pinnacle's closing lines (bench/margins.py): see the README.
     "MARGIN_METHOD": "power",
+    # The worker: its queue (an SQLite file beside the database unless a redis:// URL is given),
+    # its threads and the schedule of the jobs it runs (cron syntax, UTC).
+    "WORKER_QUEUE_URL": None,
+    "WORKER_THREADS": 3,
+    "SCHEDULE_SETTLEMENT": "0 * * * *",
+    "SCHEDULE_CALIBRATION": "30 3 * * *",
+    "SCHEDULE_LEDGER_CHECKPOINT": "*/10 * * * *",
+    "SCHEDULE_SETTLEMENT_LAST_DAYS": 7,
+    "SCHEDULE_CALIBRATION_WINDOW_DAYS": 90,
+    # Webhooks.
+    "WEBHOOK_MAX_ENDPOINTS": 5,
+    "WEBHOOK_ALLOW_PRIVATE": False,  # development and tests only; refused in production
+    "WEBHOOK_RETRY_SCHEDULE": "0,5,300,1800,7200,18000,36000,50400,72000,86400",
+    "WEBHOOK_TIMEOUT": 15.0,
+    "WEBHOOK_SECRET_OVERLAP_HOURS": 24.0,
+    "WEBHOOK_POLL_SECONDS": 1.0,
+    "WEBHOOK_LEASE_SECONDS": 60.0,
+    "WEBHOOK_CONCURRENCY": 8,
 }
 
 
@@ -116,11 +134,33 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
             f"(got {settings['MARGIN_METHOD']!r})"
         )
     settings["ALLOWED_HOSTS"] = host_names(settings["ALLOWED_HOSTS"])
+    check_worker(settings, production)
     settings["RATELIMIT_HEADERS_ENABLED"] = False  # ratelimits.headers() writes them all
     settings["RATELIMIT_KEY_PREFIX"] = "picks"
     settings["JWT_ACCESS_TOKEN_EXPIRES"] = settings["ACCESS_TOKEN_EXPIRES"]
     settings["MAX_CONTENT_LENGTH"] = 1024 * 1024
     return settings
+
+
+def check_worker(settings, production: bool) -> None:
+    """Refuse worker and webhook settings that cannot work, or that open a hole in production;
+    the retry schedule becomes a tuple of seconds."""
+    if production and settings["WEBHOOK_ALLOW_PRIVATE"]:
+        raise RuntimeError("WEBHOOK_ALLOW_PRIVATE must not be set when APP_ENV=production")
+    schedule = settings["WEBHOOK_RETRY_SCHEDULE"]
+    if isinstance(schedule, str):
+        try:
+            schedule = tuple(float(step) for step in schedule.split(","))
+        except ValueError as exc:
+            raise RuntimeError(f"WEBHOOK_RETRY_SCHEDULE is not a list of seconds: {exc}") from exc
+    if not schedule or any(step < 0 for step in schedule):
+        raise RuntimeError("WEBHOOK_RETRY_SCHEDULE needs at least one delay, none negative")
+    settings["WEBHOOK_RETRY_SCHEDULE"] = tuple(schedule)
+    if settings["WEBHOOK_LEASE_SECONDS"] <= settings["WEBHOOK_TIMEOUT"]:
+        raise RuntimeError("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_TIMEOUT")
+    for name in ("WORKER_THREADS", "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_CONCURRENCY"):
+        if settings[name] < 1:
+            raise RuntimeError(f"{name} must be at least 1")
 
 
 def app_env(value) -> str:

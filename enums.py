@@ -29,6 +29,19 @@ EXPORT_FORMATS = ("csv", "json", "ndjson")
 EXPORT_RESOURCES = ("matches", "picks", "predictions", "odds", "teams", "leagues", "track-record")
 #: What a match card can carry besides the match (the Data API's ``include``).
 CARD_RELATIONS = ("odds", "predictions", "picks", "intelligence")
+#: The events a webhook endpoint may subscribe to; ``ping`` is sent only by an endpoint's test.
+WEBHOOK_EVENTS = (
+    "pick.published",
+    "pick.settled",
+    "match.result",
+    "prediction.updated",
+    "operation.completed",
+)
+EVENT_TYPES = (*WEBHOOK_EVENTS, "ping")
+#: Who may receive an event: any endpoint owner (pro or admin), only those who may see locked
+#: picks, or only operators and admins.
+EVENT_AUDIENCES = ("subscribers", "premium", "operators")
+DELIVERY_STATUSES = ("pending", "succeeded", "failed")
 HEALTH_STATES = ("ok", "degraded", "down")
 HEALTH_SERVICES = ("database", "rate-limit-storage", "settlement", "calibration")
 USAGE_STATES = ("ok", "warning", "exceeded")

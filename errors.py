@@ -55,6 +55,17 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "Match not open",
         "The match is finished or cancelled, so its intelligence can no longer be refreshed.",
     ),
+    "webhook-limit-reached": (
+        409,
+        "Webhook limit reached",
+        "The account already has as many webhook endpoints as it may; delete one first.",
+    ),
+    "webhook-disabled": (
+        409,
+        "Webhook disabled",
+        "The endpoint is disabled (it answered 410, or a delivery failed its last try): enable it "
+        'with PATCH `{"enabled": true}` before testing it or retrying a delivery.',
+    ),
     "payload-too-large": (413, "Payload too large", "The request body is larger than 1 MiB."),
     "unsupported-media-type": (
         415,
@@ -66,6 +77,13 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "Validation error",
         "A field is missing, of the wrong type, out of bounds or not allowed. `errors` maps each "
         "offending field or parameter, by its own name, to its messages.",
+    ),
+    "webhook-url-refused": (
+        422,
+        "Webhook URL refused",
+        "The webhook URL cannot be delivered to: it must be `https` (in production), name a host "
+        "that resolves, and every address it resolves to must be public (no loopback, private, "
+        "link-local, multicast, reserved or cloud metadata address). The detail says why.",
     ),
     "rate-limited": (
         429,
@@ -170,6 +188,33 @@ class MatchNotOpen(AppError):
     """A refresh of a match that is finished or cancelled."""
 
     problem = "match-not-open"
+
+
+class WebhookLimitReached(AppError):
+    """A user asked for one more webhook endpoint than they may have."""
+
+    problem = "webhook-limit-reached"
+
+    def __init__(self, limit):
+        super().__init__(f"An account may have at most {limit} webhook endpoints.")
+
+
+class WebhookDisabled(AppError):
+    """A test or retry on a disabled endpoint."""
+
+    problem = "webhook-disabled"
+
+    def __init__(self, endpoint_id, reason):
+        super().__init__(f"Webhook endpoint {endpoint_id} is disabled: {reason}")
+
+
+class WebhookUrlRefused(AppError):
+    """A webhook URL that would reach somewhere it must not (or nowhere at all)."""
+
+    problem = "webhook-url-refused"
+
+    def __init__(self, reason):
+        super().__init__(f"The webhook URL is refused: {reason}.", errors={"url": [reason]})
 
 
 class UnsupportedMediaType(AppError):

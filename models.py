@@ -20,6 +20,9 @@ from peewee import (
 from clock import utcnow
 from enums import (
     COMPETITION_TYPES,
+    DELIVERY_STATUSES,
+    EVENT_AUDIENCES,
+    EVENT_TYPES,
     EXPORT_FORMATS,
     EXPORT_RESOURCES,
     MARGIN_METHODS,
@@ -287,9 +290,15 @@ class Operation(BaseModel):
     created_at = UTCDateTimeField(default=utcnow)
     started_at = UTCDateTimeField(null=True)
     finished_at = UTCDateTimeField(null=True)
+    #: The schedule's instant this run was due at (null unless the scheduler started it); one
+    #: run per kind and instant, so two workers' schedulers never start the same run twice.
+    scheduled_for = UTCDateTimeField(null=True)
 
     class Meta:
-        indexes = ((("kind", "status", "finished_at"), False),)
+        indexes = (
+            (("kind", "status", "finished_at"), False),
+            (("kind", "scheduled_for"), True),
+        )
 
 
 class UsageCounter(BaseModel):
@@ -314,6 +323,69 @@ class Export(BaseModel):
     parameters = JSONField()  # the filters, as the request gave them (wire names)
     row_count = IntegerField()
     created_at = UTCDateTimeField(default=utcnow)
+
+
+class WebhookEndpoint(BaseModel):
+    """Where a Pro user or admin wants events delivered, and the secret that signs them.
+
+    During a rotation the previous secret signs too, until ``previous_secret_expires_at``.
+    """
+
+    user = ForeignKeyField(User, backref="webhook_endpoints", on_delete="CASCADE")
+    url = CharField(max_length=2048)
+    description = CharField(max_length=500, default="")
+    events = JSONField()  # the event types it subscribes to
+    secret = CharField(max_length=64)
+    previous_secret = CharField(max_length=64, null=True)
+    previous_secret_expires_at = UTCDateTimeField(null=True)
+    enabled = BooleanField(default=True)
+    disabled_reason = TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+
+class Event(BaseModel):
+    """The outbox: one row per thing that happened, written in the transaction that made it
+    happen. The worker fans each out to the endpoints that subscribe (``dispatched_at``)."""
+
+    type = CharField(max_length=32, choices=_choices(EVENT_TYPES))
+    occurred_at = UTCDateTimeField(default=utcnow)
+    data = JSONField()  # the payload's ``data``, snake_case
+    audience = CharField(max_length=16, default="subscribers", choices=_choices(EVENT_AUDIENCES))
+    #: An event for one endpoint only (an endpoint's test ping); null for everyone's events.
+    endpoint = ForeignKeyField(WebhookEndpoint, null=True, on_delete="CASCADE", index=False)
+    dispatched_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("dispatched_at", "id"), False),)
+
+
+class Delivery(BaseModel):
+    """One event for one endpoint: its attempts, the last answer, and when it is tried next.
+
+    ``leased_until`` is set while a worker sends it: a worker that dies mid-delivery leaves a
+    lease that runs out, and the delivery is sent again (at least once, never lost).
+    """
+
+    event = ForeignKeyField(Event, on_delete="CASCADE")
+    endpoint = ForeignKeyField(
+        WebhookEndpoint, backref="deliveries", on_delete="CASCADE", index=False
+    )
+    status = CharField(max_length=16, default="pending", choices=_choices(DELIVERY_STATUSES))
+    attempts = IntegerField(default=0)
+    next_attempt_at = UTCDateTimeField(null=True)
+    leased_until = UTCDateTimeField(null=True)
+    last_attempt_at = UTCDateTimeField(null=True)
+    last_status_code = IntegerField(null=True)
+    last_error = TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    finished_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        indexes = (
+            (("status", "next_attempt_at"), False),
+            (("endpoint", "id"), False),
+        )
 
 
 class DataVersion(BaseModel):

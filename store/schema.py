@@ -4,6 +4,8 @@ from playhouse.migrate import SchemaMigrator, migrate
 
 from models import (
     DataVersion,
+    Delivery,
+    Event,
     Export,
     League,
     Match,
@@ -16,6 +18,7 @@ from models import (
     Team,
     UsageCounter,
     User,
+    WebhookEndpoint,
 )
 from store.database import create_database_file, db
 
@@ -33,6 +36,9 @@ TABLES = [
     UsageCounter,
     Export,
     DataVersion,
+    WebhookEndpoint,
+    Event,
+    Delivery,
 ]
 
 
@@ -40,8 +46,15 @@ def create_tables():
     """Create the database file (SQLite), then every missing table, column and index (safe to
     run again): the one place a database comes into being."""
     create_database_file()
-    db.create_tables(TABLES, safe=True)
+    # Tables first, then the columns older tables lack, then indexes (which may name them).
+    with db.atomic():
+        for model in TABLES:
+            model._schema.create_sequences()
+            model._schema.create_table(safe=True)
     _add_missing_columns()
+    with db.atomic():
+        for model in TABLES:
+            model._schema.create_indexes(safe=True)
     DataVersion.insert(id=1, value=0).on_conflict_ignore().execute()
 
 

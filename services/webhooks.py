@@ -1,0 +1,205 @@
+"""Webhook endpoints a Pro user or admin manages: register, list, change, delete, rotate the
+secret, test, and look at or retry their deliveries.
+
+An endpoint belongs to the user who made it: another user's endpoint is a 404, as if it did not
+exist. Its URL passes the server-side request forgery check (``services.egress``) when it is
+registered or changed, and again before every delivery. The secret (``whsec_`` and 32 random
+bytes in base64) is shown when it is made or rotated and never again; after a rotation the old
+secret signs beside the new one for ``WEBHOOK_SECRET_OVERLAP_HOURS``.
+"""
+
+import base64
+import secrets
+from datetime import timedelta
+
+from errors import NotFound, WebhookDisabled, WebhookLimitReached
+from models import Delivery, Event, WebhookEndpoint
+from services import egress, events
+from services.deliveries import message_id
+from services.queries import paginate
+from store.database import db
+
+SECRET_BYTES = 32
+
+
+def new_secret() -> str:
+    """A fresh signing secret in the Standard Webhooks form."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
+
+
+def check_url(url: str, settings) -> None:
+    """WebhookUrlRefused unless ``url`` may be delivered to (scheme and every address)."""
+    egress.check(
+        url,
+        allow_private=settings["WEBHOOK_ALLOW_PRIVATE"],
+        require_https=settings["APP_ENV"] == "production",
+    )
+
+
+def describe(endpoint: WebhookEndpoint, with_secret=False) -> dict:
+    """The endpoint as the API shows it (its secret only when asked)."""
+    shown = {
+        "id": endpoint.id,
+        "url": endpoint.url,
+        "description": endpoint.description,
+        "events": endpoint.events,
+        "enabled": endpoint.enabled,
+        "disabled_reason": endpoint.disabled_reason,
+        "previous_secret_expires_at": endpoint.previous_secret_expires_at,
+        "created_at": endpoint.created_at,
+        "updated_at": endpoint.updated_at,
+    }
+    if with_secret:
+        shown["secret"] = endpoint.secret
+    return shown
+
+
+def _own(viewer, endpoint_id: int) -> WebhookEndpoint:
+    """The caller's endpoint ``endpoint_id``, or NotFound (also for another user's)."""
+    endpoint = WebhookEndpoint.get_or_none(
+        (WebhookEndpoint.id == endpoint_id) & (WebhookEndpoint.user == viewer.id)
+    )
+    if endpoint is None:
+        raise NotFound(f"Webhook endpoint {endpoint_id} does not exist.")
+    return endpoint
+
+
+def create(viewer, url: str, event_types, description: str, settings, now) -> dict:
+    """Register an endpoint for ``viewer``; answers it with its secret (shown this once)."""
+    check_url(url, settings)
+    limit = settings["WEBHOOK_MAX_ENDPOINTS"]
+    with db.atomic():
+        if WebhookEndpoint.select().where(WebhookEndpoint.user == viewer.id).count() >= limit:
+            raise WebhookLimitReached(limit)
+        endpoint = WebhookEndpoint.create(
+            user=viewer.id,
+            url=url,
+            description=description,
+            events=list(dict.fromkeys(event_types)),
+            secret=new_secret(),
+            created_at=now,
+            updated_at=now,
+        )
+    return describe(endpoint, with_secret=True)
+
+
+def listing(viewer, settings) -> dict:
+    """The caller's endpoints, oldest first, and how many they may have."""
+    found = WebhookEndpoint.select().where(WebhookEndpoint.user == viewer.id)
+    return {
+        "items": [describe(endpoint) for endpoint in found.order_by(WebhookEndpoint.id)],
+        "limit": settings["WEBHOOK_MAX_ENDPOINTS"],
+    }
+
+
+def get(viewer, endpoint_id: int) -> dict:
+    """One of the caller's endpoints."""
+    return describe(_own(viewer, endpoint_id))
+
+
+def update(viewer, endpoint_id: int, changes: dict, settings, now) -> dict:
+    """Change an endpoint's URL, events, description or enabled state."""
+    endpoint = _own(viewer, endpoint_id)
+    if "url" in changes:
+        check_url(changes["url"], settings)
+        endpoint.url = changes["url"]
+    if "events" in changes:
+        endpoint.events = list(dict.fromkeys(changes["events"]))
+    if "description" in changes:
+        endpoint.description = changes["description"]
+    if "enabled" in changes:
+        endpoint.enabled = changes["enabled"]
+        if endpoint.enabled:
+            endpoint.disabled_reason = None
+        elif endpoint.disabled_reason is None:
+            endpoint.disabled_reason = "disabled by its owner"
+    endpoint.updated_at = now
+    endpoint.save()
+    return describe(endpoint)
+
+
+def delete(viewer, endpoint_id: int) -> None:
+    """Delete an endpoint with its deliveries."""
+    endpoint = _own(viewer, endpoint_id)
+    with db.atomic():
+        Event.delete().where(Event.endpoint == endpoint.id).execute()  # its test pings
+        endpoint.delete_instance()
+
+
+def rotate_secret(viewer, endpoint_id: int, settings, now) -> dict:
+    """A new secret for the endpoint; the old one signs too for the overlap. Answers the
+    endpoint with its new secret (shown this once)."""
+    endpoint = _own(viewer, endpoint_id)
+    endpoint.previous_secret = endpoint.secret
+    endpoint.previous_secret_expires_at = now + timedelta(
+        hours=settings["WEBHOOK_SECRET_OVERLAP_HOURS"]
+    )
+    endpoint.secret = new_secret()
+    endpoint.updated_at = now
+    endpoint.save()
+    return describe(endpoint, with_secret=True)
+
+
+def _enabled(endpoint: WebhookEndpoint) -> WebhookEndpoint:
+    if not endpoint.enabled:
+        raise WebhookDisabled(endpoint.id, endpoint.disabled_reason)
+    return endpoint
+
+
+def test(viewer, endpoint_id: int, now) -> dict:
+    """Send the endpoint a ``ping`` (the worker delivers it at once); answers its delivery."""
+    endpoint = _enabled(_own(viewer, endpoint_id))
+    with db.atomic():
+        event = events.ping(endpoint, now)
+        delivery = Delivery.create(
+            event=event, endpoint=endpoint, next_attempt_at=now, created_at=now
+        )
+        event.dispatched_at = now  # it has its delivery already
+        event.save()
+    return describe_delivery(delivery, event)
+
+
+def describe_delivery(delivery: Delivery, event) -> dict:
+    """A delivery as the API shows it."""
+    return {
+        "id": delivery.id,
+        "event_id": event.id,
+        "event_type": event.type,
+        "webhook_id": message_id(event.id),
+        "status": delivery.status,
+        "attempts": delivery.attempts,
+        "last_attempt_at": delivery.last_attempt_at,
+        "last_status_code": delivery.last_status_code,
+        "last_error": delivery.last_error,
+        "next_attempt_at": delivery.next_attempt_at,
+        "created_at": delivery.created_at,
+    }
+
+
+def deliveries(viewer, endpoint_id: int, status=None, page=1, page_size=20) -> dict:
+    """One page of an endpoint's deliveries, newest first."""
+    endpoint = _own(viewer, endpoint_id)
+    query = (
+        Delivery.select(Delivery, Event.id, Event.type)
+        .join(Event)
+        .where(Delivery.endpoint == endpoint.id)
+    )
+    if status:
+        query = query.where(Delivery.status == status)
+    found = paginate(query.order_by(Delivery.id.desc()), page, page_size)
+    found["items"] = [describe_delivery(row, row.event) for row in found["items"]]
+    return found
+
+
+def retry(viewer, endpoint_id: int, delivery_id: int, now) -> dict:
+    """Try a delivery again at once, with a fresh schedule (a succeeded one is sent again)."""
+    endpoint = _enabled(_own(viewer, endpoint_id))
+    delivery = Delivery.get_or_none(
+        (Delivery.id == delivery_id) & (Delivery.endpoint == endpoint.id)
+    )
+    if delivery is None:
+        raise NotFound(f"Delivery {delivery_id} of webhook endpoint {endpoint_id} does not exist.")
+    delivery.status, delivery.attempts = "pending", 0
+    delivery.next_attempt_at, delivery.finished_at, delivery.leased_until = now, None, None
+    delivery.save()
+    return describe_delivery(delivery, Event.get_by_id(delivery.event_id))

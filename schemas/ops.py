@@ -89,11 +89,16 @@ class OperationSchema(CamelSchema):
     started_at = UTCDateTime(required=True, allow_none=True)
     finished_at = UTCDateTime(required=True, allow_none=True)
     duration_ms = fields.Integer(required=True, allow_none=True)
-    created_by = fields.Integer(
+    created_by = fields.Raw(
         required=True,
         allow_none=True,
-        metadata={"description": "The id of the user who started it; null from the CLI."},
+        metadata={
+            "description": "The id of the user who started it, `scheduler` for a run the "
+            "worker's schedule started, or null from the CLI.",
+            "oneOf": [{"type": "integer"}, {"const": "scheduler"}, {"type": "null"}],
+        },
     )
+
     error = fields.String(required=True, allow_none=True)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from clock import utcnow
 from engine import footballdata
 from models import League, Match, OddsQuote, Team, bump_data_version
-from services import odds
+from services import events, odds
 from store.bulk import insert_rows, update_rows
 from store.database import db
 
@@ -161,7 +161,7 @@ def store(records) -> ImportSummary:
 
     now = utcnow()
     keyed = {key(record): record for record in records}  # a repeated row: the last one wins
-    new_rows = []
+    new_rows, results = [], []
     for match_key, record in keyed.items():
         existing = stored.get(match_key)
         if existing is None:
@@ -176,6 +176,9 @@ def store(records) -> ImportSummary:
             Match.update(**changes, updated_at=now).where(Match.id == existing["id"]).execute()
             existing.update(changes)
             summary.matches_updated += 1
+            if _decided(changes, existing):
+                results.append(_result_event(existing))
+    events.emit("match.result", results, now)
     for chunk in _chunks(new_rows):
         Match.insert_many(chunk).execute()
     summary.matches_new = len(new_rows)
@@ -192,6 +195,23 @@ def store(records) -> ImportSummary:
     if leagues_changed or summary.matches_new or summary.matches_updated or summary.odds_stored:
         bump_data_version()
     return summary
+
+
+def _decided(changes, match) -> bool:
+    """Whether ``changes`` gave a stored match its full-time result, or corrected it."""
+    scored = {"status", "home_goals", "away_goals"} & set(changes)
+    return bool(scored) and match["status"] == "finished" and match["home_goals"] is not None
+
+
+def _result_event(match) -> dict:
+    """The ``match.result`` event's data."""
+    return {
+        "id": match["id"],
+        "path": f"/api/matches/{match['id']}",
+        "status": match["status"],
+        "kickoff_at": events.moment(match["kickoff_at"]),
+        "score": {"home": match["home_goals"], "away": match["away_goals"]},
+    }
 
 
 def _new_match(match_key, record, now) -> dict:

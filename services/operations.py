@@ -11,12 +11,14 @@ import logging
 import time
 from datetime import timedelta
 
+from peewee import IntegrityError
+
 from clock import utcnow
 from errors import OperationFailed, OperationNotFinished
 from models import Operation
 from schemas.common import dump_known
 from schemas.ops import PARAMS_SCHEMAS, RESULT_SCHEMAS
-from services import calibration, predictions, settlement
+from services import calibration, events, predictions, settlement
 from store.database import db
 
 log = logging.getLogger("picks.operations")
@@ -24,17 +26,29 @@ log = logging.getLogger("picks.operations")
 UNFINISHED = ("queued", "running")
 
 
-def run(kind: str, params: dict, work, created_by=None) -> Operation:
-    """Record and run ``work()`` as an operation of ``kind``; returns the finished record."""
+def run(kind: str, params: dict, work, created_by=None, now=None) -> Operation:
+    """Record and run ``work()`` as an operation of ``kind``; returns the finished record.
+
+    ``now`` is when it starts (the system clock's time if None): its timing is measured from it.
+    """
     operation = Operation.create(
         kind=kind,
         status="queued",
         params=dump_known(PARAMS_SCHEMAS[kind](), params),
         created_by=created_by,
+        created_at=now or utcnow(),
     )
-    operation.status, operation.started_at = "running", utcnow()
+    return execute(operation, work, now)
+
+
+def execute(operation: Operation, work, now=None) -> Operation:
+    """Run ``work()`` for a queued ``operation`` and record how it ended, with the
+    ``operation.completed`` event in the same transaction as the record's final state."""
+    clocked = now is not None
+    operation.status, operation.started_at = "running", now or utcnow()
     operation.save()
     started = time.perf_counter()
+    kind = operation.kind
     try:
         with db.atomic():
             result = dump_known(RESULT_SCHEMAS[kind](), work())
@@ -43,16 +57,54 @@ def run(kind: str, params: dict, work, created_by=None) -> Operation:
         operation.status, operation.error = "failed", f"{type(exc).__name__}: {exc}"
     else:
         operation.status, operation.result = "succeeded", result
-    operation.finished_at = utcnow()
-    operation.save()
-    log.info(
-        "operation %s %s %s in %.0f ms",
-        operation.id,
-        kind,
-        operation.status,
-        (time.perf_counter() - started) * 1000,
+    elapsed = time.perf_counter() - started
+    operation.finished_at = (
+        operation.started_at + timedelta(seconds=elapsed) if clocked else utcnow()
     )
+    with db.atomic():
+        operation.save()
+        events.emit(
+            "operation.completed",
+            [completed(operation)],
+            operation.finished_at,
+            audience="operators",
+        )
+    log.info("operation %s %s %s in %.0f ms", operation.id, kind, operation.status, elapsed * 1000)
     return operation
+
+
+def created_by(operation: Operation):
+    """Who started an operation: a user's id, ``"scheduler"``, or None (the CLI)."""
+    return "scheduler" if operation.scheduled_for is not None else operation.created_by_id
+
+
+def completed(operation: Operation) -> dict:
+    """The ``operation.completed`` event's data."""
+    return {
+        "id": operation.id,
+        "path": f"/api/v1/ops/operations/{operation.id}",
+        "kind": operation.kind,
+        "status": operation.status,
+        "created_by": created_by(operation),
+        "finished_at": events.moment(operation.finished_at),
+        "error": operation.error,
+    }
+
+
+def schedule(kind: str, params: dict, due, now) -> Operation | None:
+    """Record a scheduled run of ``kind`` due at ``due`` as queued; None when that run exists
+    already (another worker's scheduler claimed it)."""
+    try:
+        with db.atomic():
+            return Operation.create(
+                kind=kind,
+                status="queued",
+                params=dump_known(PARAMS_SCHEMAS[kind](), params),
+                created_at=now,
+                scheduled_for=due,
+            )
+    except IntegrityError:
+        return None
 
 
 def describe(operation: Operation) -> dict:
@@ -70,7 +122,7 @@ def describe(operation: Operation) -> dict:
         "started_at": started,
         "finished_at": finished,
         "duration_ms": duration,
-        "created_by": operation.created_by_id,
+        "created_by": created_by(operation),
         "error": operation.error,
     }
 
@@ -83,6 +135,7 @@ def settle(last_days: int, settings, by=None, now=None) -> dict:
             {"last_days": last_days},
             lambda: settlement.run(last_days, settings, now),
             by,
+            now,
         )
     )
 
@@ -95,6 +148,7 @@ def calibrate(window_days: int, settings, by=None, now=None) -> dict:
             {"window_days": window_days},
             lambda: calibration.run(window_days, settings, now),
             by,
+            now,
         )
     )
 
@@ -109,6 +163,7 @@ def refresh(match_id: int, settings, by=None, now=None) -> dict:
             {"match_id": match_id},
             lambda: predictions.refresh(match, settings, now),
             by,
+            now,
         )
     )
 
@@ -123,6 +178,7 @@ def backfill(settings, rebuild=False, by=None, progress=None, now=None) -> dict:
             {"rebuild": rebuild},
             lambda: predictions.backfill(settings, now=now, rebuild=rebuild, progress=progress),
             by,
+            now,
         )
     )
 

@@ -30,7 +30,7 @@ from errors import MatchNotOpen, NotFound
 from models import League, Match, MatchIntelligence, Pick, Prediction, bump_data_version
 from schemas.common import dump_known
 from schemas.matches import IntelligencePayloadSchema
-from services import odds, settlement
+from services import events, odds, premium, settlement
 from store.database import db
 
 BATCH = 1000
@@ -481,6 +481,117 @@ def _predicted(match_ids) -> dict[int, bool]:
     return found
 
 
+def _published_probabilities(records) -> dict | None:
+    """``{(match, market): probabilities}`` stored for the live ``records`` before they are
+    written (None when nobody subscribes to ``prediction.updated``: nothing to compare)."""
+    if not records or not events.subscribed("prediction.updated"):
+        return None
+    match_ids = sorted({record["match"] for record in records})
+    found = {}
+    for start in range(0, len(match_ids), BATCH):
+        query = Prediction.select(
+            Prediction.match, Prediction.market, Prediction.probabilities
+        ).where(Prediction.match.in_(match_ids[start : start + BATCH]))
+        for match_id, market, probabilities in query.tuples():
+            found[(match_id, market)] = probabilities
+    return found
+
+
+def _emit_predictions(records, before, now) -> None:
+    """A ``prediction.updated`` event for each live prediction that is new or whose published
+    probabilities changed (a refresh that changes nothing tells nobody)."""
+    if before is None:
+        return
+    changed = [
+        record
+        for record in records
+        if before.get((record["match"], record["market"])) != record["probabilities"]
+    ]
+    if not changed:
+        return
+    ids = {}
+    match_ids = sorted({record["match"] for record in changed})
+    for start in range(0, len(match_ids), BATCH):
+        query = Prediction.select(Prediction.id, Prediction.match, Prediction.market).where(
+            Prediction.match.in_(match_ids[start : start + BATCH])
+        )
+        for prediction_id, match_id, market in query.tuples():
+            ids[(match_id, market)] = prediction_id
+    events.emit(
+        "prediction.updated",
+        [
+            {
+                "id": ids[(record["match"], record["market"])],
+                "path": f"/api/matches/{record['match']}",
+                "match_id": record["match"],
+                "market": record["market"],
+                "probabilities": record["probabilities"],
+                "source": record["source"],
+                "made_at": events.moment(record["made_at"]),
+            }
+            for record in changed
+        ],
+        now,
+    )
+
+
+def _pick_keys(records) -> set | None:
+    """The ``(match, market)`` pairs of the live ``records`` that already have a pick (None
+    when nobody subscribes to ``pick.published``)."""
+    if not records or not events.subscribed("pick.published"):
+        return None
+    match_ids = sorted({record["match"] for record in records})
+    held = set()
+    for start in range(0, len(match_ids), BATCH):
+        query = Pick.select(Pick.match, Pick.market).where(
+            Pick.match.in_(match_ids[start : start + BATCH])
+        )
+        held.update(query.tuples())
+    return held
+
+
+def _emit_picks(records, held, fc: Forecast, now) -> None:
+    """A ``pick.published`` event for each live pick just stored; a locked one (rated A) only
+    for endpoints whose owner may see it."""
+    if held is None:
+        return
+    made = [record for record in records if (record["match"], record["market"]) not in held]
+    if not made:
+        return
+    kickoff = dict(zip(fc.match_id.tolist(), fc.kickoff.tolist(), strict=True))
+    ids = {}
+    match_ids = sorted({record["match"] for record in made})
+    for start in range(0, len(match_ids), BATCH):
+        query = Pick.select(Pick.id, Pick.match, Pick.market).where(
+            Pick.match.in_(match_ids[start : start + BATCH])
+        )
+        for pick_id, match_id, market in query.tuples():
+            ids[(match_id, market)] = pick_id
+    events.emit(
+        "pick.published",
+        [
+            (
+                {
+                    "id": ids[(record["match"], record["market"])],
+                    "path": f"/api/matches/{record['match']}",
+                    "match_id": record["match"],
+                    "kickoff_at": events.moment(_moment(kickoff[record["match"]])),
+                    "market": record["market"],
+                    "rating": record["rating"],
+                    "selection": record["selection"],
+                    "odds": record["odds"],
+                    "bookmaker": record["bookmaker"],
+                    "probability": record["probability"],
+                    "edge": record["edge"],
+                },
+                "premium" if record["rating"] in premium.LOCKED_RATINGS else "subscribers",
+            )
+            for record in made
+        ],
+        now,
+    )
+
+
 def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) -> dict:
     """Write predictions, new picks and intelligence for ``rows`` of ``fc``; returns counts.
 
@@ -504,13 +615,19 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) ->
         chunk = rebuilt[start : start + BATCH]
         Pick.delete().where(Pick.match.in_(chunk) & ~Pick.is_live).execute()
     predictions = _prediction_rows(fc, fresh, now)
+    live = [record for record in predictions if record["is_live"]]
+    before_live = _published_probabilities(live)
     _upsert(Prediction, predictions, ("match", "market"))
+    _emit_predictions(live, before_live, now)
     intel = _intelligence_rows(fc, rows.tolist() if refresh_intelligence else fresh, now)
     _upsert(MatchIntelligence, intel, ("match",))
     new_picks = _pick_rows(fc, fresh, now)  # a pick comes with the prediction it is made from
+    live_picks = [record for record in new_picks if record["is_live"]]
+    held = _pick_keys(live_picks)
     before = Pick.select().count()
     _upsert(Pick, new_picks)
     made = Pick.select().count() - before
+    _emit_picks(live_picks, held, fc, now)
     if predictions or intel:
         bump_data_version()
     return {

@@ -9,7 +9,7 @@ from engine import odds as odds_engine
 from engine import settlement
 from engine.markets import MARKETS
 from models import Match, Pick, bump_data_version
-from services import odds
+from services import events, odds
 from store.bulk import epoch_seconds, fetch_rows, update_rows
 
 SETTLED_COLUMNS = {
@@ -42,6 +42,7 @@ def settle_pending(settings, now=None, kickoff_from=None) -> dict:
             Match.home_goals,
             Match.away_goals,
             Match.kickoff_at,
+            Pick.is_live,
         )
         .join(Match)
         .where((Pick.status == "pending") & (Match.kickoff_at < now))
@@ -52,7 +53,7 @@ def settle_pending(settings, now=None, kickoff_from=None) -> dict:
     counts = {"examined": len(rows), "won": 0, "lost": 0, "void": 0, "pending": len(rows)}
     if not rows:
         return counts
-    pick_id, market, selection, price, stake, match_id, status, home, away, kickoff = (
+    pick_id, market, selection, price, stake, match_id, status, home, away, kickoff, live = (
         np.array(column) for column in zip(*rows, strict=True)
     )
     price = price.astype(float)
@@ -84,12 +85,59 @@ def settle_pending(settings, now=None, kickoff_from=None) -> dict:
         strict=True,
     )
     update_rows(Pick, SETTLED_COLUMNS, list(updates), constants={"settled_at": now})
+    published = done & live.astype(bool)  # live picks were published; the backfill was not
+    events.emit(
+        "pick.settled",
+        _settled_events(
+            pick_id[published],
+            match_id[published],
+            market[published],
+            selection[published],
+            decided[published],
+            price[published],
+            profit[published],
+            closing[published],
+            clv[published],
+        ),
+        now,
+    )
     for state in ("won", "lost", "void"):
         counts[state] = int((decided == state).sum())
     counts["pending"] = int((~done).sum())
     if done.any():
         bump_data_version()
     return counts
+
+
+def _settled_events(pick_id, match_id, market, selection, status, price, profit, closing, clv):
+    """The ``pick.settled`` events' data, one per settled live pick."""
+    match_ids = match_id.astype(np.int64).tolist()
+    return [
+        {
+            "id": pick,
+            "path": f"/api/matches/{match}",
+            "match_id": match,
+            "market": name,
+            "selection": chosen,
+            "status": state,
+            "odds": odds_taken,
+            "profit": gained,
+            "closing_odds": closed,
+            "clv": value,
+        }
+        for pick, match, name, chosen, state, odds_taken, gained, closed, value in zip(
+            pick_id.astype(np.int64).tolist(),
+            match_ids,
+            market.tolist(),
+            selection.tolist(),
+            status.tolist(),
+            price.tolist(),
+            profit.tolist(),
+            _nullable(closing),
+            _nullable(clv),
+            strict=True,
+        )
+    ]
 
 
 def _closing(match_ids, market, selection, rows, method):

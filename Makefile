@@ -1,4 +1,5 @@
 # make run: install, initialise the SQLite database with the demo world, serve on 127.0.0.1:8000.
+# make worker: the worker beside it (the schedule and the webhooks), on the same database.
 # make test: install, run the test suite.
 VENV   := .venv
 PYTHON := $(VENV)/bin/python
@@ -7,7 +8,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install run test lint bench clean
+.PHONY: install run worker test lint bench clean
 
 $(PYTHON):
 	python3 -m venv $(VENV)
@@ -23,6 +24,9 @@ run: install
 	$(FLASK) db init
 	$(FLASK) data demo
 	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn --config gunicorn.conf.py wsgi:app
+
+worker: install
+	$(PYTHON) -m worker
 
 test: install
 	$(PYTHON) -m pytest

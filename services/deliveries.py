@@ -143,7 +143,7 @@ def next_delay(attempts: int, schedule, outcome: Outcome, now) -> float | None:
 
 def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
     """Lease up to ``limit`` due deliveries of enabled endpoints, the longest waiting first."""
-    free = Delivery.leased_until.is_null() | (Delivery.leased_until < now)
+    free = Delivery.leased_until.is_null() | (Delivery.leased_until <= now)
     with db.atomic():
         rows = list(
             Delivery.select(

@@ -86,10 +86,12 @@ def address_class(address) -> str | None:
         return "link-local"
     if address.is_multicast:
         return "multicast"
+    if address.is_reserved:
+        return "reserved"
     if address.is_private:
         return "private"
-    if address.is_reserved or not address.is_global:
-        return "reserved"
+    if not address.is_global:
+        return "reserved"  # shared (100.64.0.0/10) and other special-purpose ranges
     return None
 
 
@@ -132,7 +134,8 @@ def check(url: str, *, allow_private: bool, require_https: bool) -> Target:
         if refused is None or (allow_private and refused in PRIVATE_CLASSES):
             continue
         named = "" if address == host else f" ({host} resolves to it)"
-        raise WebhookUrlRefused(f"{address} is a {refused} address{named}")
+        article = "an" if refused[0] in "aeiou" else "a"
+        raise WebhookUrlRefused(f"{address} is {article} {refused} address{named}")
     path = parts.path or "/"
     if parts.query:
         path += f"?{parts.query}"

@@ -14,6 +14,8 @@ written from it at delivery by ``schemas.webhooks`` (camelCase, the ``url`` from
 ``PUBLIC_BASE_URL``).
 """
 
+from peewee import OP, Expression, Value
+
 from clock import utcnow
 from models import Delivery, Event, User, WebhookEndpoint
 from schemas.common import utc_z
@@ -34,10 +36,12 @@ def moment(value) -> str | None:
 
 def subscribed(event_type: str) -> bool:
     """Whether any enabled endpoint subscribes to ``event_type`` (one indexed query)."""
+    # The list is JSON text: look for the quoted name in it (raw, not through the JSON field).
+    named = Expression(
+        WebhookEndpoint.events, OP.ILIKE, Value(f'%"{event_type}"%', converter=False)
+    )
     return (
-        WebhookEndpoint.select(WebhookEndpoint.id)
-        .where(WebhookEndpoint.enabled & WebhookEndpoint.events.contains(f'"{event_type}"'))
-        .exists()
+        WebhookEndpoint.select(WebhookEndpoint.id).where(WebhookEndpoint.enabled & named).exists()
     )
 
 

@@ -103,3 +103,29 @@ def pick(match_record, market="1x2", selection="home", odds=2.0, bookmaker="bet3
         bookmaker=bookmaker,
         **values,
     )
+
+
+class Clock:
+    """A clock a test moves by hand: pass it as ``CLOCK`` to ``create_app`` or to the worker."""
+
+    def __init__(self, now):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, **delta):
+        """Move the clock forward by ``timedelta(**delta)``; returns the new time."""
+        self.now += timedelta(**delta)
+        return self.now
+
+
+def endpoint(client, headers, url, events=("pick.settled",), description="") -> dict:
+    """A webhook endpoint registered through the API (its answer, with the secret)."""
+    response = client.post(
+        "/api/v1/data/webhooks",
+        json={"url": url, "events": list(events), "description": description},
+        headers=headers,
+    )
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()

@@ -117,9 +117,9 @@ class Worker:
 
     def run_operation(self, operation_id: int, kind: str):
         """Run one scheduled operation under its kind's lock (held: huey tries again later)."""
-        with self.lock(self.lock_name(kind), self.settings["OPERATION_STALE_SECONDS"]):
-            with db.connection_context():
-                schedule.execute(operation_id, self.settings, self.clock())
+        lock = self.lock(self.lock_name(kind), self.settings["OPERATION_STALE_SECONDS"])
+        with lock, db.connection_context():
+            schedule.execute(operation_id, self.settings, self.clock())
 
     def deliver(self):
         """Pump deliveries for most of a minute, unless another pump runs."""

@@ -18,7 +18,6 @@ class Received:
     body: bytes
     verified_by: list  # indexes of the receiver's secrets whose signature matched
     answered: int | None
-    listed: bool = False
 
     @property
     def payload(self) -> dict:
@@ -62,33 +61,32 @@ class Receiver:
 
 def _handler(receiver: Receiver):
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's name
+        def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             headers = {name.lower(): value for name, value in self.headers.items()}
             with receiver.arrived:
                 answer = receiver.answers.pop(0) if receiver.answers else 200
             item = Received(headers, body, receiver.verify(body, headers), None)
             extra = {}
-            if answer == "hang":
+            if answer == "hang":  # seen, then held until the test releases it
                 with receiver.arrived:
                     receiver.received.append(item)
-                    item.listed = True
                     receiver.arrived.notify_all()
                 receiver.released.wait(60)
-                answer = 200
-            elif isinstance(answer, tuple):
-                answer, extra = answer
-            item.answered = answer
-            self.send_response(answer)
+                item.answered = 200
+            else:
+                if isinstance(answer, tuple):
+                    answer, extra = answer
+                item.answered = answer
+                with receiver.arrived:  # recorded before the sender hears the answer
+                    receiver.received.append(item)
+                    receiver.arrived.notify_all()
+            self.send_response(item.answered)
             for name, value in extra.items():
                 self.send_header(name, value)
             self.send_header("Content-Length", "2")
             self.end_headers()
             self.wfile.write(b"ok")
-            with receiver.arrived:
-                if not item.listed:
-                    receiver.received.append(item)
-                receiver.arrived.notify_all()
 
         def log_message(self, *args):
             pass

@@ -226,7 +226,8 @@ def test_rotation_signs_with_both_secrets_for_the_overlap(app, client, people, c
         tries = receiver.wait_for(3)
     assert [item.verified_by for item in tries] == [[0, 1], [0, 1], [1]]
     assert all(
-        len(item.headers["webhook-signature"].split(" ")) == n for item, n in zip(tries, (2, 2, 1))
+        len(item.headers["webhook-signature"].split(" ")) == n
+        for item, n in zip(tries, (2, 2, 1), strict=True)
     )
     assert "secret" not in client.get(f"{HOOKS}/{hook['id']}", headers=headers).get_json()
 

@@ -1,0 +1,176 @@
+"""The webhook endpoints of the Data API: who may call them, the secret shown once, the limit,
+refused URLs, ownership, the quota, and deliveries listed and retried."""
+
+import pytest
+
+from tests import factories
+
+HOOKS = "/api/v1/data/webhooks"
+URL = "http://127.0.0.1:9/hooks"
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app(WEBHOOK_ALLOW_PRIVATE=True, RATELIMIT_AUTH="1000 per minute")
+
+
+def problem(response, status, name):
+    assert response.status_code == status, response.get_json()
+    assert response.mimetype == "application/problem+json"
+    assert response.get_json()["type"].endswith(f"/problems/{name}")
+    return response.get_json()
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", HOOKS),
+        ("post", HOOKS),
+        ("get", f"{HOOKS}/1"),
+        ("patch", f"{HOOKS}/1"),
+        ("delete", f"{HOOKS}/1"),
+        ("post", f"{HOOKS}/1/rotate-secret"),
+        ("post", f"{HOOKS}/1/test"),
+        ("get", f"{HOOKS}/1/deliveries"),
+        ("post", f"{HOOKS}/1/deliveries/1/retry"),
+    ],
+)
+def test_only_pro_users_and_admins_manage_webhooks(client, people, method, path):
+    anonymous = getattr(client, method)(path)
+    assert anonymous.status_code == 401 and anonymous.headers["WWW-Authenticate"] == "Bearer"
+    for kind in ("free", "operator"):
+        answer = getattr(client, method)(path, headers=people[kind][1])
+        problem(answer, 403, "subscription-required")
+    problem(getattr(client, method)(path, headers=people["suspended"][1]), 403, "account-suspended")
+
+
+def test_an_endpoint_is_made_with_its_secret_shown_once(client, people):
+    _, headers = people["pro"]
+    made = factories.endpoint(
+        client, headers, URL, events=["pick.settled", "match.result"], description="mine"
+    )
+    assert made["secret"].startswith("whsec_") and len(made["secret"]) == 6 + 44
+    assert (made["url"], made["events"], made["description"], made["enabled"]) == (
+        URL,
+        ["pick.settled", "match.result"],
+        "mine",
+        True,
+    )
+    shown = client.get(f"{HOOKS}/{made['id']}", headers=headers).get_json()
+    assert "secret" not in shown and shown["id"] == made["id"]
+    listing = client.get(HOOKS, headers=headers).get_json()
+    assert [item["id"] for item in listing["items"]] == [made["id"]] and listing["limit"] == 5
+    assert all("secret" not in item for item in listing["items"])
+
+
+def test_a_user_sees_and_changes_only_their_own_endpoints(client, people):
+    mine = factories.endpoint(client, people["pro"][1], URL)
+    other = people["admin"][1]
+    assert client.get(HOOKS, headers=other).get_json()["items"] == []
+    for method, path in (
+        ("get", f"{HOOKS}/{mine['id']}"),
+        ("patch", f"{HOOKS}/{mine['id']}"),
+        ("delete", f"{HOOKS}/{mine['id']}"),
+        ("post", f"{HOOKS}/{mine['id']}/rotate-secret"),
+        ("post", f"{HOOKS}/{mine['id']}/test"),
+        ("get", f"{HOOKS}/{mine['id']}/deliveries"),
+    ):
+        kwargs = {"json": {}} if method == "patch" else {}
+        problem(getattr(client, method)(path, headers=other, **kwargs), 404, "not-found")
+
+
+def test_an_endpoint_changes_and_goes(client, people):
+    _, headers = people["pro"]
+    made = factories.endpoint(client, headers, URL)
+    changed = client.patch(
+        f"{HOOKS}/{made['id']}",
+        json={"events": ["operation.completed", "pick.published"], "enabled": False},
+        headers=headers,
+    ).get_json()
+    assert changed["events"] == ["operation.completed", "pick.published"]
+    assert (changed["enabled"], changed["disabledReason"]) == (False, "disabled by its owner")
+    assert client.delete(f"{HOOKS}/{made['id']}", headers=headers).status_code == 204
+    problem(client.get(f"{HOOKS}/{made['id']}", headers=headers), 404, "not-found")
+
+
+def test_at_most_five_endpoints_a_user(client, people):
+    _, headers = people["pro"]
+    for number in range(5):
+        factories.endpoint(client, headers, f"{URL}/{number}")
+    answer = client.post(HOOKS, json={"url": URL, "events": ["pick.settled"]}, headers=headers)
+    assert "at most 5" in problem(answer, 409, "webhook-limit-reached")["detail"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"events": ["pick.settled"]}, "url"),
+        ({"url": URL}, "events"),
+        ({"url": URL, "events": []}, "events"),
+        ({"url": URL, "events": ["ping"]}, "events.0"),
+        ({"url": URL, "events": ["pick.settled"], "secret": "mine"}, "secret"),
+        ({"url": 5, "events": ["pick.settled"]}, "url"),
+    ],
+)
+def test_bad_endpoints_are_422s(client, people, body, field):
+    answer = client.post(HOOKS, json=body, headers=people["pro"][1])
+    assert field in problem(answer, 422, "validation-error")["errors"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost:8080/hook",
+        "http://127.0.0.1/hook",
+        "http://10.0.0.8/hook",
+        "http://169.254.169.254/latest/meta-data/",
+        "ftp://93.184.216.34/",
+    ],
+)
+def test_urls_that_reach_inside_are_refused(make_app, url):
+    app = make_app(WEBHOOK_ALLOW_PRIVATE=False)
+    client = app.test_client()
+    with app.app_context():
+        _, headers = factories.people()["pro"]
+    answer = client.post(HOOKS, json={"url": url, "events": ["pick.settled"]}, headers=headers)
+    body = problem(answer, 422, "webhook-url-refused")
+    assert body["errors"]["url"] and body["detail"].startswith("The webhook URL is refused: ")
+    made = client.post(
+        HOOKS,
+        json={"url": "http://93.184.216.34/hook", "events": ["pick.settled"]},
+        headers=headers,
+    )
+    assert made.status_code == 201
+    changed = client.patch(f"{HOOKS}/{made.get_json()['id']}", json={"url": url}, headers=headers)
+    problem(changed, 422, "webhook-url-refused")
+
+
+def test_webhook_calls_count_against_the_quota(client, people):
+    _, headers = people["pro"]
+    made = factories.endpoint(client, headers, URL)
+    client.get(HOOKS, headers=headers)
+    client.post(f"{HOOKS}/{made['id']}/test", headers=headers)
+    usage = client.get("/api/v1/data/usage", headers=headers).get_json()
+    assert usage["requests"]["used"] == 3
+
+
+def test_deliveries_are_listed_and_retried(client, people):
+    _, headers = people["pro"]
+    made = factories.endpoint(client, headers, URL)
+    first = client.post(f"{HOOKS}/{made['id']}/test", headers=headers).get_json()
+    second = client.post(f"{HOOKS}/{made['id']}/test", headers=headers).get_json()
+    page = client.get(f"{HOOKS}/{made['id']}/deliveries?pageSize=1", headers=headers).get_json()
+    assert (page["total"], [item["id"] for item in page["items"]]) == (2, [second["id"]])
+    none = client.get(f"{HOOKS}/{made['id']}/deliveries?status=failed", headers=headers)
+    assert none.get_json()["items"] == []
+    problem(
+        client.get(f"{HOOKS}/{made['id']}/deliveries?status=lost", headers=headers),
+        422,
+        "validation-error",
+    )
+    retried = client.post(f"{HOOKS}/{made['id']}/deliveries/{first['id']}/retry", headers=headers)
+    assert retried.status_code == 202
+    assert (retried.get_json()["status"], retried.get_json()["attempts"]) == ("pending", 0)
+    problem(
+        client.post(f"{HOOKS}/{made['id']}/deliveries/999/retry", headers=headers), 404, "not-found"
+    )

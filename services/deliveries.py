@@ -276,17 +276,18 @@ def deliver_due(settings, clock=utcnow, pool=None) -> dict:
 
 
 def pump(settings, clock=utcnow, seconds: float = 55.0, stop=None) -> dict:
-    """Deliver for ``seconds``: what is due, then again every ``WEBHOOK_POLL_SECONDS`` while
-    nothing is (``stop()`` ends it early). The worker runs one pump at a time, a new one every
-    minute; returns the totals."""
+    """Deliver what is due, then again every ``WEBHOOK_POLL_SECONDS`` while nothing is, for
+    ``seconds`` (at least one round; ``stop()`` ends it early). The worker runs one pump at a
+    time, a new one every minute; returns the totals."""
     totals = {"dispatched": 0, "succeeded": 0, "failed": 0, "pending": 0}
     ends = time.monotonic() + seconds
     poll = settings["WEBHOOK_POLL_SECONDS"]
     with ThreadPoolExecutor(settings["WEBHOOK_CONCURRENCY"]) as pool:
-        while time.monotonic() < ends and not (stop and stop()):
+        while True:
             counts = deliver_due(settings, clock, pool)
             for name, value in counts.items():
                 totals[name] += value
+            if time.monotonic() >= ends or (stop is not None and stop()):
+                return totals
             if not any(counts.values()):
-                time.sleep(poll)
-    return totals
+                time.sleep(min(poll, max(0.0, ends - time.monotonic())))

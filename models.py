@@ -350,7 +350,10 @@ class Event(BaseModel):
 
     type = CharField(max_length=32, choices=_choices(EVENT_TYPES))
     occurred_at = UTCDateTimeField(default=utcnow)
-    data = JSONField()  # the payload's ``data``, snake_case
+    #: The payload's ``data``, snake_case; null for events written in bulk, whose data is read
+    #: from their ``subject`` (a settled pick's id) when they are sent.
+    data = JSONField(null=True)
+    subject = IntegerField(null=True)
     audience = CharField(max_length=16, default="subscribers", choices=_choices(EVENT_AUDIENCES))
     #: An event for one endpoint only (an endpoint's test ping); null for everyone's events.
     endpoint = ForeignKeyField(WebhookEndpoint, null=True, on_delete="CASCADE", index=False)

@@ -58,7 +58,7 @@ class Job:
     event_id: int
     event_type: str
     occurred_at: datetime
-    data: dict
+    data: dict | None  # None: what the event is about is no longer stored
     endpoint_id: int
     url: str
     secrets: tuple[str, ...]
@@ -71,6 +71,7 @@ class Outcome:
     status: int | None
     error: str | None = None
     retry_after: str | None = None
+    final: bool = False  # no later try can do better
 
     @property
     def delivered(self) -> bool:
@@ -153,6 +154,7 @@ def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
                 Event.type,
                 Event.occurred_at,
                 Event.data,
+                Event.subject,
                 WebhookEndpoint,
             )
             .join(Event)
@@ -172,6 +174,12 @@ def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
         Delivery.update(leased_until=now + timedelta(seconds=lease_seconds)).where(
             Delivery.id.in_([row.id for row in rows]) & free
         ).execute()
+    read = {
+        event_type: events.SUBJECTS[event_type](
+            sorted({row.event.subject for row in rows if row.event.type == event_type})
+        )
+        for event_type in {row.event.type for row in rows if row.event.data is None}
+    }
     return [
         Job(
             delivery_id=row.id,
@@ -179,7 +187,9 @@ def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
             event_id=row.event.id,
             event_type=row.event.type,
             occurred_at=row.event.occurred_at,
-            data=row.event.data,
+            data=row.event.data
+            if row.event.data is not None
+            else read[row.event.type].get(row.event.subject),
             endpoint_id=row.endpoint.id,
             url=row.endpoint.url,
             secrets=signing_secrets(row.endpoint, now),
@@ -191,6 +201,8 @@ def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
 def send(job: Job, settings) -> Outcome:
     """One try of ``job``: check the address again, sign, POST. Never raises for the
     receiver's sake: every failure is an outcome."""
+    if job.data is None:
+        return Outcome(None, f"its {job.event_type.split('.')[0]} no longer exists", final=True)
     try:
         target = egress.check(
             job.url,
@@ -233,7 +245,9 @@ def record(job: Job, outcome: Outcome, settings, now) -> str:
         changes.update(status="succeeded", next_attempt_at=None, finished_at=now)
     else:
         delay = None
-        if outcome.status == 410:
+        if outcome.final:
+            pass
+        elif outcome.status == 410:
             disable = "it answered 410 Gone"
         else:
             delay = next_delay(attempts, settings["WEBHOOK_RETRY_SCHEDULE"], outcome, now)

@@ -17,7 +17,7 @@ written from it at delivery by ``schemas.webhooks`` (camelCase, the ``url`` from
 from peewee import OP, Expression, Value
 
 from clock import utcnow
-from models import Delivery, Event, User, WebhookEndpoint
+from models import Delivery, Event, Pick, User, WebhookEndpoint
 from schemas.common import utc_z
 from services import premium
 from store.bulk import insert_rows
@@ -60,6 +60,68 @@ def emit(event_type: str, rows, now=None, audience="subscribers") -> int:
     ]
     insert_rows(Event, EVENT_COLUMNS, values)
     return len(values)
+
+
+def emit_subjects(event_type: str, subjects, now=None, audience="subscribers") -> int:
+    """Write one ``event_type`` event per id in ``subjects`` whose data is read when it is sent
+    (see :data:`SUBJECTS`): what a bulk change (settling 100,000 picks) writes, one small row
+    each, in the caller's transaction; returns how many."""
+    subjects = list(subjects)
+    if not subjects or not subscribed(event_type):
+        return 0
+    now = now or utcnow()
+    insert_rows(
+        Event,
+        ["type", "occurred_at", "subject", "audience"],
+        [(event_type, now, subject, audience) for subject in subjects],
+    )
+    return len(subjects)
+
+
+def settled_picks(pick_ids) -> dict[int, dict]:
+    """The ``pick.settled`` data of each of ``pick_ids`` still stored (a settled live pick
+    never changes again, so it reads as it was settled)."""
+    found = {}
+    for start in range(0, len(pick_ids), 500):
+        query = Pick.select(
+            Pick.id,
+            Pick.match,
+            Pick.market,
+            Pick.selection,
+            Pick.status,
+            Pick.odds,
+            Pick.profit,
+            Pick.closing_odds,
+            Pick.clv,
+        ).where(Pick.id.in_(pick_ids[start : start + 500]))
+        for (
+            pick_id,
+            match_id,
+            market,
+            selection,
+            status,
+            odds,
+            profit,
+            closing,
+            clv,
+        ) in query.tuples():
+            found[pick_id] = {
+                "id": pick_id,
+                "path": f"/api/matches/{match_id}",
+                "match_id": match_id,
+                "market": market,
+                "selection": selection,
+                "status": status,
+                "odds": odds,
+                "profit": profit,
+                "closing_odds": closing,
+                "clv": clv,
+            }
+    return found
+
+
+#: Event types written by subject → how their data is read back, many at a time.
+SUBJECTS = {"pick.settled": settled_picks}
 
 
 def ping(endpoint: WebhookEndpoint, now) -> Event:

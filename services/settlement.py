@@ -85,59 +85,16 @@ def settle_pending(settings, now=None, kickoff_from=None) -> dict:
         strict=True,
     )
     update_rows(Pick, SETTLED_COLUMNS, list(updates), constants={"settled_at": now})
-    published = done & live.astype(bool)  # live picks were published; the backfill was not
-    events.emit(
-        "pick.settled",
-        _settled_events(
-            pick_id[published],
-            match_id[published],
-            market[published],
-            selection[published],
-            decided[published],
-            price[published],
-            profit[published],
-            closing[published],
-            clv[published],
-        ),
-        now,
-    )
+    # Live picks were published; the backfill was not. One small row each: their data is read
+    # when the worker sends them (a settled pick never changes again).
+    published = done & live.astype(bool)
+    events.emit_subjects("pick.settled", pick_id[published].astype(np.int64).tolist(), now)
     for state in ("won", "lost", "void"):
         counts[state] = int((decided == state).sum())
     counts["pending"] = int((~done).sum())
     if done.any():
         bump_data_version()
     return counts
-
-
-def _settled_events(pick_id, match_id, market, selection, status, price, profit, closing, clv):
-    """The ``pick.settled`` events' data, one per settled live pick."""
-    match_ids = match_id.astype(np.int64).tolist()
-    return [
-        {
-            "id": pick,
-            "path": f"/api/matches/{match}",
-            "match_id": match,
-            "market": name,
-            "selection": chosen,
-            "status": state,
-            "odds": odds_taken,
-            "profit": gained,
-            "closing_odds": closed,
-            "clv": value,
-        }
-        for pick, match, name, chosen, state, odds_taken, gained, closed, value in zip(
-            pick_id.astype(np.int64).tolist(),
-            match_ids,
-            market.tolist(),
-            selection.tolist(),
-            status.tolist(),
-            price.tolist(),
-            profit.tolist(),
-            _nullable(closing),
-            _nullable(clv),
-            strict=True,
-        )
-    ]
 
 
 def _closing(match_ids, market, selection, rows, method):

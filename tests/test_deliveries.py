@@ -8,7 +8,7 @@ import pytest
 
 from config import DEFAULTS, check_worker
 from models import Delivery, Event, Pick, WebhookEndpoint
-from services import deliveries, operations, settlement
+from services import deliveries, events, operations, settlement
 from store.database import db
 from tests import factories
 from tests.receiver import receiving
@@ -276,11 +276,8 @@ def test_events_commit_with_their_cause_or_not_at_all(app, client, people, clock
         settlement.settle_pending(app.config, now=START)
         assert Pick.get_by_id(pick.id).status == "won"
         (event,) = Event.select()
-        assert (event.type, event.data["id"], event.data["status"]) == (
-            "pick.settled",
-            pick.id,
-            "won",
-        )
+        assert (event.type, event.subject) == ("pick.settled", pick.id)
+        assert events.settled_picks([pick.id])[pick.id]["status"] == "won"
 
 
 def test_a_failed_operation_is_an_operation_completed_event_too(app, client, people, clock):

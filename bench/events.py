@@ -1,0 +1,280 @@
+"""Events: what the outbox costs the settlement of 100,000 live picks (its events written in the
+same transaction), and how fast one worker delivers events to a local receiver.
+
+    python -m bench.events [--database-url URL] [--picks 100000] [--events 3000]
+
+Prints each figure beside its baseline measured in the same run: the settlement without any
+endpoint subscribed (so no events are written), and plain HTTP POSTs to the same receiver.
+"""
+
+import argparse
+import http.client
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+from app import create_app
+from bench.common import commit, free_port, machine, timed
+from clock import utcnow
+from engine.markets import MARKETS
+from models import Delivery, Event, League, Match, OddsQuote, Pick, Team, User, WebhookEndpoint
+from services import deliveries, events, settlement
+from services.webhooks import new_secret
+from store.bulk import insert_rows
+from store.database import db
+from store.schema import create_tables, drop_tables
+
+RECEIVER = """
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def world(picks: int):
+    """``picks`` pending live picks on finished matches with closing odds, and a Pro user."""
+    league = League.create(code="BENCH", name="Bench", country="Benchland", competition_type="cup")
+    teams = [Team.create(name=f"Team {n}", country="Benchland") for n in range(2)]
+    kickoff = utcnow() - timedelta(days=1)
+    count = picks // len(MARKETS) + 1
+    with db.atomic():
+        insert_rows(
+            Match,
+            [
+                "league",
+                "season",
+                "home_team",
+                "away_team",
+                "kickoff_at",
+                "status",
+                "home_goals",
+                "away_goals",
+                "slug",
+                "updated_at",
+            ],
+            [
+                (
+                    league.id,
+                    "x",
+                    teams[0].id,
+                    teams[1].id,
+                    kickoff,
+                    "finished",
+                    n % 3,
+                    n % 2,
+                    f"bench-{n}",
+                    kickoff,
+                )
+                for n in range(count)
+            ],
+        )
+        match_ids = [m for (m,) in Match.select(Match.id).tuples()]
+        insert_rows(
+            Pick,
+            [
+                "match",
+                "market",
+                "selection",
+                "bookmaker",
+                "odds",
+                "probability",
+                "edge",
+                "rating",
+                "data_quality",
+                "is_live",
+                "created_at",
+                "stake",
+                "status",
+            ],
+            [
+                (
+                    m,
+                    market,
+                    names[0],
+                    "bench",
+                    2.0,
+                    0.55,
+                    0.1,
+                    "B",
+                    0.9,
+                    True,
+                    kickoff,
+                    1.0,
+                    "pending",
+                )
+                for m in match_ids
+                for market, names in MARKETS.items()
+            ][:picks],
+        )
+        insert_rows(
+            OddsQuote,
+            ["match", "market", "selection", "bookmaker", "price", "is_closing"],
+            [
+                (m, market, name, "pinnacle", 1.9, True)
+                for m in match_ids
+                for market, names in MARKETS.items()
+                for name in names
+            ],
+        )
+    return User.create(email="bench@example.com", password_hash="x", plan="pro")
+
+
+def reset():
+    with db.atomic():
+        Pick.update(status="pending", profit=None, settled_at=None).execute()
+        Event.delete().execute()
+
+
+def bench_settlement(settings, picks: int, rounds: int):
+    """Settle ``picks`` live picks with and without an endpoint subscribed, alternately."""
+    user = world(picks)
+    endpoint = WebhookEndpoint.create(
+        user=user, url="http://127.0.0.1:9/", events=["pick.settled"], secret=new_secret()
+    )
+    without, with_events = [], []
+    for _ in range(rounds):
+        for subscribed, times in ((False, without), (True, with_events)):
+            reset()
+            WebhookEndpoint.update(enabled=subscribed).execute()
+
+            def settle():
+                with db.atomic():
+                    return settlement.settle_pending(settings)
+
+            counts, seconds = timed(settle)
+            times.append(seconds)
+            written = Event.select().count()
+            assert written == (counts["won"] + counts["lost"] + counts["void"] if subscribed else 0)
+    base, full = statistics.median(without), statistics.median(with_events)
+    print(
+        f"settlement of {picks:,} live picks, median of {rounds}: {full:.2f} s with their "
+        f"{written:,} pick.settled events in the same transaction; {base:.2f} s with no endpoint "
+        f"subscribed (no events); {full - base:+.2f} s, ratio {full / base:.2f}; "
+        "goal < 1 s more"
+    )
+    _, fanned = timed(lambda: [None for _ in iter(lambda: events.dispatch(), 0)])
+    print(
+        f"fan-out of those events to one endpoint by the worker (not in the settling "
+        f"transaction): {fanned:.2f} s, {written / fanned:,.0f} events/s"
+    )
+    endpoint.delete_instance()
+
+
+def bench_delivery(settings, count: int):
+    """One worker's deliveries to a receiver in another process, against plain POSTs to it."""
+    port = free_port()
+    receiver = subprocess.Popen([sys.executable, "-c", RECEIVER, str(port)])
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                post(port, b"{}")
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        body = b'{"type":"pick.settled","data":{"id":1}}' + b" " * 200
+        _, plain = timed(lambda: [post(port, body) for _ in range(count)])
+        user = User.get(User.email == "bench@example.com")
+        WebhookEndpoint.create(
+            user=user,
+            url=f"http://127.0.0.1:{port}/hooks",
+            events=["pick.settled"],
+            secret=new_secret(),
+        )
+        with db.atomic():
+            events.emit(
+                "pick.settled",
+                [
+                    {
+                        "id": n,
+                        "path": f"/api/matches/{n}",
+                        "match_id": n,
+                        "market": "1x2",
+                        "selection": "home",
+                        "status": "won",
+                        "odds": 2.0,
+                        "profit": 1.0,
+                        "closing_odds": 1.9,
+                        "clv": 0.05,
+                    }
+                    for n in range(count)
+                ],
+            )
+
+        def deliver_all():
+            totals = deliveries.pump(settings, seconds=0)
+            while Delivery.select().where(Delivery.status == "pending").exists():
+                totals = deliveries.pump(settings, seconds=0)
+            return totals
+
+        _, seconds = timed(deliver_all)
+        delivered = Delivery.select().where(Delivery.status == "succeeded").count()
+        assert delivered == count, delivered
+        rate, floor = delivered / seconds, count / plain
+        print(
+            f"one worker delivered {delivered:,} signed events (fan-out, address check, signing, "
+            f"POST, recording each) in {seconds:.2f} s: {rate:,.0f} events/s; plain sequential "
+            f"POSTs of the same size to the same receiver: {floor:,.0f}/s, ratio "
+            f"{rate / floor:.2f}; goal >= 200 events/s"
+        )
+    finally:
+        receiver.terminate()
+        receiver.wait()
+
+
+def post(port: int, body: bytes) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request("POST", "/", body=body, headers={"Content-Type": "application/json"})
+        connection.getresponse().read()
+    finally:
+        connection.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url")
+    parser.add_argument("--picks", type=int, default=100_000)
+    parser.add_argument("--events", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    print(f"commit {commit()}; {machine()}")
+    with tempfile.TemporaryDirectory() as folder:
+        url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"
+        app = create_app(
+            {
+                "DATABASE_URL": url,
+                "JWT_SECRET_KEY": "bench-" + "k" * 40,
+                "LOG_LEVEL": "WARNING",
+                "WEBHOOK_ALLOW_PRIVATE": True,
+                "WORKER_QUEUE_URL": f"sqlite:///{Path(folder) / 'queue.db'}",
+            }
+        )
+        with app.app_context():
+            print(f"database: {db.obj.__class__.__name__}")
+            drop_tables()
+            create_tables()
+            bench_settlement(app.config, args.picks, args.rounds)
+            bench_delivery(app.config, args.events)
+
+
+if __name__ == "__main__":
+    main()

@@ -36,7 +36,8 @@ from errors import WebhookUrlRefused
 from models import Delivery, Event, WebhookEndpoint
 from schemas.webhooks import payload
 from services import egress, events
-from store.database import db
+from store.bulk import update_rows
+from store.database import writing
 
 log = logging.getLogger("picks.webhooks")
 
@@ -145,7 +146,7 @@ def next_delay(attempts: int, schedule, outcome: Outcome, now) -> float | None:
 def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
     """Lease up to ``limit`` due deliveries of enabled endpoints, the longest waiting first."""
     free = Delivery.leased_until.is_null() | (Delivery.leased_until <= now)
-    with db.atomic():
+    with writing():
         rows = list(
             Delivery.select(
                 Delivery.id,
@@ -229,43 +230,61 @@ def send(job: Job, settings) -> Outcome:
     return Outcome(answer.status, error, answer.retry_after)
 
 
-def record(job: Job, outcome: Outcome, settings, now) -> str:
-    """Store what one try of ``job`` gave; disable its endpoint on 410 or after the last try.
-    Returns the delivery's status."""
+#: What recording a try sets on its delivery, with each column's SQL type (for PostgreSQL).
+RECORDED = {
+    "status": "text",
+    "attempts": "integer",
+    "next_attempt_at": "timestamp",
+    "last_attempt_at": "timestamp",
+    "last_status_code": "integer",
+    "last_error": "text",
+    "finished_at": "timestamp",
+}
+
+
+def decide(job: Job, outcome: Outcome, settings, now) -> tuple[tuple, str | None]:
+    """What one try of ``job`` leaves: its delivery's row of :data:`RECORDED` values (after the
+    id), and why its endpoint is disabled (None when it is not)."""
     attempts = job.attempts + 1
-    changes = {
-        "attempts": attempts,
-        "last_attempt_at": now,
-        "last_status_code": outcome.status,
-        "last_error": outcome.error,
-        "leased_until": None,
-    }
-    disable = None
+    status, next_at, finished, disable = "pending", None, None, None
     if outcome.delivered:
-        changes.update(status="succeeded", next_attempt_at=None, finished_at=now)
+        status, finished = "succeeded", now
     else:
         delay = None
-        if outcome.final:
-            pass
-        elif outcome.status == 410:
+        if outcome.status == 410:
             disable = "it answered 410 Gone"
-        else:
+        elif not outcome.final:
             delay = next_delay(attempts, settings["WEBHOOK_RETRY_SCHEDULE"], outcome, now)
             if delay is None:
                 disable = f"delivery {job.delivery_id} failed its last try ({outcome.error})"
         if delay is None:
-            changes.update(status="failed", next_attempt_at=None, finished_at=now)
+            status, finished = "failed", now
         else:
-            changes["next_attempt_at"] = now + timedelta(seconds=delay)
-    with db.atomic():
-        Delivery.update(**changes).where(Delivery.id == job.delivery_id).execute()
+            next_at = now + timedelta(seconds=delay)
+    row = (job.delivery_id, status, attempts, next_at, now, outcome.status, outcome.error, finished)
+    return row, disable
+
+
+def record(tries, settings, now) -> dict:
+    """Store what each ``(job, outcome)`` gave, in one transaction; disable an endpoint on 410
+    or after a delivery's last try. Returns the count of each resulting status."""
+    rows, disabled = [], {}
+    for job, outcome in tries:
+        row, disable = decide(job, outcome, settings, now)
+        rows.append(row)
         if disable:
-            WebhookEndpoint.update(enabled=False, disabled_reason=disable, updated_at=now).where(
-                WebhookEndpoint.id == job.endpoint_id
+            disabled[job.endpoint_id] = disable
+    with writing():
+        update_rows(Delivery, RECORDED, rows, constants={"leased_until": None})
+        for endpoint_id, reason in disabled.items():
+            WebhookEndpoint.update(enabled=False, disabled_reason=reason, updated_at=now).where(
+                WebhookEndpoint.id == endpoint_id
             ).execute()
-    if disable:
-        log.warning("webhook endpoint %s disabled: %s", job.endpoint_id, disable)
-    return changes.get("status", "pending")
+            log.warning("webhook endpoint %s disabled: %s", endpoint_id, reason)
+    counts = {"succeeded": 0, "failed": 0, "pending": 0}
+    for row in rows:
+        counts[row[1]] += 1
+    return counts
 
 
 def deliver_due(settings, clock=utcnow, pool=None) -> dict:
@@ -280,12 +299,15 @@ def deliver_due(settings, clock=utcnow, pool=None) -> dict:
     own = pool is None
     pool = pool or ThreadPoolExecutor(settings["WEBHOOK_CONCURRENCY"])
     try:
-        futures = [(job, pool.submit(send, job, settings)) for job in jobs]
-        for job, future in futures:
-            counts[record(job, future.result(), settings, clock())] += 1
+        outcomes = pool.map(lambda job: send(job, settings), jobs)
+        tries = list(zip(jobs, outcomes, strict=True))
     finally:
         if own:
             pool.shutdown()
+    # Recorded together once the batch is sent: a worker that dies before this sends the batch
+    # again when its leases run out (at least once).
+    for name, value in record(tries, settings, clock()).items():
+        counts[name] += value
     return counts
 
 

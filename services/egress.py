@@ -14,11 +14,14 @@ link-local addresses through for development and tests; metadata addresses never
 """
 
 import contextlib
+import heapq
 import http.client
 import ipaddress
+import itertools
 import socket
 import ssl
 import threading
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -169,12 +172,52 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
 
 
-def _cut(connection) -> None:
-    """End a connection that ran out of time: its pending read or write fails at once."""
-    sock = connection.sock
-    if sock is not None:
-        with contextlib.suppress(OSError):  # already closed
-            sock.shutdown(socket.SHUT_RDWR)
+class _Watchdog:
+    """One thread that ends connections past their deadline (rather than a timer per request):
+    a pending read or write of a connection it cuts fails at once."""
+
+    def __init__(self):
+        self.waiting = []  # a heap of (deadline, number, connection)
+        self.numbers = itertools.count()
+        self.changed = threading.Condition()
+        self.thread = None
+
+    def watch(self, connection, seconds: float):
+        """Cut ``connection`` in ``seconds`` unless it is released first; returns its entry."""
+        entry = [time.monotonic() + seconds, next(self.numbers), connection]
+        with self.changed:
+            heapq.heappush(self.waiting, entry)
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self.run, name="webhook-deadlines")
+                self.thread.daemon = True
+                self.thread.start()
+            self.changed.notify()
+        return entry
+
+    def release(self, entry) -> None:
+        """The connection is done: nothing to cut."""
+        entry[2] = None
+
+    def run(self):
+        while True:
+            with self.changed:
+                while self.waiting and self.waiting[0][2] is None:
+                    heapq.heappop(self.waiting)
+                if not self.waiting:
+                    self.changed.wait(60)
+                    continue
+                wait = self.waiting[0][0] - time.monotonic()
+                if wait > 0:
+                    self.changed.wait(wait)
+                    continue
+                connection = heapq.heappop(self.waiting)[2]
+            sock = connection.sock
+            if sock is not None:
+                with contextlib.suppress(OSError):  # already closed
+                    sock.shutdown(socket.SHUT_RDWR)
+
+
+_watchdog = _Watchdog()
 
 
 def post(target: Target, body: bytes, headers: dict, timeout: float) -> Answer:
@@ -186,14 +229,12 @@ def post(target: Target, body: bytes, headers: dict, timeout: float) -> Answer:
     """
     kind = _PinnedHTTPSConnection if target.scheme == "https" else _PinnedHTTPConnection
     connection = kind(target, target.addresses[0], timeout)
-    deadline = threading.Timer(timeout, _cut, (connection,))
-    deadline.daemon = True
-    deadline.start()
+    deadline = _watchdog.watch(connection, timeout)
     try:
         connection.request("POST", target.path, body=body, headers=headers)
         response = connection.getresponse()
         answer = response.read(MAX_ANSWER_BYTES)
         return Answer(response.status, response.getheader("Retry-After"), answer)
     finally:
-        deadline.cancel()
+        _watchdog.release(deadline)
         connection.close()

@@ -21,7 +21,7 @@ from models import Delivery, Event, Pick, User, WebhookEndpoint
 from schemas.common import utc_z
 from services import premium
 from store.bulk import insert_rows
-from store.database import db
+from store.database import writing
 
 #: Events fanned out per transaction.
 DISPATCH_BATCH = 2000
@@ -148,7 +148,7 @@ def dispatch(now=None, batch=DISPATCH_BATCH) -> int:
     transaction: a delivery per receiving endpoint, and the events marked dispatched.
     Returns how many events it handled (0: nothing waits)."""
     now = now or utcnow()
-    with db.atomic():
+    with writing():
         events = list(
             Event.select(Event.id, Event.type, Event.audience, Event.endpoint)
             .where(Event.dispatched_at.is_null())

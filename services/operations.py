@@ -19,7 +19,7 @@ from models import Operation
 from schemas.common import dump_known
 from schemas.ops import PARAMS_SCHEMAS, RESULT_SCHEMAS
 from services import calibration, events, predictions, settlement
-from store.database import db
+from store.database import db, writing
 
 log = logging.getLogger("picks.operations")
 
@@ -50,7 +50,7 @@ def execute(operation: Operation, work, now=None) -> Operation:
     started = time.perf_counter()
     kind = operation.kind
     try:
-        with db.atomic():
+        with writing():
             result = dump_known(RESULT_SCHEMAS[kind](), work())
     except Exception as exc:  # an operation records every failure (and its trace), never loses it
         log.exception("operation %s (%s) failed", operation.id, kind)
@@ -61,7 +61,7 @@ def execute(operation: Operation, work, now=None) -> Operation:
     operation.finished_at = (
         operation.started_at + timedelta(seconds=elapsed) if clocked else utcnow()
     )
-    with db.atomic():
+    with writing():
         operation.save()
         events.emit(
             "operation.completed",

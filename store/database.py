@@ -284,3 +284,10 @@ class Snapshot:
                 yield from chunk
         finally:
             cursor.close()
+
+
+def writing():
+    """A transaction that writes: on SQLite it takes the write lock when it begins (waiting for
+    it up to the busy timeout), so a transaction that reads before it writes is never refused
+    its write because another connection wrote in between. Elsewhere a plain transaction."""
+    return db.atomic("IMMEDIATE") if is_sqlite() else db.atomic()

@@ -13,6 +13,7 @@ second lookup cannot swap in another. Redirects are never followed: a 3xx is a f
 link-local addresses through for development and tests; metadata addresses never pass.
 """
 
+import concurrent.futures
 import contextlib
 import heapq
 import http.client
@@ -49,6 +50,12 @@ PRIVATE_CLASSES = frozenset({"loopback", "private", "link-local"})
 MAX_ANSWER_BYTES = 4096
 
 MAX_URL_LENGTH = 2048
+
+#: How long a host name may take to resolve: a stalled resolver never holds a request longer.
+RESOLVE_SECONDS = 5
+
+#: Where names are resolved (the system's resolver has no timeout of its own).
+_resolver = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="webhook-dns")
 
 
 @dataclass(frozen=True)
@@ -104,10 +111,15 @@ def resolve(host: str, port: int) -> tuple[str, ...]:
         return (str(ipaddress.ip_address(host)),)
     except ValueError:
         pass
+    lookup = _resolver.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
     try:
-        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        found = lookup.result(timeout=RESOLVE_SECONDS)
     except (OSError, UnicodeError) as exc:
         raise WebhookUrlRefused(f"the host {host} does not resolve") from exc
+    except concurrent.futures.TimeoutError as exc:
+        raise WebhookUrlRefused(
+            f"the host {host} did not resolve within {RESOLVE_SECONDS} s"
+        ) from exc
     # getaddrinfo may add an IPv6 scope (fe80::1%eth0); the address is what precedes it.
     return tuple(dict.fromkeys(info[4][0].split("%")[0] for info in found))
 

@@ -350,10 +350,11 @@ class Event(BaseModel):
 
     type = CharField(max_length=32, choices=_choices(EVENT_TYPES))
     occurred_at = UTCDateTimeField(default=utcnow)
-    #: The payload's ``data``, snake_case; null for events written in bulk, whose data is read
-    #: from their ``subject`` (a settled pick's id) when they are sent.
+    #: The payload's ``data``, snake_case; null for events written in bulk, one row for many
+    #: causes: their ``subjects`` (the ids of the picks a settlement settled), whose data is read
+    #: when each is sent.
     data = JSONField(null=True)
-    subject = IntegerField(null=True)
+    subjects = JSONField(null=True)
     audience = CharField(max_length=16, default="subscribers", choices=_choices(EVENT_AUDIENCES))
     #: An event for one endpoint only (an endpoint's test ping); null for everyone's events.
     endpoint = ForeignKeyField(WebhookEndpoint, null=True, on_delete="CASCADE", index=False)
@@ -371,6 +372,7 @@ class Delivery(BaseModel):
     """
 
     event = ForeignKeyField(Event, on_delete="CASCADE")
+    subject = IntegerField(null=True)  # which of the event's subjects (bulk events)
     endpoint = ForeignKeyField(
         WebhookEndpoint, backref="deliveries", on_delete="CASCADE", index=False
     )

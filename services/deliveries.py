@@ -57,6 +57,7 @@ class Job:
     delivery_id: int
     attempts: int
     event_id: int
+    message_id: str
     event_type: str
     occurred_at: datetime
     data: dict | None  # None: what the event is about is no longer stored
@@ -79,9 +80,10 @@ class Outcome:
         return self.status is not None and 200 <= self.status < 300
 
 
-def message_id(event_id: int) -> str:
-    """The ``webhook-id`` of an event: the same on every try and for every endpoint."""
-    return f"evt_{event_id}"
+def message_id(event_id: int, subject: int | None = None) -> str:
+    """The ``webhook-id`` of an event (of one subject of a bulk event): the same on every try
+    and for every endpoint."""
+    return f"evt_{event_id}" if subject is None else f"evt_{event_id}_{subject}"
 
 
 def signing_secrets(endpoint, now) -> tuple[str, ...]:
@@ -101,7 +103,7 @@ def signature(secrets, msg_id: str, timestamp: datetime, body: str) -> str:
 
 def headers(job: Job, body: str, sent_at: datetime) -> dict:
     """The request headers of one try."""
-    msg_id = message_id(job.event_id)
+    msg_id = job.message_id
     return {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
@@ -155,7 +157,7 @@ def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
                 Event.type,
                 Event.occurred_at,
                 Event.data,
-                Event.subject,
+                Delivery.subject,
                 WebhookEndpoint,
             )
             .join(Event)
@@ -177,7 +179,7 @@ def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
         ).execute()
     read = {
         event_type: events.SUBJECTS[event_type](
-            sorted({row.event.subject for row in rows if row.event.type == event_type})
+            sorted({row.subject for row in rows if row.event.type == event_type})
         )
         for event_type in {row.event.type for row in rows if row.event.data is None}
     }
@@ -188,9 +190,10 @@ def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
             event_id=row.event.id,
             event_type=row.event.type,
             occurred_at=row.event.occurred_at,
+            message_id=message_id(row.event.id, row.subject),
             data=row.event.data
             if row.event.data is not None
-            else read[row.event.type].get(row.event.subject),
+            else read[row.event.type].get(row.subject),
             endpoint_id=row.endpoint.id,
             url=row.endpoint.url,
             secrets=signing_secrets(row.endpoint, now),

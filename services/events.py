@@ -63,18 +63,14 @@ def emit(event_type: str, rows, now=None, audience="subscribers") -> int:
 
 
 def emit_subjects(event_type: str, subjects, now=None, audience="subscribers") -> int:
-    """Write one ``event_type`` event per id in ``subjects`` whose data is read when it is sent
-    (see :data:`SUBJECTS`): what a bulk change (settling 100,000 picks) writes, one small row
-    each, in the caller's transaction; returns how many."""
+    """Write one ``event_type`` event for each id in ``subjects`` as a single outbox row (what a
+    bulk change, settling 100,000 picks, costs its transaction: one row); the worker gives each
+    subject its own delivery, and reads its data when it sends it (see :data:`SUBJECTS`).
+    Returns how many events that is."""
     subjects = list(subjects)
     if not subjects or not subscribed(event_type):
         return 0
-    now = now or utcnow()
-    insert_rows(
-        Event,
-        ["type", "occurred_at", "subject", "audience"],
-        [(event_type, now, subject, audience) for subject in subjects],
-    )
+    Event.create(type=event_type, occurred_at=now or utcnow(), subjects=subjects, audience=audience)
     return len(subjects)
 
 
@@ -150,7 +146,7 @@ def dispatch(now=None, batch=DISPATCH_BATCH) -> int:
     now = now or utcnow()
     with writing():
         events = list(
-            Event.select(Event.id, Event.type, Event.audience, Event.endpoint)
+            Event.select(Event.id, Event.type, Event.audience, Event.endpoint, Event.subjects)
             .where(Event.dispatched_at.is_null())
             .order_by(Event.id)
             .limit(batch)
@@ -167,17 +163,18 @@ def dispatch(now=None, batch=DISPATCH_BATCH) -> int:
             .objects()
         )
         rows = []
-        for event_id, event_type, audience, target in events:
+        for event_id, event_type, audience, target, subjects in events:
             for endpoint in endpoints:
                 if target is not None:
                     wanted = endpoint.id == target
                 else:
                     wanted = event_type in endpoint.events and may_receive(endpoint, audience)
                 if wanted:
-                    rows.append((event_id, endpoint.id, "pending", 0, now, now))
+                    for subject in subjects or (None,):
+                        rows.append((event_id, subject, endpoint.id, "pending", 0, now, now))
         insert_rows(
             Delivery,
-            ["event", "endpoint", "status", "attempts", "next_attempt_at", "created_at"],
+            ["event", "subject", "endpoint", "status", "attempts", "next_attempt_at", "created_at"],
             rows,
         )
         # By id, never by range: on PostgreSQL an event with an id inside the range may commit

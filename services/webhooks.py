@@ -165,7 +165,7 @@ def describe_delivery(delivery: Delivery, event) -> dict:
         "id": delivery.id,
         "event_id": event.id,
         "event_type": event.type,
-        "webhook_id": message_id(event.id),
+        "webhook_id": message_id(event.id, delivery.subject),
         "status": delivery.status,
         "attempts": delivery.attempts,
         "last_attempt_at": delivery.last_attempt_at,

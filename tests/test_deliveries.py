@@ -258,7 +258,7 @@ def test_a_worker_that_died_mid_delivery_leaves_a_lease_that_runs_out(app, clien
         clock.advance(seconds=app.config["WEBHOOK_LEASE_SECONDS"])
         assert deliver(app, clock)["succeeded"] == 1
         (got,) = receiver.wait_for(1)
-    assert got.webhook_id == f"evt_{claimed.event_id}"
+    assert got.webhook_id == claimed.message_id
 
 
 def test_events_commit_with_their_cause_or_not_at_all(app, client, people, clock):
@@ -269,14 +269,14 @@ def test_events_commit_with_their_cause_or_not_at_all(app, client, people, clock
         pick = factories.pick(match, is_live=True)
         with pytest.raises(RuntimeError), db.atomic():
             settlement.settle_pending(app.config, now=START)
-            assert Event.select().count() == 1  # written beside the pick's new state …
+            assert Event.select().count() == 1  # written beside the picks' new state …
             raise RuntimeError("the transaction fails after settling")
         assert Event.select().count() == 0  # … and gone with it
         assert Pick.get_by_id(pick.id).status == "pending"
         settlement.settle_pending(app.config, now=START)
         assert Pick.get_by_id(pick.id).status == "won"
         (event,) = Event.select()
-        assert (event.type, event.subject) == ("pick.settled", pick.id)
+        assert (event.type, event.subjects) == ("pick.settled", [pick.id])
         assert events.settled_picks([pick.id])[pick.id]["status"] == "won"
 
 

@@ -1,0 +1,174 @@
+"""The ledger's entries: canonical JSON, the commitment that seals a pick until it may be shown,
+and the reveal that opens it.
+
+An entry is canonical JSON: keys sorted, no spaces, UTF-8, numbers that are not integers written
+as decimal strings (``"2.1"``, never ``2.1``), instants as ``YYYY-MM-DDTHH:MM:SSZ``. So its bytes
+are a function of its content, and anyone re-encoding what they parsed gets the same bytes.
+
+- ``pick.published``: a live pick was stored before kick-off. It names the pick, its match,
+  kick-off, market, rating, competition type, publication time and model version, and carries
+  ``commitment = SHA-256(salt ‖ canonical pick)``: the pick's selection, price, bookmaker,
+  probability and edge stay sealed until the salt and the pick are revealed.
+- ``pick.settled`` / ``pick.voided``: the pick's outcome, citing the leaf hash of its
+  ``pick.published`` entry.
+"""
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from decimal import Decimal
+
+PUBLISHED = "pick.published"
+SETTLED = "pick.settled"
+VOIDED = "pick.voided"
+KINDS = (PUBLISHED, SETTLED, VOIDED)
+
+#: Bytes of random salt behind each commitment: enough that no one can try every pick.
+SALT_BYTES = 32
+
+
+def canonical(value) -> bytes:
+    """``value`` as canonical JSON bytes: sorted keys, no spaces, UTF-8.
+
+    Floats are refused: a number that is not an integer is written as a decimal string
+    (:func:`decimal`), so no two encoders can disagree on its digits.
+    """
+    _check(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _check(value) -> None:
+    if isinstance(value, float):
+        raise TypeError(f"write {value!r} as a decimal string, not a float")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"object keys are strings, not {key!r}")
+            _check(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check(item)
+
+
+def decimal(value) -> str | None:
+    """A float as the decimal string of its shortest exact form (``2.1`` → ``"2.1"``,
+    ``1e-05`` → ``"0.00001"``), None for None; parsing the string gives the same float back."""
+    if value is None:
+        return None
+    text = repr(float(value))
+    if "e" in text:  # repr's scientific form, below 1e-4 or from 1e16
+        return format(Decimal(text), "f")
+    if text in ("nan", "inf", "-inf"):
+        raise ValueError(f"{value!r} is not a finite number")
+    return text
+
+
+def instant(moment: datetime) -> str:
+    """A timezone-aware datetime as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC, to the second)."""
+    if moment.tzinfo is None:
+        raise ValueError("instants must be timezone-aware")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def committed_pick(pick: dict) -> dict:
+    """The part of a pick its commitment seals, in the ledger's names: ``pick`` holds ``id``,
+    ``match_id``, ``market``, ``selection``, ``odds``, ``bookmaker``, ``probability``, ``edge``,
+    ``rating``, ``stake`` and ``created_at`` (a pick's fields never change once stored, but
+    for settlement's)."""
+    return {
+        "id": pick["id"],
+        "matchId": pick["match_id"],
+        "market": pick["market"],
+        "selection": pick["selection"],
+        "odds": decimal(pick["odds"]),
+        "bookmaker": pick["bookmaker"],
+        "probability": decimal(pick["probability"]),
+        "edge": decimal(pick["edge"]),
+        "rating": pick["rating"],
+        "stake": decimal(pick["stake"]),
+        "publishedAt": instant(pick["created_at"]),
+    }
+
+
+def commitment(salt: bytes, pick: dict) -> str:
+    """SHA-256(salt ‖ canonical pick), hex: binds the pick without showing it."""
+    if len(salt) != SALT_BYTES:
+        raise ValueError(f"a salt is {SALT_BYTES} bytes")
+    return hashlib.sha256(salt + canonical(committed_pick(pick))).hexdigest()
+
+
+def reveal(salt: bytes, pick: dict) -> dict:
+    """What opens a commitment: the committed pick and its salt (hex)."""
+    return {"pick": committed_pick(pick), "salt": salt.hex()}
+
+
+def opens(commitment_hex: str, opened: dict) -> bool:
+    """Whether a reveal (as :func:`reveal` writes it, or as parsed from JSON) opens the
+    commitment."""
+    salt = bytes.fromhex(opened["salt"])
+    digest = hashlib.sha256(salt + canonical(opened["pick"])).hexdigest()
+    return digest == commitment_hex
+
+
+def published_entry(pick: dict, salt: bytes, *, kickoff_at, competition_type, model_version):
+    """The ``pick.published`` entry of a live pick (see :func:`committed_pick` for ``pick``)."""
+    return canonical(
+        {
+            "type": PUBLISHED,
+            "pickId": pick["id"],
+            "matchId": pick["match_id"],
+            "kickoffAt": instant(kickoff_at),
+            "market": pick["market"],
+            "rating": pick["rating"],
+            "competitionType": competition_type,
+            "publishedAt": instant(pick["created_at"]),
+            "modelVersion": model_version,
+            "commitment": commitment(salt, pick),
+        }
+    )
+
+
+def outcome_entry(*, pick_id, published, status, profit, closing_odds, clv, settled_at) -> bytes:
+    """The ``pick.settled`` (won, lost) or ``pick.voided`` (void) entry of a pick, citing the
+    leaf hash ``published`` (bytes) of its ``pick.published`` entry."""
+    if status not in ("won", "lost", "void"):
+        raise ValueError(f"a pick settles won, lost or void, not {status!r}")
+    return canonical(
+        {
+            "type": VOIDED if status == "void" else SETTLED,
+            "pickId": pick_id,
+            "published": published.hex(),
+            "status": status,
+            "profit": decimal(profit),
+            "closingOdds": decimal(closing_odds),
+            "clv": decimal(clv),
+            "settledAt": instant(settled_at),
+        }
+    )
+
+
+def outcome_entries(pick_ids, published, status, profit, closing_odds, clv, settled_at):
+    """:func:`outcome_entry` for many picks at once (lists of one length, one ``settled_at``):
+    the same bytes, written from a template, for settlement runs of a hundred thousand picks."""
+    at = instant(settled_at)
+    entries = []
+    for pick_id, cited, state, gain, closing, value in zip(
+        pick_ids, published, status, profit, closing_odds, clv, strict=True
+    ):
+        if state not in ("won", "lost", "void"):
+            raise ValueError(f"a pick settles won, lost or void, not {state!r}")
+        kind = VOIDED if state == "void" else SETTLED
+        entries.append(
+            (
+                f'{{"closingOdds":{_quoted(closing)},"clv":{_quoted(value)},'
+                f'"pickId":{int(pick_id)},"profit":"{decimal(gain)}",'
+                f'"published":"{cited.hex()}","settledAt":"{at}",'
+                f'"status":"{state}","type":"{kind}"}}'
+            ).encode()
+        )
+    return entries
+
+
+def _quoted(value) -> str:
+    """A nullable number as canonical JSON: ``null`` or its decimal string in quotes."""
+    return "null" if value is None else f'"{decimal(value)}"'

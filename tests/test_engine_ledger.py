@@ -1,0 +1,389 @@
+"""The ledger's mathematics: the RFC 9162 tree and its proofs, canonical entries and commitments,
+signed notes and checkpoints, each against published vectors or an independent reference."""
+
+import base64
+import hashlib
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from engine import ledger, merkle, notes
+from tests.verifier import load_verifier
+
+verifier = load_verifier()
+
+# The Certificate Transparency reference vectors (RFC 6962, as published with the
+# transparency-dev/merkle proof tests): eight leaves, the root of each prefix, and some proofs.
+CT_LEAVES = [
+    bytes.fromhex(text)
+    for text in (
+        "",
+        "00",
+        "10",
+        "2021",
+        "3031",
+        "40414243",
+        "5051525354555657",
+        "606162636465666768696a6b6c6d6e6f",
+    )
+]
+CT_ROOTS = [
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+    "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
+    "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
+    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+    "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
+    "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
+    "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
+    "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328",
+]
+CT_INCLUSION = [  # (leaf index, tree size, proof)
+    (
+        0,
+        8,
+        [
+            "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+            "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+            "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
+        ],
+    ),
+    (
+        5,
+        8,
+        [
+            "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+            "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+            "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+        ],
+    ),
+    (2, 3, ["fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125"]),
+    (
+        1,
+        5,
+        [
+            "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+            "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+            "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+        ],
+    ),
+]
+CT_CONSISTENCY = [  # (old size, new size, proof)
+    (1, 1, []),
+    (
+        1,
+        8,
+        [
+            "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+            "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+            "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
+        ],
+    ),
+    (
+        6,
+        8,
+        [
+            "0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a",
+            "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+            "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+        ],
+    ),
+    (
+        2,
+        5,
+        [
+            "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+            "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+        ],
+    ),
+    (
+        6,
+        7,
+        [
+            "0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a",
+            "b08693ec2e721597130641e8211e7eedccb4c26413963eee6c1e2ed16ffb1a5f",
+            "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+        ],
+    ),
+]
+
+# Go's sumdb/note documentation example: a key pair, a text and its signed note.
+GO_SIGNING_KEY = "PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz"
+GO_VERIFIER_KEY = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"
+GO_TEXT = (
+    "If you think cryptography is the answer to your problem,\n"
+    "then you don't know what your problem is.\n"
+)
+GO_NOTE = (
+    GO_TEXT + "\n\u2014 PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZ"
+    "SNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n"
+)
+
+
+def reference_root(leaves: list[bytes]) -> bytes:
+    """MTH as RFC 9162 §2.1.1 writes it: recursive, on the data itself (an independent
+    reference for the engine's stack of perfect subtrees)."""
+    if not leaves:
+        return hashlib.sha256(b"").digest()
+    if len(leaves) == 1:
+        return hashlib.sha256(b"\x00" + leaves[0]).digest()
+    k = 1
+    while k * 2 < len(leaves):
+        k *= 2
+    left, right = reference_root(leaves[:k]), reference_root(leaves[k:])
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+class Store:
+    """A tree kept as the service keeps it: leaf hashes, the perfect subtrees above them, and a
+    record of every lookup."""
+
+    def __init__(self, leaves=()):
+        self.leaves, self.nodes, self.frontier, self.looked_up = [], {}, [], []
+        self.add(leaves)
+
+    def add(self, data) -> None:
+        hashes = [merkle.leaf_hash(item) for item in data]
+        made, self.frontier = merkle.append(self.frontier, len(self.leaves), hashes)
+        self.leaves.extend(hashes)
+        self.nodes.update(((level, index), value) for level, index, value in made)
+
+    def lookup(self, addresses):
+        self.looked_up.append(len(addresses))
+        return [
+            self.leaves[index] if level == 0 else self.nodes[(level, index)]
+            for level, index in addresses
+        ]
+
+
+def data(count: int) -> list[bytes]:
+    return [f"entry {number}".encode() for number in range(count)]
+
+
+def test_roots_match_the_reference_vectors():
+    for size, expected in enumerate(CT_ROOTS):
+        leaves = [merkle.leaf_hash(item) for item in CT_LEAVES[:size]]
+        assert merkle.root(leaves).hex() == expected
+        assert merkle.tree_root(size, Store(CT_LEAVES[:size]).lookup).hex() == expected
+
+
+@pytest.mark.parametrize(("index", "size", "proof"), CT_INCLUSION)
+def test_inclusion_proofs_match_the_reference_vectors(index, size, proof):
+    store = Store(CT_LEAVES[:size])
+    assert [value.hex() for value in merkle.inclusion_proof(index, size, store.lookup)] == proof
+
+
+@pytest.mark.parametrize(("old", "new", "proof"), CT_CONSISTENCY)
+def test_consistency_proofs_match_the_reference_vectors(old, new, proof):
+    store = Store(CT_LEAVES[:new])
+    assert [value.hex() for value in merkle.consistency_proof(old, new, store.lookup)] == proof
+
+
+def test_every_inclusion_proof_up_to_64_verifies_by_rfc_9162_and_nothing_else_does():
+    store = Store(data(64))
+    for size in range(1, 65):
+        root = merkle.tree_root(size, store.lookup)
+        assert root == reference_root(data(size))
+        for index in range(size):
+            proof = merkle.inclusion_proof(index, size, store.lookup)
+            leaf = store.leaves[index]
+            assert verifier.verify_inclusion(index, size, leaf, proof, root), (index, size)
+            assert not verifier.verify_inclusion(index, size, store.leaves[index - 1], proof, root)
+            if size > 1:
+                assert not verifier.verify_inclusion((index + 1) % size, size, leaf, proof, root)
+            if proof:
+                flipped = [bytes([proof[0][0] ^ 8]) + proof[0][1:], *proof[1:]]
+                assert not verifier.verify_inclusion(index, size, leaf, flipped, root)
+                assert not verifier.verify_inclusion(index, size, leaf, proof[:-1], root)
+                assert not verifier.verify_inclusion(index, size, leaf, [*proof, root], root)
+
+
+def test_every_consistency_proof_up_to_64_verifies_by_rfc_9162_and_nothing_else_does():
+    store = Store(data(64))
+    roots = [merkle.tree_root(size, store.lookup) for size in range(65)]
+    for new in range(1, 65):
+        for old in range(new + 1):
+            proof = merkle.consistency_proof(old, new, store.lookup)
+            assert verifier.verify_consistency(old, new, roots[old], roots[new], proof), (old, new)
+            if 0 < old < new:
+                assert not verifier.verify_consistency(old, new, roots[old - 1], roots[new], proof)
+                assert not verifier.verify_consistency(old, new, roots[old], roots[new - 1], proof)
+                flipped = [*proof[:-1], bytes([proof[-1][0] ^ 16]) + proof[-1][1:]]
+                assert not verifier.verify_consistency(old, new, roots[old], roots[new], flipped)
+                assert not verifier.verify_consistency(old, new, roots[old], roots[new], proof[1:])
+
+
+def test_appending_in_any_chunks_gives_the_same_tree():
+    whole = Store(data(100))
+    for chunk in (1, 3, 7, 64):
+        pieces = Store()
+        items = data(100)
+        for start in range(0, 100, chunk):
+            pieces.add(items[start : start + chunk])
+        assert pieces.nodes == whole.nodes
+        assert pieces.frontier == whole.frontier
+    # One perfect subtree per leaf beyond the first, less one per set bit of the size.
+    assert len(whole.nodes) == 100 - bin(100).count("1")
+
+
+def test_a_root_or_proof_is_a_logarithmic_number_of_lookups():
+    for size in (2**20 - 1, 2**20, 2**20 + 1, 987_654_321):
+        depth = size.bit_length()
+        assert len(merkle.range_addresses([(0, size)])) <= depth
+        for index in (0, size // 3, size - 1):
+            assert len(merkle.range_addresses(merkle.inclusion_ranges(index, size))) <= 2 * depth
+        for old in (1, size // 2, size - 1):
+            assert len(merkle.range_addresses(merkle.consistency_ranges(old, size))) <= 2 * depth
+    store = Store(data(1000))
+    merkle.consistency_proof(333, 1000, store.lookup)
+    assert store.looked_up == [len(merkle.range_addresses(merkle.consistency_ranges(333, 1000)))]
+
+
+def test_ranges_outside_the_tree_are_refused():
+    with pytest.raises(ValueError):
+        merkle.inclusion_ranges(5, 5)
+    with pytest.raises(ValueError):
+        merkle.consistency_ranges(6, 5)
+    with pytest.raises(ValueError):
+        merkle.subtrees(3, 7)  # not a range the recursion ever names
+
+
+def test_canonical_json_sorts_keys_drops_spaces_keeps_utf8_and_refuses_floats():
+    assert (
+        ledger.canonical({"b": 1, "a": ["é", None, True]}) == '{"a":["é",null,true],"b":1}'.encode()
+    )
+    with pytest.raises(TypeError):
+        ledger.canonical({"odds": 2.1})
+    for value in (2.1, 1.0, -1.0, 0.1 + 0.2, 1e-05, 123456.789, 2.0**60):
+        text = ledger.decimal(value)
+        assert float(text) == value and "e" not in text
+
+
+def test_outcome_entries_from_the_template_equal_the_canonical_encoding():
+    at = datetime(2026, 11, 21, 21, 40, tzinfo=UTC)
+    cited = [hashlib.sha256(bytes([n])).digest() for n in range(4)]
+    rows = (
+        [1, 2, 3, 4],
+        cited,
+        ["won", "lost", "void", "won"],
+        [1.1000000000000001, -1.0, 0.0, 11.5],
+        [2.05, None, 3.0, 1e-05],
+        [0.0243902439, None, -0.1, 3.5],
+    )
+    fast = ledger.outcome_entries(*rows, at)
+    for position, entry in enumerate(fast):
+        pick_id, published, status, profit, closing, clv = (column[position] for column in rows)
+        assert entry == ledger.outcome_entry(
+            pick_id=pick_id,
+            published=published,
+            status=status,
+            profit=profit,
+            closing_odds=closing,
+            clv=clv,
+            settled_at=at,
+        )
+        assert ledger.canonical(json.loads(entry)) == entry
+
+
+PICK = {
+    "id": 7,
+    "match_id": 42,
+    "market": "1x2",
+    "selection": "away",
+    "odds": 4.33,
+    "bookmaker": "bet365",
+    "probability": 0.2712345,
+    "edge": 0.174445385,
+    "rating": "A",
+    "stake": 1.0,
+    "created_at": datetime(2026, 11, 20, 9, 0, tzinfo=UTC),
+}
+
+
+def test_a_reveal_opens_its_commitment_and_nothing_else_does():
+    salt = bytes(range(32))
+    entry = json.loads(
+        ledger.published_entry(
+            PICK,
+            salt,
+            kickoff_at=datetime(2026, 11, 21, 19, 45, tzinfo=UTC),
+            competition_type="top-flight",
+            model_version="7",
+        )
+    )
+    assert "selection" not in entry and "odds" not in entry
+    opened = json.loads(json.dumps(ledger.reveal(salt, PICK)))  # as a client reads it
+    assert ledger.opens(entry["commitment"], opened)
+    assert verifier.opens(entry["commitment"], opened)
+    for name, value in (("odds", "4.34"), ("selection", "home"), ("bookmaker", "pinnacle")):
+        changed = {**opened, "pick": {**opened["pick"], name: value}}
+        assert not verifier.opens(entry["commitment"], changed)
+    other_salt = {**opened, "salt": bytes(32).hex()}
+    assert not verifier.opens(entry["commitment"], other_salt)
+
+
+def test_notes_sign_and_verify_as_gos_sumdb_note_does():
+    key = notes.parse_signing_key(GO_SIGNING_KEY)
+    assert key.verifier_key == GO_VERIFIER_KEY
+    assert key.encode() == GO_SIGNING_KEY
+    assert key.sign(GO_TEXT) == GO_NOTE  # Ed25519 is deterministic: the same bytes
+    assert notes.parse_verifier_key(GO_VERIFIER_KEY).verify(GO_NOTE) == GO_TEXT
+    assert verifier.Key.parse(GO_VERIFIER_KEY).open(GO_NOTE) == GO_TEXT
+    tampered = GO_NOTE.replace("cryptography", "cryptographY")
+    with pytest.raises(notes.NoteError):
+        notes.parse_verifier_key(GO_VERIFIER_KEY).verify(tampered)
+    with pytest.raises(verifier.Failed):
+        verifier.Key.parse(GO_VERIFIER_KEY).open(tampered)
+
+
+def test_a_note_signed_by_another_key_of_the_same_name_is_refused():
+    impostor = notes.generate("PeterNeumann")
+    forged = impostor.sign(GO_TEXT)
+    with pytest.raises(notes.NoteError):
+        notes.parse_verifier_key(GO_VERIFIER_KEY).verify(forged)
+    with pytest.raises(verifier.Failed):
+        verifier.Key.parse(GO_VERIFIER_KEY).open(forged)
+
+
+def test_a_checkpoint_round_trips_through_its_signed_note():
+    key = notes.generate("picks.example/track-record")
+    root = merkle.root([merkle.leaf_hash(item) for item in data(5)])
+    checkpoint = notes.Checkpoint(key.name, 5, root, ("time 2026-11-21T19:00:00Z",))
+    note = key.sign(checkpoint.text())
+    assert note.startswith(f"picks.example/track-record\n5\n{base64.b64encode(root).decode()}\n")
+    assert notes.parse_checkpoint(notes.parse_verifier_key(key.verifier_key).verify(note)) == (
+        checkpoint
+    )
+    opened = verifier.Checkpoint.open(verifier.Key.parse(key.verifier_key), note)
+    assert (opened.size, opened.root) == (5, root)
+    assert opened.time == datetime(2026, 11, 21, 19, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "origin\n5\n",
+        "origin\n05\nAAAA\n",
+        "origin\nfive\n" + base64.b64encode(bytes(32)).decode() + "\n",
+        "origin\n5\n" + base64.b64encode(bytes(31)).decode() + "\n",
+        "origin\n5\n" + base64.b64encode(bytes(32)).decode() + "\n\n",
+    ],
+)
+def test_malformed_checkpoints_are_refused(text):
+    with pytest.raises(notes.NoteError):
+        notes.parse_checkpoint(text)
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        "PRIVATE+KEY+PeterNeumann+c74f20a4+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz",
+        "PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz",
+        "PRIVATE+KEY+Peter Neumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz",
+        "PRIVATE+KEY+PeterNeumann+c74f20a3+not-base64",
+    ],
+)
+def test_malformed_signing_keys_are_refused(encoded):
+    with pytest.raises(notes.NoteError):
+        notes.parse_signing_key(encoded)

@@ -1,0 +1,32 @@
+"""The standalone verifier script (``tools/verify_ledger.py``), loaded as a module for the tests,
+and a fetcher that lets it read an app through Flask's test client."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "verify_ledger.py"
+
+
+def load_verifier():
+    """The verifier script as a module (loaded once)."""
+    name = "verify_ledger"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def client_fetcher(client, token=None):
+    """The verifier's ``fetch`` over a Flask test client."""
+
+    def fetch(path, authorized=False):
+        headers = {"Accept": "application/json"}
+        if authorized and token:
+            headers["Authorization"] = f"Bearer {token}"
+        response = client.get(path, headers=headers)
+        return response.status_code, response.get_json()
+
+    return fetch

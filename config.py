@@ -3,7 +3,9 @@
 import os
 import secrets
 from pathlib import Path
+from urllib.parse import urlparse
 
+from engine import notes
 from enums import MARGIN_METHODS
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
@@ -79,6 +81,9 @@ DEFAULTS: dict[str, object] = {
     "WEBHOOK_POLL_SECONDS": 1.0,
     "WEBHOOK_LEASE_SECONDS": 60.0,
     "WEBHOOK_CONCURRENCY": 4,
+    "LEDGER_SIGNING_KEY": None,  # generated once into the instance folder outside production
+    "LEDGER_TSA_URL": None,  # an RFC 3161 time-stamping authority for the checkpoints
+    "LEDGER_TSA_TIMEOUT": 10.0,
 }
 
 
@@ -124,6 +129,17 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         raise RuntimeError(
             f"JWT_SECRET_KEY must be at least {MIN_SECRET_BYTES} bytes when APP_ENV=production"
         )
+    if not settings["LEDGER_SIGNING_KEY"]:
+        if production:
+            raise RuntimeError("LEDGER_SIGNING_KEY must be set when APP_ENV=production")
+        settings["LEDGER_SIGNING_KEY"] = shared_secret(
+            Path(instance_path) / "ledger-signing-key",
+            lambda: notes.generate(ledger_key_name(settings["PUBLIC_BASE_URL"])).encode(),
+        )
+    try:
+        notes.parse_signing_key(settings["LEDGER_SIGNING_KEY"])
+    except notes.NoteError as error:
+        raise RuntimeError(f"LEDGER_SIGNING_KEY is not a signing key: {error}") from None
     if settings["ACCESS_TOKEN_EXPIRES"] < MIN_TOKEN_SECONDS:
         raise RuntimeError(f"ACCESS_TOKEN_EXPIRES must be at least {MIN_TOKEN_SECONDS} seconds")
     if settings["PASSWORD_HASH_CONCURRENCY"] < 1:
@@ -177,8 +193,15 @@ def host_names(value) -> frozenset[str]:
     return frozenset(name.strip().strip("[]").lower() for name in names if name.strip())
 
 
-def shared_secret(path: Path) -> str:
-    """A secret kept in ``path``: created once, then read by every worker and every restart."""
+def ledger_key_name(public_base_url) -> str:
+    """The name a generated ledger key signs under: the service's host and ``/ledger``."""
+    host = urlparse(public_base_url).hostname if public_base_url else None
+    return f"{host or 'localhost'}/ledger"
+
+
+def shared_secret(path: Path, make=lambda: secrets.token_urlsafe(48)) -> str:
+    """A secret kept in ``path``: made once by ``make()``, then read by every worker and every
+    restart."""
     if path.exists():
         return path.read_text().strip()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -188,7 +211,7 @@ def shared_secret(path: Path) -> str:
     descriptor = os.open(draft, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     try:
         with os.fdopen(descriptor, "w") as file:
-            file.write(secrets.token_urlsafe(48))
+            file.write(make())
         # link() refuses to replace an existing file, so when workers race exactly one secret wins
         os.link(draft, path)
     except FileExistsError:

@@ -42,6 +42,8 @@ EVENT_TYPES = (*WEBHOOK_EVENTS, "ping")
 #: picks, or only operators and admins.
 EVENT_AUDIENCES = ("subscribers", "premium", "operators")
 DELIVERY_STATUSES = ("pending", "succeeded", "failed")
+#: The ledger's entries: a live pick published before kick-off, then settled or voided.
+LEDGER_KINDS = ("pick.published", "pick.settled", "pick.voided")
 HEALTH_STATES = ("ok", "degraded", "down")
 HEALTH_SERVICES = ("database", "rate-limit-storage", "settlement", "calibration")
 USAGE_STATES = ("ok", "warning", "exceeded")

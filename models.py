@@ -9,6 +9,7 @@ from peewee import (
     BigIntegerField,
     BooleanField,
     CharField,
+    CompositeKey,
     DateField,
     DoubleField,
     ForeignKeyField,
@@ -25,6 +26,7 @@ from enums import (
     EVENT_TYPES,
     EXPORT_FORMATS,
     EXPORT_RESOURCES,
+    LEDGER_KINDS,
     MARGIN_METHODS,
     MARKETS,
     MATCH_STATUSES,
@@ -391,6 +393,58 @@ class Delivery(BaseModel):
             (("status", "next_attempt_at"), False),
             (("endpoint", "id"), False),
         )
+class LedgerEntry(BaseModel):
+    """One entry of the append-only ledger of live picks: its canonical JSON and RFC 9162 leaf
+    hash (hex), at ``position`` in the tree. Never updated or deleted (a trigger refuses it)."""
+
+    position = BigIntegerField(unique=True)
+    kind = CharField(max_length=16, choices=_choices(LEDGER_KINDS))
+    #: No foreign key: the ledger outlives any change to the picks it records.
+    pick_id = BigIntegerField()
+    body = TextField()
+    leaf_hash = CharField(max_length=64)
+    created_at = UTCDateTimeField()
+
+    class Meta:
+        indexes = ((("pick_id", "kind"), True),)
+
+
+class LedgerNode(BaseModel):
+    """The hash (hex) of the ledger tree's perfect subtree of ``2^level`` leaves starting at leaf
+    ``position × 2^level``, for level ≥ 1 (leaves are in ``LedgerEntry``): any root or proof is
+    then O(log n) lookups."""
+
+    level = IntegerField()
+    position = BigIntegerField()
+    hash = CharField(max_length=64)
+
+    class Meta:
+        primary_key = CompositeKey("level", "position")
+
+
+class LedgerCheckpoint(BaseModel):
+    """A signed tree head: the ledger's size and root hash at ``published_at``, as a signed note,
+    with the RFC 3161 time-stamp of that note where an authority is configured."""
+
+    size = BigIntegerField(unique=True)
+    root_hash = CharField(max_length=64)
+    published_at = UTCDateTimeField()
+    signed_note = TextField()
+    key_id = CharField(max_length=8)
+    timestamp_token = TextField(null=True)  # base64 of the authority's DER answer
+    timestamp_error = TextField(null=True)  # why a configured authority gave no token
+
+
+class LedgerSeal(BaseModel):
+    """The salt (hex) that seals a live pick's commitment until the pick may be shown."""
+
+    pick_id = BigIntegerField(unique=True)
+    salt = CharField(max_length=64)
+
+
+#: The ledger's tables: rows are only ever added (``store.schema`` makes the database refuse
+#: anything else).
+LEDGER_TABLES = [LedgerEntry, LedgerNode, LedgerCheckpoint, LedgerSeal]
 
 
 class DataVersion(BaseModel):

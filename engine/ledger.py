@@ -18,10 +18,9 @@ import json
 from datetime import UTC, datetime
 from decimal import Decimal
 
-PUBLISHED = "pick.published"
-SETTLED = "pick.settled"
-VOIDED = "pick.voided"
-KINDS = (PUBLISHED, SETTLED, VOIDED)
+from enums import LEDGER_KINDS
+
+PUBLISHED, SETTLED, VOIDED = LEDGER_KINDS
 
 #: Bytes of random salt behind each commitment: enough that no one can try every pick.
 SALT_BYTES = 32

@@ -203,6 +203,9 @@ class RefreshResultSchema(CamelSchema):
     predictions = fields.Integer(required=True, metadata={"description": "Predictions written."})
     intelligence = fields.Integer(required=True)
     picks = fields.Integer(required=True, metadata={"description": "New picks."})
+    published = fields.Integer(
+        load_default=0, metadata={"description": "Live picks published into the ledger."}
+    )
     rebuilt = fields.Integer(load_default=0)
 
 
@@ -216,6 +219,7 @@ class BackfillResultSchema(CamelSchema):
     predictions = fields.Integer()
     intelligence = fields.Integer()
     picks = fields.Integer()
+    published = fields.Integer(metadata={"description": "Live picks published into the ledger."})
     live_picks = fields.Integer()
     rebuilt = fields.Integer(
         metadata={"description": "Kicked-off matches whose backfilled predictions were redone."}

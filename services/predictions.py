@@ -30,7 +30,7 @@ from errors import MatchNotOpen, NotFound
 from models import League, Match, MatchIntelligence, Pick, Prediction, bump_data_version
 from schemas.common import dump_known
 from schemas.matches import IntelligencePayloadSchema
-from services import events, odds, premium, settlement
+from services import events, ledger, odds, premium, settlement
 from store.database import db
 
 BATCH = 1000
@@ -628,12 +628,16 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) ->
     _upsert(Pick, new_picks)
     made = Pick.select().count() - before
     _emit_picks(live_picks, held, fc, now)
+    # A live pick enters the ledger in the transaction that stores it.
+    upcoming_ids = [int(fc.match_id[row]) for row in fresh if fc.kickoff[row] > now.timestamp()]
+    published = ledger.publish_new(upcoming_ids, now, walkforward.MODEL_VERSION)
     if predictions or intel:
         bump_data_version()
     return {
         "predictions": len(predictions),
         "intelligence": len(intel),
         "picks": made,
+        "published": published,
         "rebuilt": len(rebuilt),
     }
 
@@ -651,6 +655,7 @@ def backfill(settings, now=None, rebuild=False, progress=None) -> dict:
     with db.atomic():
         written = store(fc, np.arange(len(fc.match_id)), now, rebuild=rebuild)
         settled = settlement.settle_pending(settings, now=now)
+        ledger.checkpoint(now, settings)
     live = Pick.select().where(Pick.is_live).count()
     return {
         "matches": len(fc.match_id),
@@ -680,5 +685,7 @@ def refresh(match: Match, settings, now=None) -> dict:
     now = now or utcnow()
     fc = forecast(now, settings, match_ids=[match.id], country=match.league.country)
     (row,) = np.flatnonzero(fc.match_id == match.id)
-    written = store(fc, [row], now, refresh_intelligence=True)
+    with db.atomic():
+        written = store(fc, [row], now, refresh_intelligence=True)
+        ledger.checkpoint(now, settings)
     return {"match_id": match.id, "refreshed_at": now, **written}

@@ -28,6 +28,11 @@ def has_premium(viewer) -> bool:
     return viewer is not None and (viewer.plan == "pro" or viewer.role == "admin")
 
 
+def locked(rating: str, kickoff_at, now, premium: bool = False) -> bool:
+    """Whether a pick is locked: rated ``A``, seen without premium access before kick-off."""
+    return rating in LOCKED_RATINGS and not premium and now < kickoff_at
+
+
 def present(pick: dict, premium: bool) -> dict:
     """``pick`` as a caller with or without premium access may see it, ``locked`` set."""
     locked = pick["rating"] in LOCKED_RATINGS and not premium

@@ -3,14 +3,16 @@
 from datetime import timedelta
 
 import numpy as np
+from peewee import JOIN
 
 from clock import utcnow
 from engine import odds as odds_engine
 from engine import settlement
 from engine.markets import MARKETS
-from models import Match, Pick, bump_data_version
-from services import events, odds
+from models import LedgerEntry, Match, Pick, bump_data_version
+from services import events, ledger, odds
 from store.bulk import epoch_seconds, fetch_rows, update_rows
+from store.database import db
 
 SETTLED_COLUMNS = {
     "status": "text",
@@ -27,9 +29,16 @@ def settle_pending(settings, now=None, kickoff_from=None) -> dict:
     ``settings`` give ``VOID_AFTER_HOURS`` and ``MARGIN_METHOD``.
 
     Idempotent: a settled pick is never read again, and a pick whose match has no result yet
-    stays pending. Returns the counts of what it decided.
+    stays pending. A live pick's outcome enters the ledger in the same transaction. Returns the
+    counts of what it decided.
     """
     now = now or utcnow()
+    with db.atomic():
+        return _settle(settings, now, kickoff_from)
+
+
+def _settle(settings, now, kickoff_from) -> dict:
+    published = LedgerEntry.alias("published")
     query = (
         Pick.select(
             Pick.id,
@@ -43,8 +52,15 @@ def settle_pending(settings, now=None, kickoff_from=None) -> dict:
             Match.away_goals,
             Match.kickoff_at,
             Pick.is_live,
+            published.leaf_hash,
         )
         .join(Match)
+        .join_from(
+            Pick,
+            published,
+            on=((published.pick_id == Pick.id) & (published.kind == "pick.published")),
+            join_type=JOIN.LEFT_OUTER,
+        )
         .where((Pick.status == "pending") & (Match.kickoff_at < now))
     )
     if kickoff_from is not None:
@@ -53,7 +69,7 @@ def settle_pending(settings, now=None, kickoff_from=None) -> dict:
     counts = {"examined": len(rows), "won": 0, "lost": 0, "void": 0, "pending": len(rows)}
     if not rows:
         return counts
-    pick_id, market, selection, price, stake, match_id, status, home, away, kickoff, live = (
+    pick_id, market, selection, price, stake, match_id, status, home, away, kickoff, live, cited = (
         np.array(column) for column in zip(*rows, strict=True)
     )
     price = price.astype(float)
@@ -89,6 +105,17 @@ def settle_pending(settings, now=None, kickoff_from=None) -> dict:
     # when the worker sends them (a settled pick never changes again).
     published = done & live.astype(bool)
     events.emit_subjects("pick.settled", pick_id[published].astype(np.int64).tolist(), now)
+    # Live picks are those the ledger published: their outcomes follow them into it.
+    recorded = done & np.array([value is not None for value in cited], dtype=bool)
+    ledger.record_outcomes(
+        pick_id[recorded].tolist(),
+        cited[recorded].tolist(),
+        decided[recorded].tolist(),
+        profit[recorded].tolist(),
+        _nullable(closing[recorded]),
+        _nullable(clv[recorded]),
+        now,
+    )
     for state in ("won", "lost", "void"):
         counts[state] = int((decided == state).sum())
     counts["pending"] = int((~done).sum())
@@ -130,5 +157,7 @@ def _nullable(values) -> list:
 def run(last_days: int, settings, now=None) -> dict:
     """The settlement-run operation: settle picks of matches from the last ``last_days`` days."""
     now = now or utcnow()
-    counts = settle_pending(settings, now=now, kickoff_from=now - timedelta(days=last_days))
+    with db.atomic():
+        counts = settle_pending(settings, now=now, kickoff_from=now - timedelta(days=last_days))
+        ledger.checkpoint(now, settings)
     return {"last_days": last_days, "settled_at": now, **counts}

@@ -3,6 +3,7 @@
 from playhouse.migrate import SchemaMigrator, migrate
 
 from models import (
+    LEDGER_TABLES,
     DataVersion,
     Delivery,
     Event,
@@ -20,7 +21,7 @@ from models import (
     User,
     WebhookEndpoint,
 )
-from store.database import create_database_file, db
+from store.database import create_database_file, db, is_sqlite
 
 TABLES = [
     User,
@@ -39,6 +40,7 @@ TABLES = [
     WebhookEndpoint,
     Event,
     Delivery,
+    *LEDGER_TABLES,
 ]
 
 
@@ -55,6 +57,7 @@ def create_tables():
     with db.atomic():
         for model in TABLES:
             model._schema.create_indexes(safe=True)
+    _append_only(LEDGER_TABLES)
     DataVersion.insert(id=1, value=0).on_conflict_ignore().execute()
 
 
@@ -73,6 +76,33 @@ def _add_missing_columns():
                 steps.append(migrator.add_column(table, field.column_name, field))
     if steps:
         migrate(*steps)
+
+
+def _append_only(models) -> None:
+    """Triggers that make the database itself refuse to update or delete a row of ``models``
+    (and, on PostgreSQL, to truncate them): the ledger's rows are only ever added."""
+    for model in models:
+        table = model._meta.table_name
+        if is_sqlite():
+            for event in ("UPDATE", "DELETE"):
+                db.execute_sql(
+                    f'CREATE TRIGGER IF NOT EXISTS "{table}_no_{event.lower()}" '
+                    f'BEFORE {event} ON "{table}" '
+                    f"BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END"
+                )
+            continue
+        db.execute_sql(
+            "CREATE OR REPLACE FUNCTION append_only() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$"
+        )
+        db.execute_sql(
+            f'CREATE OR REPLACE TRIGGER "{table}_append_only" BEFORE UPDATE OR DELETE ON '
+            f'"{table}" FOR EACH ROW EXECUTE FUNCTION append_only()'
+        )
+        db.execute_sql(
+            f'CREATE OR REPLACE TRIGGER "{table}_no_truncate" BEFORE TRUNCATE ON '
+            f'"{table}" FOR EACH STATEMENT EXECUTE FUNCTION append_only()'
+        )
 
 
 def drop_tables():

@@ -11,6 +11,8 @@ from tests import factories
 from web.extensions import limiter
 
 SECRET = "test-only-secret-that-is-long-enough-for-hs256-0123456789"
+#: The tests' ledger signing key (never a real one): checkpoints are signed test.example/ledger.
+LEDGER_KEY = "PRIVATE+KEY+test.example/ledger+cbd80a5f+AQ9reeSsP+qsBMSentkNy+zelPtilYQJsf4X/Ra0VvGr"
 
 
 def test_database_url(tmp_path):
@@ -24,6 +26,7 @@ def settings(tmp_path, **overrides):
         "APP_ENV": "test",
         "DATABASE_URL": test_database_url(tmp_path),
         "JWT_SECRET_KEY": SECRET,
+        "LEDGER_SIGNING_KEY": LEDGER_KEY,
         "PUBLIC_BASE_URL": None,
         "ACCESS_TOKEN_EXPIRES": 3600,
         "PASSWORD_HASH_METHOD": "scrypt:1024:8:1",  # real scrypt, at a cost tests can afford

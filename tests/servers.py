@@ -11,7 +11,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.conftest import SECRET
+from tests.conftest import LEDGER_KEY, SECRET
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,6 +57,7 @@ def gunicorn(app, **settings):
         "APP_ENV": "test",
         "DATABASE_URL": app.config["DATABASE_URL"],
         "JWT_SECRET_KEY": SECRET,
+        "LEDGER_SIGNING_KEY": LEDGER_KEY,
         "PASSWORD_HASH_METHOD": app.config["PASSWORD_HASH_METHOD"],
         "RATELIMIT_STORAGE_URI": app.config["RATELIMIT_STORAGE_URI"],
         "RATELIMIT_AUTH": "1000 per minute",

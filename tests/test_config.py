@@ -3,6 +3,8 @@
 import pytest
 
 from config import as_bool, config_from_env
+from engine import notes
+from tests.conftest import LEDGER_KEY
 
 
 def test_defaults_are_the_contract(tmp_path):
@@ -31,9 +33,24 @@ def test_values_are_typed(tmp_path):
 def test_production_needs_a_jwt_secret(tmp_path):
     with pytest.raises(RuntimeError, match="JWT_SECRET_KEY"):
         config_from_env({"APP_ENV": "production"}, tmp_path)
-    given = config_from_env({"APP_ENV": "production", "JWT_SECRET_KEY": "s" * 40}, tmp_path)
+    given = config_from_env(
+        {"APP_ENV": "production", "JWT_SECRET_KEY": "s" * 40, "LEDGER_SIGNING_KEY": LEDGER_KEY},
+        tmp_path,
+    )
     assert given["JWT_SECRET_KEY"] == "s" * 40
     assert not (tmp_path / "jwt-secret").exists()
+
+
+def test_production_needs_a_ledger_signing_key(tmp_path):
+    with pytest.raises(RuntimeError, match="LEDGER_SIGNING_KEY must be set"):
+        config_from_env({"APP_ENV": "production", "JWT_SECRET_KEY": "s" * 40}, tmp_path)
+    assert not (tmp_path / "ledger-signing-key").exists()
+
+
+@pytest.mark.parametrize("key", ["s" * 40, LEDGER_KEY.replace("cbd80a5f", "cbd80a5e")])
+def test_a_ledger_signing_key_that_is_not_one_stops_the_service(tmp_path, key):
+    with pytest.raises(RuntimeError, match="LEDGER_SIGNING_KEY is not a signing key"):
+        config_from_env({"LEDGER_SIGNING_KEY": key}, tmp_path)
 
 
 def test_outside_production_the_secret_is_made_once_and_shared(tmp_path):
@@ -41,7 +58,15 @@ def test_outside_production_the_secret_is_made_once_and_shared(tmp_path):
     second = config_from_env({}, tmp_path)["JWT_SECRET_KEY"]
     assert first == second and len(first) >= 48
     assert (tmp_path / "jwt-secret").stat().st_mode & 0o077 == 0
-    assert list(tmp_path.iterdir()) == [tmp_path / "jwt-secret"]
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "jwt-secret", tmp_path / "ledger-signing-key"]
+
+
+def test_outside_production_the_ledger_key_is_made_once_private_and_named_for_the_host(tmp_path):
+    environ = {"PUBLIC_BASE_URL": "https://picks.example"}
+    first = config_from_env(environ, tmp_path)["LEDGER_SIGNING_KEY"]
+    assert config_from_env({}, tmp_path)["LEDGER_SIGNING_KEY"] == first
+    assert notes.parse_signing_key(first).name == "picks.example/ledger"
+    assert (tmp_path / "ledger-signing-key").stat().st_mode & 0o777 == 0o600
 
 
 @pytest.mark.parametrize(
@@ -58,7 +83,7 @@ def test_as_bool_refuses_nonsense():
 
 @pytest.mark.parametrize(("given", "meant"), [("Production", "production"), (" TEST ", "test")])
 def test_app_env_is_read_in_any_letter_case(tmp_path, given, meant):
-    secret = {"JWT_SECRET_KEY": "s" * 40}
+    secret = {"JWT_SECRET_KEY": "s" * 40, "LEDGER_SIGNING_KEY": LEDGER_KEY}
     assert config_from_env({"APP_ENV": given, **secret}, tmp_path)["APP_ENV"] == meant
 
 
@@ -83,9 +108,10 @@ def test_production_with_a_capital_p_still_needs_the_secret(tmp_path):
 
 @pytest.mark.parametrize("secret", ["k", "k" * 31, "é" * 15])
 def test_production_needs_a_secret_of_32_bytes(tmp_path, secret):
+    keys = {"APP_ENV": "production", "LEDGER_SIGNING_KEY": LEDGER_KEY}
     with pytest.raises(RuntimeError, match="at least 32 bytes"):
-        config_from_env({"APP_ENV": "production", "JWT_SECRET_KEY": secret}, tmp_path)
-    assert config_from_env({"APP_ENV": "production", "JWT_SECRET_KEY": "é" * 16}, tmp_path)
+        config_from_env({**keys, "JWT_SECRET_KEY": secret}, tmp_path)
+    assert config_from_env({**keys, "JWT_SECRET_KEY": "é" * 16}, tmp_path)
 
 
 @pytest.mark.parametrize("seconds", ["0", "-1", "59"])
@@ -111,7 +137,8 @@ def test_the_generated_secret_is_created_private_not_made_private_later(tmp_path
     finally:
         os.umask(previous)
     assert (tmp_path / "jwt-secret").stat().st_mode & 0o777 == 0o600
-    assert len(secret) >= 48 and list(tmp_path.iterdir()) == [tmp_path / "jwt-secret"]
+    assert (tmp_path / "ledger-signing-key").stat().st_mode & 0o777 == 0o600
+    assert len(secret) >= 48
 
 
 def test_new_settings_have_safe_defaults(tmp_path):

@@ -144,6 +144,7 @@ def test_an_intelligence_refresh_succeeds_and_reads_back(client, people, world):
         "predictions",
         "intelligence",
         "picks",
+        "published",
         "rebuilt",
     }
     assert (result["matchId"], result["predictions"], result["intelligence"]) == (match.id, 3, 1)

@@ -13,7 +13,7 @@ from peewee import DatabaseError
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
 from schemas.ops import OperationResultSchema
-from services import demo, imports, odds, operations, users
+from services import demo, imports, ledger, odds, operations, users
 from store.schema import create_tables
 
 
@@ -231,6 +231,17 @@ def ops_refresh(match_id):
     _report(operation)
 
 
+@click.group("ledger", cls=AppGroup)
+def ledger_group():
+    """The signed ledger of live picks."""
+
+
+@ledger_group.command("key")
+def ledger_key():
+    """Print the public key that verifies the ledger's checkpoints."""
+    click.echo(ledger.signing_key(current_app.config).verifier_key)
+
+
 def _report(operation: dict, full=True):
     """Print an operation's outcome (and its whole result when ``full``); a failure fails."""
     click.echo(f"operation {operation['id']} {operation['kind']}: {operation['status']}")
@@ -247,5 +258,5 @@ def _report(operation: dict, full=True):
 
 def register_commands(app):
     """Attach every command group to ``app``."""
-    for group in (db_group, users_group, data_group, model_group, ops_group):
+    for group in (db_group, users_group, data_group, model_group, ops_group, ledger_group):
         app.cli.add_command(group)

@@ -4,7 +4,7 @@ from flask.views import MethodView
 
 from schemas.explorer import ComparableArgsSchema, ComparableSchema, SlateArgsSchema, SlateSchema
 from services import explorer
-from web.access import PUBLIC, current_viewer
+from web.access import PUBLIC, current_viewer, now
 from web.blueprint import Blueprint
 
 blp = Blueprint(
@@ -23,7 +23,7 @@ class Slate(MethodView):
     @blp.response(200, SlateSchema)
     def get(self, query):
         """A day's matches with one market's prediction, best prices, edges and pick"""
-        return explorer.slate(viewer=current_viewer(), **query)
+        return explorer.slate(viewer=current_viewer(), now=now(), **query)
 
 
 @blp.route("/comparable")
@@ -34,4 +34,4 @@ class Comparable(MethodView):
     @blp.problems(404, "not-found")
     def get(self, query):
         """Finished earlier matches whose forecasts were nearest to this match's"""
-        return explorer.comparable(viewer=current_viewer(), **query)
+        return explorer.comparable(viewer=current_viewer(), now=now(), **query)

@@ -5,7 +5,7 @@ from flask.views import MethodView
 from schemas.matches import MatchCardSchema
 from schemas.picks import PicksOfDaySchema, PicksTodayArgsSchema
 from services import cards, picks
-from web.access import PUBLIC, current_viewer
+from web.access import PUBLIC, current_viewer, now
 from web.blueprint import Blueprint
 from web.paths import id_param
 
@@ -25,7 +25,7 @@ class PicksToday(MethodView):
     @blp.response(200, PicksOfDaySchema)
     def get(self, query):
         """The picks of a UTC day (default today), each with its match"""
-        return picks.for_day(viewer=current_viewer(), **query)
+        return picks.for_day(viewer=current_viewer(), now=now(), **query)
 
 
 @blp.route(f"/matches/{id_param('match_id')}")
@@ -35,4 +35,4 @@ class MatchById(MethodView):
     @blp.problems(404, "not-found")
     def get(self, match_id):
         """One match with its odds summary, predictions, picks and intelligence"""
-        return cards.one(match_id, current_viewer())
+        return cards.one(match_id, current_viewer(), now=now())

@@ -5,7 +5,7 @@ from flask.views import MethodView
 from schemas.seo import PredictionPageSchema
 from services import seo
 from web import html
-from web.access import PUBLIC, current_viewer
+from web.access import PUBLIC, current_viewer, now
 from web.blueprint import Blueprint
 from web.links import base_url
 
@@ -38,7 +38,7 @@ class PredictionPage(MethodView):
     @blp.problems(404, "not-found")
     def get(self, slug):
         """A match's prediction page: title, description, canonical URL and SportsEvent"""
-        page = seo.page(slug, base_url(), current_viewer())
+        page = seo.page(slug, base_url(), current_viewer(), now())
         if not html.wants_html():
             return page
         return html.render("prediction.html", page=PredictionPageSchema().dump(page))

@@ -1,17 +1,25 @@
-"""The public track record."""
+"""The public track record, and the signed ledger anyone can verify it against."""
 
 from flask.views import MethodView
 
+from schemas.ledger import (
+    EntriesArgsSchema,
+    EntriesSchema,
+    LedgerHeadSchema,
+    ProofArgsSchema,
+    ProofSchema,
+)
 from schemas.records import ByCompetitionTypeSchema, TrackRecordArgsSchema
-from services import track_record
-from web.access import PUBLIC
+from services import ledger, track_record
+from web.access import PUBLIC, now, settings
 from web.blueprint import Blueprint
 
 blp = Blueprint(
     "track-record",
     __name__,
     url_prefix="/api/track-record",
-    description="How the picks did: anyone may read it.",
+    description="How the picks did, and the append-only signed ledger of the live picks "
+    "(RFC 9162 Merkle tree, Ed25519 signed-note checkpoints): anyone may read and verify it.",
     access=PUBLIC,
 )
 
@@ -24,3 +32,29 @@ class ByCompetitionType(MethodView):
     def get(self, query):
         """Live (default) or backfilled picks' figures, one item per competition type"""
         return track_record.by_competition_type(query["is_live"])
+
+
+@blp.route("/ledger")
+class Ledger(MethodView):
+    @blp.response(200, LedgerHeadSchema)
+    def get(self):
+        """The ledger's latest signed checkpoint and the key that signs it"""
+        return ledger.head(settings())
+
+
+@blp.route("/ledger/entries")
+class LedgerEntries(MethodView):
+    @blp.arguments(EntriesArgsSchema, location="query")
+    @blp.response(200, EntriesSchema)
+    def get(self, query):
+        """Entries of the signed ledger, with the reveals of the picks anyone may see"""
+        return ledger.page(query["start"], query["end"], now())
+
+
+@blp.route("/ledger/proof")
+class LedgerProof(MethodView):
+    @blp.arguments(ProofArgsSchema, location="query")
+    @blp.response(200, ProofSchema)
+    def get(self, query):
+        """An inclusion proof of an entry, or a consistency proof between two sizes"""
+        return ledger.proof(**query)

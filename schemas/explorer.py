@@ -116,6 +116,14 @@ class ComparableSchema(CamelSchema):
     match = fields.Nested(MatchSchema, required=True)
     market = enum_of(MARKETS, required=True)
     scope = enum_of(COMPARABLE_SCOPES, required=True)
+    locked = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "The market's pick is locked for this caller until kick-off: its "
+            "published probabilities are null and no comparable match is listed (which ones are "
+            "nearest would give them back)."
+        },
+    )
     prediction = fields.Nested(
         PredictionSchema,
         required=True,

@@ -78,7 +78,10 @@ class SelectionOddsSchema(CamelSchema):
     best_price = fields.Float(
         required=True,
         allow_none=True,
-        metadata={"description": "Highest pre-match price among real bookmakers."},
+        metadata={
+            "description": "Highest pre-match price among real bookmakers; null, with its "
+            "bookmaker, for a locked market (see the pick)."
+        },
     )
     best_bookmaker = fields.String(required=True, allow_none=True)
     sharp_price = fields.Float(
@@ -134,7 +137,10 @@ class PredictionSchema(CamelSchema):
 
     market = enum_of(MARKETS, required=True)
     probabilities = probability_map(
-        "Published probability of each selection (they sum to 1).", required=True
+        "Published probability of each selection (they sum to 1). Null before kick-off for "
+        "callers without premium access when the market's pick is rated `A` (locked).",
+        required=True,
+        allow_none=True,
     )
     market_probabilities = probability_map(
         "The de-margined sharp pre-match odds; null without a sharp or average quote.",
@@ -175,9 +181,11 @@ class PredictionSchema(CamelSchema):
 
 
 class PickSchema(CamelSchema):
-    """A rated pick. For anonymous and free callers a pick rated `A` is `locked`: its
-    `selection`, `odds`, `bookmaker`, `probability` and `edge` are null, and so are `profit`,
-    `closingOdds`, `clv` and `closingEv`, which would give the price back once it settles."""
+    """A rated pick. Before kick-off, for anonymous and free callers, a pick rated `A` is
+    `locked`: its `selection`, `odds`, `bookmaker`, `probability` and `edge` are null, and so
+    are, for its match and market, the published probabilities, the best prices and their
+    bookmakers and the goal models' own probabilities, wherever they appear. From kick-off
+    every pick is public in full."""
 
     id = fields.Integer(required=True)
     market = enum_of(MARKETS, required=True)
@@ -272,7 +280,7 @@ def market_map(description, **kwargs):
     """``{market: {selection: probability}}``."""
     return fields.Dict(
         keys=fields.String(metadata={"enum": list(MARKETS)}),
-        values=fields.Dict(keys=fields.String(), values=fields.Float()),
+        values=fields.Dict(keys=fields.String(), values=fields.Float(), allow_none=True),
         metadata={"description": description},
         **kwargs,
     )
@@ -292,7 +300,10 @@ class MarketRatingsSchema(CamelSchema):
         required=True,
         metadata={"description": "Both teams have priced history: the ratings lead the model."},
     )
-    probabilities = market_map("Per market, the ratings' probabilities.", required=True)
+    probabilities = market_map(
+        "Per market, the ratings' probabilities (null for a locked market, see the pick).",
+        required=True,
+    )
     priced_matches = fields.Nested(
         SidesSchema,
         required=True,
@@ -312,7 +323,10 @@ class GoalModelSchema(CamelSchema):
     )
     fitted_at = UTCDateTime(required=True)
     strengths = fields.Nested(StrengthsSchema, required=True)
-    probabilities = market_map("Per market, Dixon-Coles' probabilities.", required=True)
+    probabilities = market_map(
+        "Per market, Dixon-Coles' probabilities (null for a locked market, see the pick).",
+        required=True,
+    )
     expected_goals = fields.Nested(GoalsSchema, load_default=None, allow_none=True)
     history_matches = fields.Nested(
         SidesSchema,

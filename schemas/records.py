@@ -29,8 +29,16 @@ class FiguresSchema(CamelSchema):
             "makes a result noisy: about √(odds − 1) units a pick). Null below two picks."
         },
     )
-    avg_odds = fields.Float(required=True, allow_none=True)
-    avg_edge = fields.Float(required=True, allow_none=True)
+    avg_odds = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Mean odds of the settled picks (won, lost, void)."},
+    )
+    avg_edge = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Mean edge of the settled picks (won, lost, void)."},
+    )
     avg_clv = fields.Float(
         required=True,
         allow_none=True,

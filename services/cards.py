@@ -3,11 +3,15 @@ for any number of matches in a fixed number of queries.
 
 Every answer that shows matches is built here: one query for the matches (with league and teams
 joined), then one ``IN`` query per relation asked for, whatever the number of matches. Picks go
-through the premium rule on the way out.
+through the premium rule on the way out, and so does everything that would give a locked pick
+back: a locked market's published probabilities, best prices and the goal models' own
+probabilities (one more query, for callers without premium access, when a match is still to
+kick off).
 """
 
 from collections import defaultdict
 
+from clock import utcnow
 from enums import CARD_RELATIONS
 from errors import NotFound
 from models import League, Match, MatchIntelligence, OddsSummary, Pick, Prediction, Team
@@ -113,58 +117,77 @@ def matches(*columns):
     )
 
 
-def load(match_ids, viewer=None, include=DEFAULT_RELATIONS) -> list[dict]:
+def load(match_ids, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]:
     """The cards of ``match_ids``, in that order (unknown ids are left out)."""
     ids = list(dict.fromkeys(match_ids))
     if not ids:
         return []
     position = {match_id: index for index, match_id in enumerate(ids)}
-    cards = build(matches().where(Match.id.in_(ids)), viewer, include)
+    cards = build(matches().where(Match.id.in_(ids)), viewer, include, now)
     return sorted(cards, key=lambda card: position[card["id"]])
 
 
-def one(match_id: int, viewer=None, include=RELATIONS) -> dict:
+def one(match_id: int, viewer=None, include=RELATIONS, now=None) -> dict:
     """The card of one match, with every relation by default; NotFound if there is none."""
-    return _one(Match.id == match_id, f"Match {match_id} does not exist.", viewer, include)
+    return _one(Match.id == match_id, f"Match {match_id} does not exist.", viewer, include, now)
 
 
-def by_slug(slug: str, viewer=None, include=RELATIONS) -> dict:
+def by_slug(slug: str, viewer=None, include=RELATIONS, now=None) -> dict:
     """The card of the match with this SEO slug; NotFound if there is none."""
-    return _one(Match.slug == slug, f"No match has the slug {slug!r}.", viewer, include)
+    return _one(Match.slug == slug, f"No match has the slug {slug!r}.", viewer, include, now)
 
 
-def _one(condition, missing: str, viewer, include) -> dict:
-    found = build(matches().where(condition), viewer, include)
+def _one(condition, missing: str, viewer, include, now) -> dict:
+    found = build(matches().where(condition), viewer, include, now)
     if not found:
         raise NotFound(missing)
     return found[0]
 
 
-def build(query, viewer=None, include=DEFAULT_RELATIONS) -> list[dict]:
+def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]:
     """Cards of the matches ``query`` (from :func:`matches`) selects, in its order, each with
-    the relations in ``include``: one query for the matches and one per relation."""
+    the relations in ``include`` as ``viewer`` may see them at ``now``: one query for the
+    matches, one per relation, and one for the locked markets (see the module's docstring).
+
+    A card's ``sealed`` lists the markets whose pick is locked for this viewer."""
     cards = [_match(row) for row in query.dicts()]
     if not cards:
         return cards
     by_id = {card["id"]: card for card in cards}
     ids = list(by_id)
+    sealed = set()
+    if include:
+        kickoffs = {card["id"]: card["kickoff_at"] for card in cards}
+        sealed = premium.sealed_markets(kickoffs, viewer, now or utcnow())
+    for card in cards:
+        card["sealed"] = sorted(market for match_id, market in sealed if match_id == card["id"])
     if "odds" in include:
         for card in cards:
             card["odds"] = []
         for match_id, market in _odds(ids):
+            if (match_id, market["market"]) in sealed:
+                premium.seal_odds(market)
             by_id[match_id]["odds"].append(market)
     if "predictions" in include:
         grouped = _grouped(_predictions(ids))
         for card in cards:
-            card["predictions"] = grouped.get(card["id"], [])
+            card["predictions"] = [
+                premium.seal_prediction(prediction)
+                if (card["id"], prediction["market"]) in sealed
+                else prediction
+                for prediction in grouped.get(card["id"], [])
+            ]
     if "picks" in include:
-        grouped = _grouped(picks_of(ids, viewer))
+        grouped = _grouped(picks_of(ids, sealed))
         for card in cards:
             card["picks"] = grouped.get(card["id"], [])
     if "intelligence" in include:
         found = intelligence_of(ids)
         for card in cards:
-            card["intelligence"] = found.get(card["id"])
+            intelligence = found.get(card["id"])
+            if intelligence is not None and card["sealed"]:
+                premium.seal_intelligence(intelligence, card["sealed"])
+            card["intelligence"] = intelligence
     return cards
 
 
@@ -228,14 +251,15 @@ def _predictions(ids):
         yield row.pop("match_id"), row
 
 
-def picks_of(ids, viewer=None):
-    """``(match_id, pick)`` for every pick of ``ids``, as ``viewer`` may see it."""
-    unlocked = premium.has_premium(viewer)
+def picks_of(ids, sealed=frozenset()):
+    """``(match_id, pick)`` for every pick of ``ids``, locked where its ``(match_id, market)``
+    is in ``sealed`` (see :func:`services.premium.sealed_markets`)."""
     for pick in _rows(Pick, PICK_FIELDS, ids, (Pick.match, Pick.id)):
         pick["is_live"] = bool(pick["is_live"])
         fair = pick.pop("closing_probability")
         pick["closing_ev"] = None if fair is None else pick["odds"] * fair - 1.0
-        yield pick.pop("match_id"), premium.present(pick, unlocked)
+        match_id = pick.pop("match_id")
+        yield match_id, premium.present(pick, (match_id, pick["market"]) in sealed)
 
 
 def intelligence_of(ids) -> dict:

@@ -11,13 +11,17 @@ from services import cards
 from services.queries import match_filters, within
 
 
-def slate(day, market="1x2", league_id=None, team_id=None, min_data_quality=None, viewer=None):
+def slate(
+    day, market="1x2", league_id=None, team_id=None, min_data_quality=None, viewer=None, now=None
+):
     """The matches of ``day`` (a span; its UTC day counts) with ``market``'s prediction, best
-    price and edge per selection, and the pick; an unknown league or team gives no matches."""
+    price and edge per selection, and the pick, as ``viewer`` may see them at ``now`` (a locked
+    market shows no published probability, best price or edge); an unknown league or team
+    gives no matches."""
     day = day.whole_day()
     query = match_filters(within(cards.matches(), Match.kickoff_at, day, day), league_id, team_id)
     items = []
-    for card in cards.build(query.order_by(Match.kickoff_at, Match.id), viewer):
+    for card in cards.build(query.order_by(Match.kickoff_at, Match.id), viewer, now=now):
         prediction = _of_market(card.pop("predictions"), market)
         if min_data_quality is not None and (
             prediction is None or prediction["data_quality"] < min_data_quality
@@ -26,10 +30,6 @@ def slate(day, market="1x2", league_id=None, team_id=None, min_data_quality=None
         odds = _of_market(card.pop("odds"), market)
         pick = _of_market(card.pop("picks"), market)
         selections = _selections(market, prediction, odds)
-        if pick is not None and pick["locked"]:
-            # The largest edge is the pick: none of the market's prices and edges may show.
-            for row in selections:
-                row.update(best_price=None, bookmaker=None, edge=None)
         items.append(
             {"match": card, "prediction": prediction, "selections": selections, "pick": pick}
         )
@@ -45,7 +45,8 @@ def _selections(market, prediction, odds) -> list[dict]:
     """Per selection: the published probability, the best price and its bookmaker, the edge."""
     names = MARKETS[market]
     prices = {row["selection"]: row for row in odds["selections"]} if odds else {}
-    probability = [prediction["probabilities"][name] if prediction else None for name in names]
+    shares = prediction["probabilities"] if prediction else None  # None too when locked
+    probability = [shares[name] if shares else None for name in names]
     best = [prices[name]["best_price"] if name in prices else None for name in names]
     edge = picks_engine.edges(
         np.array(probability, dtype=float), np.array(best, dtype=float)
@@ -62,16 +63,27 @@ def _selections(market, prediction, odds) -> list[dict]:
     ]
 
 
-def comparable(match_id, market="1x2", scope="league", limit=COMPARABLE_DEFAULT, viewer=None):
+def comparable(
+    match_id, market="1x2", scope="league", limit=COMPARABLE_DEFAULT, viewer=None, now=None
+):
     """Finished matches that kicked off before ``match_id`` whose published ``market``
     probabilities lie nearest to its own, within ``scope`` (``league``, ``teams`` of either
-    side, or ``global``); with what happened to them, summed up per selection."""
-    target = cards.one(match_id, viewer, include=("predictions",))
+    side, or ``global``); with what happened to them, summed up per selection. A market whose
+    pick is locked for ``viewer`` at ``now`` lists none: which matches are nearest, and how
+    near, would give its probabilities back."""
+    target = cards.one(match_id, viewer, include=("predictions",), now=now)
     prediction = _of_market(target.pop("predictions"), market)
+    locked = market in target.pop("sealed")
     names = MARKETS[market]
-    found = {"match": target, "market": market, "scope": scope, "prediction": prediction}
+    found = {
+        "match": target,
+        "market": market,
+        "scope": scope,
+        "locked": locked,
+        "prediction": prediction,
+    }
     rows = []
-    if prediction is not None:
+    if prediction is not None and not locked:
         query = (
             Prediction.select(
                 Prediction.match, Prediction.probabilities, Match.home_goals, Match.away_goals
@@ -93,9 +105,7 @@ def comparable(match_id, market="1x2", scope="league", limit=COMPARABLE_DEFAULT,
     candidates = np.array([[row[1][name] for name in names] for row in rows], dtype=float)
     goals = np.array([row[2:4] for row in rows], dtype=float).reshape(len(rows), 2)
     outcome = outcome_indices(goals[:, 0], goals[:, 1])[market]
-    wanted = (
-        [prediction["probabilities"][name] for name in names] if prediction else [0.0] * len(names)
-    )
+    wanted = [prediction["probabilities"][name] for name in names] if rows else [0.0] * len(names)
     near = comparable_engine.nearest(wanted, candidates, outcome, limit)
     matches = {
         card["id"]: card for card in cards.load([rows[i][0] for i in near.index], include=())

@@ -349,6 +349,13 @@ def _check_size(name: str, value: int, signed: int) -> None:
         )
 
 
+def proof(index=None, from_size=None, tree_size=None) -> dict:
+    """An inclusion proof of entry ``index``, or a consistency proof from ``from_size``."""
+    if index is not None:
+        return inclusion(index, tree_size)
+    return consistency(from_size, tree_size)
+
+
 def inclusion(index: int, tree_size: int | None) -> dict:
     """The proof that entry ``index`` is in the tree of ``tree_size`` entries (default: the
     latest checkpoint's), with its leaf hash and that tree's root."""

@@ -6,13 +6,13 @@ from services import cards
 from services.queries import within
 
 
-def for_day(day, ratings=None, markets=None, viewer=None) -> dict:
+def for_day(day, ratings=None, markets=None, viewer=None, now=None) -> dict:
     """The picks of matches kicking off on ``day`` (a span; its UTC day counts), ordered by
     kick-off, then rating (A first), market and id; filtered by rating and market."""
     day = day.whole_day()
     query = within(cards.matches(), Match.kickoff_at, day, day)
     items = []
-    for card in cards.build(query, viewer, include=("picks",)):
+    for card in cards.build(query, viewer, include=("picks",), now=now):
         for pick in card.pop("picks"):
             if (ratings and pick["rating"] not in ratings) or (
                 markets and pick["market"] not in markets

@@ -17,11 +17,11 @@ EVENT_STATUS = {
 HEADLINE_MARKET = "1x2"
 
 
-def page(slug: str, base_url: str, viewer=None) -> dict:
+def page(slug: str, base_url: str, viewer=None, now=None) -> dict:
     """The page of the match with ``slug``: title, description, canonical URL, the match, its
     headline prediction and pick (under the premium rule) and its SportsEvent; NotFound when no
     match has that slug."""
-    card = cards.by_slug(slug, viewer, ("predictions", "picks"))
+    card = cards.by_slug(slug, viewer, ("predictions", "picks"), now)
     predictions = card.pop("predictions")
     prediction = next((p for p in predictions if p["market"] == HEADLINE_MARKET), None)
     picks = sorted(
@@ -60,6 +60,8 @@ def _description(home, away, league, when, prediction) -> str:
     if prediction is None:
         return f"{text} No prediction yet."
     shares = prediction["probabilities"]
+    if shares is None:  # the market's pick is locked until kick-off
+        return f"{text} Our forecast is for Pro subscribers until kick-off."
     return (
         f"{text} Our forecast: {home} {shares['home']:.0%}, draw {shares['draw']:.0%}, "
         f"{away} {shares['away']:.0%}."

@@ -44,6 +44,11 @@ def _frame(is_live=None, since=None, until=None) -> dict:
     names = ("profit", "odds", "edge", "clv", "stake", "closing_probability")
     for name, values in zip(names, numbers, strict=True):
         frame[name] = np.array(values, dtype=float)
+    # Average odds and edge are of settled picks: a pending pick's price (a locked one's, before
+    # kick-off) must not be given back by the change it makes to an average.
+    pending = frame["status"] == "pending"
+    for name in ("odds", "edge"):
+        frame[name][pending] = np.nan
     return frame
 
 

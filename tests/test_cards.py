@@ -227,14 +227,19 @@ def test_a_locked_pick_hides_exactly_the_premium_fields(ctx):
         "closing_ev": pytest.approx(3.1 * 0.34 - 1),
     }
     assert set(shown) == set(premium.HIDDEN_FIELDS)
+    before = match.kickoff_at - timedelta(seconds=1)
     for kind, locked in (("free", True), ("pro", False), ("admin", False), (None, True)):
         viewer = people[kind][0] if kind else None
-        (pick,) = cards.one(match.id, viewer)["picks"]
+        (pick,) = cards.one(match.id, viewer, now=before)["picks"]
         assert pick["locked"] is locked
         hidden = {name: pick[name] for name in premium.HIDDEN_FIELDS}
         assert hidden == (dict.fromkeys(shown) if locked else shown)
         # What stays visible to all: that it exists, its rating, market and outcome.
         assert (pick["rating"], pick["market"], pick["status"]) == ("A", "1x2", "won")
+        # From kick-off every pick is public in full.
+        (pick,) = cards.one(match.id, viewer, now=match.kickoff_at)["picks"]
+        assert not pick["locked"]
+        assert {name: pick[name] for name in premium.HIDDEN_FIELDS} == shown
 
 
 def test_an_unknown_card_is_not_found(client, ctx):

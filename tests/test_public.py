@@ -31,6 +31,10 @@ def world(tmp_path_factory):
             tmp_path_factory.mktemp("public"),
             RATELIMIT_PUBLIC="100000 per minute",
             RATELIMIT_AUTH="100000 per minute",
+            CLOCK=lambda: NOW,
+            # Lower than the defaults, so some of the demo's few upcoming picks are rated A.
+            RATING_A_EDGE=0.03,
+            RATING_B_EDGE=0.025,
         )
     )
     with app.app_context():
@@ -71,12 +75,15 @@ def days_with_picks(live=None):
     return sorted({kickoff.date() for (kickoff,) in query.tuples()}, reverse=True)
 
 
-def a_pick_day():
-    """The day of the latest settled pick rated A."""
+def a_pick_day(upcoming=True):
+    """The day of the latest pick rated A (kicking off after NOW), or of the latest one whose
+    match has kicked off."""
     kickoff = (
         Match.select(Match.kickoff_at)
         .join(Pick)
-        .where((Pick.rating == "A") & Pick.status.in_(("won", "lost")))
+        .where(Pick.rating == "A")
+        .where(Match.kickoff_at > NOW if upcoming else Match.kickoff_at <= NOW)
+        .where(Pick.status == "pending" if upcoming else Pick.status.in_(("won", "lost")))
         .order_by(Match.kickoff_at.desc())
         .scalar()
     )
@@ -131,7 +138,7 @@ def test_every_pick_has_its_edge_and_rating_by_the_rules(client, world):
 
 
 def test_rating_and_market_filters_take_comma_lists(client, world):
-    day = a_pick_day()
+    day = a_pick_day(upcoming=False)
     everything = ok(get(client, world, f"/api/picks/today?date={day}", "pro"))["items"]
     some = ok(get(client, world, f"/api/picks/today?date={day}&rating=A,B&market=1x2,ou25", "pro"))
     expected = [
@@ -179,18 +186,29 @@ def test_the_default_day_is_today_utc(client, world, monkeypatch):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_picks_are_locked_for_anonymous_and_free_callers(client, world, kind):
+def test_a_picks_are_locked_for_anonymous_and_free_callers_until_kick_off(client, world, kind):
     day = a_pick_day()
     items = ok(get(client, world, f"/api/picks/today?date={day}&rating=A", kind))["items"]
     match = ok(get(client, world, f"/api/matches/{items[0]['match']['id']}", kind))
     for pick in [*items, *(p for p in match["picks"] if p["rating"] == "A")]:
         locked = kind in ("anonymous", "free")
         assert pick["locked"] is locked
-        assert all((pick[name] is None) is locked for name in HIDDEN), pick
-        assert pick["rating"] == "A" and pick["status"] in ("won", "lost")
+        assert all((pick[name] is None) is locked for name in HIDDEN[:5]), pick
+        assert all(pick[name] is None for name in HIDDEN[5:])  # nothing settled yet
+        assert pick["rating"] == "A" and pick["status"] == "pending"
     for pick in match["picks"]:
         if pick["rating"] != "A":
             assert not pick["locked"] and pick["selection"] is not None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_from_kick_off_every_pick_is_public_in_full(client, world, kind):
+    day = a_pick_day(upcoming=False)
+    items = ok(get(client, world, f"/api/picks/today?date={day}&rating=A", kind))["items"]
+    assert items
+    for pick in items:
+        assert not pick["locked"] and all(pick[name] is not None for name in HIDDEN[:5])
+        assert pick["status"] in ("won", "lost")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -198,7 +216,7 @@ def test_the_slate_never_shows_the_prices_behind_a_locked_pick(client, world, ki
     pick = (
         Pick.select(Pick, Match)
         .join(Match)
-        .where((Pick.rating == "A") & (Pick.market == "1x2"))
+        .where((Pick.rating == "A") & (Pick.market == "1x2") & (Match.kickoff_at > NOW))
         .order_by(Match.kickoff_at.desc())
         .first()
     )
@@ -207,9 +225,11 @@ def test_the_slate_never_shows_the_prices_behind_a_locked_pick(client, world, ki
     (item,) = [item for item in items if item["match"]["id"] == pick.match_id]
     locked = kind in ("anonymous", "free")
     assert item["pick"]["locked"] is locked
+    assert (item["prediction"]["probabilities"] is None) is locked
+    assert item["prediction"]["marketProbabilities"] is not None  # the sharp line stays
     for row in item["selections"]:
-        assert row["probability"] is not None  # published probabilities are for everyone
-        assert all((row[name] is None) is locked for name in ("bestPrice", "bookmaker", "edge"))
+        hidden = ("probability", "bestPrice", "bookmaker", "edge")
+        assert all((row[name] is None) is locked for name in hidden)
     if not locked:
         best = max(item["selections"], key=lambda row: row["edge"])
         assert (best["selection"], best["bestPrice"]) == (pick.selection, pick.odds)

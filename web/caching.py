@@ -8,7 +8,9 @@ version** it was made at: a counter that every import, backfill, settlement and 
 its own transaction. Each request reads the version from the database (one indexed row) before
 looking in its own process's cache, so an answer is never served after the data it was made from
 has changed, on any process. An answer also lives at most ``PUBLIC_MAX_AGE`` seconds, so what
-turns with the clock alone (a pick that becomes public at kick-off) is never older than that.
+turns with the clock alone is never older than that; and one for a caller without premium
+access, which may hide a pick until its kick-off, lives only until the next kick-off of a match
+with such a pick, so a pick shows as soon as it may.
 """
 
 import hashlib
@@ -22,7 +24,7 @@ from flask import current_app, g, request
 from werkzeug.wrappers import Response
 
 from models import data_version
-from services.premium import has_premium
+from services.premium import has_premium, next_unlock
 from web.links import base_url
 
 #: Headers of the view's own response that a cached answer replays.
@@ -77,10 +79,11 @@ def cached(view, variant=None):
     @wraps(view)
     def answer(*args, **kwargs):
         now = current_app.extensions["clock"]()
+        premium = has_premium(g.get("viewer"))
         key = (
             request.path,
             request.query_string,
-            has_premium(g.get("viewer")),
+            premium,
             variant() if variant else None,
             base_url(),  # links in the answer (a prediction page's canonical URL) name it
             now.date(),
@@ -89,6 +92,9 @@ def cached(view, variant=None):
         cache = current_app.extensions["answer_cache"]
         entry = cache.get(key)
         if entry is None or entry.version != version or entry.expires <= now:
+            expires = now + timedelta(seconds=current_app.config["PUBLIC_MAX_AGE"])
+            if not premium:  # read before the answer: a pick unlocking meanwhile only shortens it
+                expires = min(expires, next_unlock(now) or expires)
             response = view(*args, **kwargs)
             if response.status_code != 200:
                 return response
@@ -97,8 +103,7 @@ def cached(view, variant=None):
                 (name, response.headers[name]) for name in KEPT if name in response.headers
             )
             etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-            lifetime = timedelta(seconds=current_app.config["PUBLIC_MAX_AGE"])
-            entry = Entry(version, now + lifetime, body, etag, headers)
+            entry = Entry(version, expires, body, etag, headers)
             cache.put(key, entry)
         return _send(entry, variant is not None)
 

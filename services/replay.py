@@ -1,0 +1,170 @@
+"""Replaying a history day by day with a moving clock: the live record the service would have
+published had it run then.
+
+Given match records from any source (football-data files, the demo world) and a start, each
+day of the replay does what the running service does on that day, with ``now`` set to it:
+
+1. **import what was known that day** (:func:`as_known`): finished matches with their results
+   and closing prices, fixtures of the coming ``horizon`` without them, and pre-match prices
+   only from ``odds_lead`` before kick-off;
+2. **predict the upcoming matches live** (kick-off within the horizon, one forecast per
+   country group, as a refresh does): new picks are live and enter the ledger before kick-off;
+3. **settle** what has finished, appending the outcomes of live picks to the ledger;
+4. **sign one checkpoint** of the ledger at ``now``.
+
+Each day is one transaction. The first day also backfills the history before it walk-forward
+(backfilled picks, never in the ledger), as a service starting that day with that history
+would. Running a replay twice over the same days changes nothing more.
+
+Used by ``flask ledger replay`` and the tests; ``services/demo`` can build the demo world's live
+history on it.
+"""
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from engine.records import MatchRecord
+from models import League, Match
+from services import imports, ledger, predictions, settlement
+from store.database import db
+
+#: How long after kick-off a match's result and closing prices are known.
+PLAYED_AFTER = timedelta(hours=2)
+#: How far ahead fixtures are known, and picks made.
+HORIZON = timedelta(days=7)
+#: How long before kick-off pre-match prices are known (football-data's are collected a day or
+#: two before the round).
+ODDS_LEAD = timedelta(days=2)
+
+
+@dataclass(frozen=True)
+class ReplayDay:
+    """What one day of a replay did."""
+
+    now: datetime
+    matches_new: int
+    matches_updated: int
+    predicted: int  # upcoming matches predicted live
+    published: int  # live picks entered in the ledger
+    settled: int  # picks settled or voided (live and backfilled)
+    ledger_size: int  # entries after the day's checkpoint
+
+
+def as_known(
+    record: MatchRecord,
+    now: datetime,
+    horizon: timedelta = HORIZON,
+    odds_lead: timedelta = ODDS_LEAD,
+    played_after: timedelta = PLAYED_AFTER,
+) -> MatchRecord | None:
+    """What was known of ``record`` at ``now``: everything once it has been played; before,
+    the fixture (from ``horizon`` ahead) with its pre-match prices (from ``odds_lead`` ahead)
+    and no result or closing price; None before the fixture is known."""
+    if record.kickoff_at + played_after <= now:
+        return record
+    if record.kickoff_at - horizon > now:
+        return None
+    quotes = []
+    if record.kickoff_at - odds_lead <= now:
+        quotes = [quote for quote in record.odds if not quote.is_closing]
+    return dataclasses.replace(
+        record,
+        status="scheduled" if record.status in ("finished", "live") else record.status,
+        home_goals=None,
+        away_goals=None,
+        ht_home_goals=None,
+        ht_away_goals=None,
+        odds=quotes,
+    )
+
+
+def run_day(
+    records: Iterable[MatchRecord],
+    now: datetime,
+    settings,
+    *,
+    horizon: timedelta = HORIZON,
+    odds_lead: timedelta = ODDS_LEAD,
+    backfill: bool = False,
+) -> ReplayDay:
+    """One day of a replay at ``now`` (see the module's docstring), in one transaction;
+    ``backfill`` predicts every stored match walk-forward first (a replay's first day)."""
+    known = [
+        seen
+        for record in records
+        if (seen := as_known(record, now, horizon, odds_lead)) is not None
+    ]
+    with db.atomic():
+        summary = imports.store(known)
+        if backfill:
+            predictions.backfill(settings, now=now)
+        predicted, published = _predict_upcoming(now, now + horizon, settings)
+        settled = settlement.settle_pending(settings, now=now)
+        ledger.checkpoint(now, settings)
+        size = ledger.size()
+    return ReplayDay(
+        now=now,
+        matches_new=summary.matches_new,
+        matches_updated=summary.matches_updated,
+        predicted=predicted,
+        published=published,
+        settled=settled["won"] + settled["lost"] + settled["void"],
+        ledger_size=size,
+    )
+
+
+def _predict_upcoming(now: datetime, until: datetime, settings) -> tuple[int, int]:
+    """Predict live every match kicking off in ``(now, until]``, one forecast per country
+    (fitting only what those matches need); returns (matches predicted, picks published)."""
+    groups = defaultdict(list)
+    query = (
+        Match.select(Match.id, League.country)
+        .join(League)
+        .where((Match.kickoff_at > now) & (Match.kickoff_at <= until))
+        .where(Match.status.in_(("scheduled", "postponed")))
+        .order_by(Match.kickoff_at, Match.id)
+    )
+    for match_id, country in query.tuples():
+        groups[country].append(match_id)
+    predicted = published = 0
+    for country, match_ids in sorted(groups.items()):
+        fc = predictions.forecast(now, settings, match_ids=match_ids, country=country)
+        rows = np.flatnonzero(np.isin(fc.match_id, match_ids))
+        written = predictions.store(fc, rows, now)
+        predicted += len(rows)
+        published += written["published"]
+    return predicted, published
+
+
+def replay(
+    records: Iterable[MatchRecord],
+    start: datetime,
+    days: int,
+    settings,
+    *,
+    horizon: timedelta = HORIZON,
+    odds_lead: timedelta = ODDS_LEAD,
+    progress: Callable[[ReplayDay], None] | None = None,
+) -> list[ReplayDay]:
+    """Replay ``days`` days from ``start`` (an aware datetime: each day runs at that time of
+    day); the first day backfills the history before it. ``progress`` hears of each day."""
+    records = list(records)
+    done = []
+    for number in range(days):
+        day = run_day(
+            records,
+            start + timedelta(days=number),
+            settings,
+            horizon=horizon,
+            odds_lead=odds_lead,
+            backfill=number == 0,
+        )
+        done.append(day)
+        if progress is not None:
+            progress(day)
+    return done

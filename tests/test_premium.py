@@ -1,0 +1,217 @@
+"""The premium rule, walked across every public answer: before kick-off nothing an anonymous or
+free caller reads gives a locked pick back, alone or in combination; from kick-off all of it
+shows.
+
+"Gives back" is tested as non-interference: every public answer about the locked market is read,
+then everything the lock hides (the pick's selection, price, bookmaker, probability and edge,
+the market's published probabilities, best prices and their bookmakers, the goal models' own
+probabilities) is replaced with other values, and every answer is read again. Any field, or any
+combination of fields (an average, a ranking, a distance, a sentence), that depended on a hidden
+value would now read differently.
+"""
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app import create_app
+from models import Match, MatchIntelligence, OddsSummary, Pick, Prediction, bump_data_version
+from services import demo, predictions, settlement
+from store.schema import create_tables, drop_tables
+from tests import factories
+from tests.conftest import settings
+
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+KINDS = ("anonymous", "free")
+
+
+class Clock:
+    """The app's clock, moved by the tests."""
+
+    def __init__(self, now):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+    def rewind(self):
+        """Back to NOW. Cached answers expect time to move forward only, so those made later
+        are dropped (a new data version)."""
+        self.now = NOW
+        bump_data_version()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    clock = Clock(NOW)
+    app = create_app(
+        settings(
+            tmp_path_factory.mktemp("premium"),
+            RATELIMIT_PUBLIC="100000 per minute",
+            RATELIMIT_AUTH="100000 per minute",
+            CLOCK=clock,
+            # Lower than the defaults, so some of the demo's few upcoming picks are rated A.
+            RATING_A_EDGE=0.03,
+            RATING_B_EDGE=0.025,
+        )
+    )
+    with app.app_context():
+        drop_tables()
+        create_tables()
+        demo.load(now=NOW)
+        predictions.backfill(factories.settings(), now=NOW)
+        settlement.run(3650, factories.settings(), now=NOW)
+        app.people = {kind: headers for kind, (_, headers) in factories.people().items()}
+        app.people["anonymous"] = {}
+        app.clock = clock
+        yield app
+
+
+def locked_pick():
+    """The first upcoming pick rated A, with its match."""
+    return (
+        Pick.select(Pick, Match)
+        .join(Match)
+        .where((Pick.rating == "A") & (Match.kickoff_at > NOW) & Pick.is_live)
+        .order_by(Match.kickoff_at, Pick.id)
+        .first()
+    )
+
+
+def answers(client, people, kind, pick) -> dict:
+    """Every public answer that shows anything of ``pick``'s match, market or day, as ``kind``
+    reads it: path → body (JSON, or the HTML page's text)."""
+    match = pick.match
+    day = match.kickoff_at.date().isoformat()
+    headers = people[kind]
+    paths = [
+        f"/api/matches/{match.id}",
+        f"/api/picks/today?date={day}",
+        f"/api/picks/today?date={day}&rating=A&market={pick.market}",
+        f"/api/v1/seo/predictions/{match.slug}",
+        "/api/track-record/by-competition-type?isLive=true",
+        "/api/track-record/by-competition-type?isLive=false",
+        "/api/track-record/ledger",
+        "/api/track-record/ledger/entries",
+    ]
+    for market in ("1x2", "ou25", "btts"):
+        paths.append(f"/api/explorer/slate?date={day}&market={market}")
+        for scope in ("league", "teams", "global"):
+            paths.append(f"/api/explorer/comparable?matchId={match.id}&market={market}&scope={scope}")
+    found = {}
+    for path in paths:
+        response = client.get(path, headers=headers)
+        assert response.status_code == 200, (path, response.get_data(as_text=True))
+        found[path] = response.get_json()
+    page = client.get(
+        f"/api/v1/seo/predictions/{match.slug}", headers={**headers, "Accept": "text/html"}
+    )
+    assert page.status_code == 200
+    found["html"] = page.get_data(as_text=True)
+    if kind != "anonymous":
+        body = {"dateFrom": day, "dateTo": day}
+        response = client.post("/api/backtest/run", json=body, headers=headers)
+        assert response.status_code == 200
+        found["backtest"] = response.get_json()
+    return found
+
+
+def hide_otherwise(pick) -> None:
+    """Replace everything the lock hides with other values, as another pick would have had."""
+    others = {"1x2": ("home", "draw", "away"), "ou25": ("over", "under"), "btts": ("yes", "no")}
+    selections = others[pick.market]
+    other = selections[(selections.index(pick.selection) + 1) % len(selections)]
+    Pick.update(
+        selection=other,
+        odds=pick.odds + 1.37,
+        bookmaker="another-bookmaker",
+        probability=pick.probability / 2,
+        edge=pick.edge + 0.21,
+    ).where(Pick.id == pick.id).execute()
+    prediction = Prediction.get(
+        (Prediction.match == pick.match_id) & (Prediction.market == pick.market)
+    )
+    shifted = {name: 1.0 / len(selections) for name in selections}
+    Prediction.update(probabilities=shifted, model_probabilities=shifted).where(
+        Prediction.id == prediction.id
+    ).execute()
+    OddsSummary.update(
+        best_price=OddsSummary.best_price + 0.55, best_bookmaker="another-bookmaker"
+    ).where((OddsSummary.match == pick.match_id) & (OddsSummary.market == pick.market)).execute()
+    intelligence = MatchIntelligence.get(MatchIntelligence.match == pick.match_id)
+    payload = json.loads(json.dumps(intelligence.payload))
+    payload["model"]["probabilities"][pick.market] = shifted
+    if payload["model"].get("marketRatings"):
+        payload["model"]["marketRatings"]["probabilities"][pick.market] = shifted
+    MatchIntelligence.update(payload=payload).where(
+        MatchIntelligence.id == intelligence.id
+    ).execute()
+    bump_data_version()
+
+
+def differences(before: dict, after: dict) -> list[str]:
+    """The answers that read differently."""
+    return [path for path in before if before[path] != after[path]]
+
+
+def test_no_public_answer_gives_a_locked_pick_back(world):
+    """The walk: every answer, as anonymous and free callers, reads the same whatever the
+    locked pick and its market's hidden figures are; a Pro caller's answers do change (so the
+    walk would see a leak), and from kick-off everyone's do."""
+    client = world.test_client()
+    pick = locked_pick()
+    assert pick is not None, "the world needs an upcoming pick rated A"
+    before = {kind: answers(client, world.people, kind, pick) for kind in (*KINDS, "pro")}
+    card = before["anonymous"][f"/api/matches/{pick.match_id}"]
+    (shown,) = [item for item in card["picks"] if item["id"] == pick.id]
+    assert shown["locked"] and shown["selection"] is None
+
+    hide_otherwise(pick)
+    after = {kind: answers(client, world.people, kind, pick) for kind in (*KINDS, "pro")}
+    for kind in KINDS:
+        assert differences(before[kind], after[kind]) == [], kind
+    changed = differences(before["pro"], after["pro"])
+    assert f"/api/matches/{pick.match_id}" in changed and "html" in changed
+
+    world.clock.now = pick.match.kickoff_at  # kick-off: the pick is public in full
+    try:
+        kicked_off = answers(client, world.people, "anonymous", pick)
+        card = kicked_off[f"/api/matches/{pick.match_id}"]
+        (shown,) = [item for item in card["picks"] if item["id"] == pick.id]
+        assert not shown["locked"] and shown["selection"] is not None
+        assert shown["odds"] == pytest.approx(pick.odds + 1.37)
+        assert f"/api/matches/{pick.match_id}" in differences(before["anonymous"], kicked_off)
+    finally:
+        world.clock.rewind()
+
+
+def test_a_cached_locked_answer_unlocks_at_kick_off(world):
+    client = world.test_client()
+    pick = locked_pick()
+    path = f"/api/matches/{pick.match_id}"
+    first = client.get(path).get_json()
+    assert [item["locked"] for item in first["picks"] if item["id"] == pick.id] == [True]
+    world.clock.now = pick.match.kickoff_at + timedelta(seconds=1)
+    try:  # the data did not change, the clock did: the cached answer must not outlive it
+        later = client.get(path).get_json()
+        assert [item["locked"] for item in later["picks"] if item["id"] == pick.id] == [False]
+    finally:
+        world.clock.rewind()
+
+
+def test_a_locked_markets_ledger_entry_seals_its_pick_until_kick_off(world):
+    client = world.test_client()
+    pick = locked_pick()
+    items = client.get("/api/track-record/ledger/entries").get_json()["items"]
+    (entry,) = [item for item in items if json.loads(item["entry"])["pickId"] == pick.id]
+    body = json.loads(entry["entry"])
+    assert body["type"] == "pick.published" and entry["reveal"] is None
+    assert not {"selection", "odds", "bookmaker", "probability", "edge"} & set(body)
+    world.clock.now = pick.match.kickoff_at
+    try:
+        items = client.get("/api/track-record/ledger/entries").get_json()["items"]
+        (entry,) = [item for item in items if item["index"] == entry["index"]]
+        assert entry["reveal"]["pick"]["id"] == pick.id
+    finally:
+        world.clock.rewind()

@@ -98,7 +98,9 @@ def answers(client, people, kind, pick) -> dict:
     for market in ("1x2", "ou25", "btts"):
         paths.append(f"/api/explorer/slate?date={day}&market={market}")
         for scope in ("league", "teams", "global"):
-            paths.append(f"/api/explorer/comparable?matchId={match.id}&market={market}&scope={scope}")
+            paths.append(
+                f"/api/explorer/comparable?matchId={match.id}&market={market}&scope={scope}"
+            )
     found = {}
     for path in paths:
         response = client.get(path, headers=headers)

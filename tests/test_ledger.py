@@ -1,0 +1,534 @@
+"""The ledger of live picks: entries written with the picks and their settlement, append-only in
+code and in the database, signed checkpoints, public endpoints and proofs; the standalone
+verifier green on an honest history and red on each way of cooking one."""
+
+import ast
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from peewee import DatabaseError
+
+from engine import ledger as entries_engine
+from engine import notes
+from models import (
+    LEDGER_TABLES,
+    LedgerCheckpoint,
+    LedgerEntry,
+    LedgerNode,
+    LedgerSeal,
+    Pick,
+    bump_data_version,
+)
+from services import ledger, settlement
+from store.database import db, is_sqlite
+from tests import asserts, factories
+from tests.verifier import client_fetcher, load_verifier
+
+verifier = load_verifier()
+ROOT = Path(__file__).resolve().parents[1]
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+ODDS = [
+    ("pinnacle", "1x2", "home", 2.9, False),
+    ("pinnacle", "1x2", "draw", 3.4, False),
+    ("pinnacle", "1x2", "away", 2.6, False),
+]
+CLOSING = [
+    ("pinnacle", "1x2", "home", 2.8, True),
+    ("pinnacle", "1x2", "draw", 3.5, True),
+    ("pinnacle", "1x2", "away", 2.7, True),
+    ("pinnacle", "ou25", "over", 2.0, True),
+    ("pinnacle", "ou25", "under", 1.85, True),
+]
+
+
+class Clock:
+    """The app's clock, moved by the tests."""
+
+    def __init__(self, now):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock(T0)
+
+
+@pytest.fixture
+def app(make_app, clock):
+    return make_app(CLOCK=clock)
+
+
+def fixture(home, away, kickoff):
+    return factories.match(home, away, kickoff=kickoff, status="scheduled", odds=ODDS)
+
+
+def live_pick(match, market, selection, odds, rating, now):
+    return factories.pick(
+        match, market, selection, odds, is_live=True, rating=rating, created_at=now
+    )
+
+
+def publish(match_ids, now):
+    """What storing new live picks does: publish them, then the operation's checkpoint."""
+    published = ledger.publish_new(match_ids, now, "test-1")
+    ledger.checkpoint(now, factories.settings())
+    return published
+
+
+def result(match, goals=(2, 1), status="finished"):
+    """The match's result (and closing prices) arrive, as a later import brings them."""
+    factories.match(
+        match.home_team.name,
+        match.away_team.name,
+        kickoff=match.kickoff_at,
+        status=status,
+        goals=goals,
+        odds=CLOSING if status == "finished" else (),
+    )
+
+
+def history(clock):
+    """An honest live history: picks published before kick-off over two days, then settled
+    (won, lost and void); four checkpoints. Returns the picks."""
+    first = fixture("Alpha", "Beta", T0 + timedelta(days=1))
+    second = fixture("Gamma", "Delta", T0 + timedelta(days=1, hours=3))
+    third = fixture("Epsilon", "Zeta", T0 + timedelta(days=2))
+    picks = [
+        live_pick(first, "1x2", "home", 3.1, "A", T0),
+        live_pick(second, "ou25", "over", 2.05, "B", T0),
+        live_pick(third, "btts", "yes", 1.9, "C", T0),
+    ]
+    assert publish([first.id, second.id, third.id], T0) == 3
+    later = T0 + timedelta(hours=12)
+    fourth = fixture("Eta", "Theta", T0 + timedelta(days=3))
+    picks.append(live_pick(fourth, "1x2", "away", 4.2, "A", later))
+    assert publish([fourth.id], later) == 1
+    settled_at = T0 + timedelta(days=1, hours=6)
+    result(first, (2, 1))
+    result(second, (0, 0))
+    settlement.run(7, factories.settings(), now=settled_at)
+    voided_at = T0 + timedelta(days=2, hours=4)
+    result(third, status="cancelled")
+    settlement.run(7, factories.settings(), now=voided_at)
+    clock.now = voided_at
+    return picks
+
+
+def entries():
+    return [json.loads(row.body) for row in LedgerEntry.select().order_by(LedgerEntry.position)]
+
+
+def run_verifier(client, saved_key=None, saved=(), token=None):
+    """The verifier's verdicts over the app, as ``{check: verdict}``, and its report."""
+    report, key, latest = verifier.verify(
+        client_fetcher(client, token), saved_key, list(saved), token, out=io.StringIO()
+    )
+    return {name: verdict for verdict, name, _ in report.verdicts}, report, key, latest
+
+
+def details(report) -> str:
+    return "\n".join(f"{verdict} {name}: {detail}" for verdict, name, detail in report.verdicts)
+
+
+# Entries, written with what they record
+
+
+def test_live_picks_are_published_and_settled_into_the_ledger(app, clock):
+    with app.app_context():
+        picks = history(clock)
+        found = entries()
+        kinds = [(entry["type"], entry["pickId"]) for entry in found]
+        assert kinds == [
+            ("pick.published", picks[0].id),
+            ("pick.published", picks[1].id),
+            ("pick.published", picks[2].id),
+            ("pick.published", picks[3].id),
+            ("pick.settled", picks[0].id),
+            ("pick.settled", picks[1].id),
+            ("pick.voided", picks[2].id),
+        ]
+        leaves = [row.leaf_hash for row in LedgerEntry.select().order_by(LedgerEntry.position)]
+        assert found[4]["published"] == leaves[0] and found[4]["status"] == "won"
+        assert found[5]["status"] == "lost" and found[5]["profit"] == "-1.0"
+        assert found[6]["status"] == "void" and found[6]["profit"] == "0.0"
+        assert found[4]["profit"] == entries_engine.decimal(3.1 - 1.0)
+        assert found[4]["clv"] == entries_engine.decimal(3.1 / 2.8 - 1)
+        assert not {"selection", "odds", "bookmaker", "probability", "edge"} & set(found[0])
+        assert found[0]["kickoffAt"] == "2026-03-02T09:00:00Z"
+        sizes = [row.size for row in LedgerCheckpoint.select().order_by(LedgerCheckpoint.size)]
+        assert sizes == [3, 4, 6, 7]  # one per operation that appended
+
+
+def test_backfilled_picks_never_enter_the_ledger(ctx):
+    match = factories.match(kickoff=T0 - timedelta(days=1), goals=(1, 0))
+    factories.pick(match, is_live=False, rating="A", created_at=T0)
+    assert ledger.publish_new([match.id], T0, "test-1") == 0
+    settlement.run(7, factories.settings(), now=T0)
+    assert LedgerEntry.select().count() == 0 and ledger.checkpoint(T0, factories.settings()) is None
+
+
+def test_a_pick_whose_match_kicked_off_cannot_be_published(ctx):
+    match = fixture("Alpha", "Beta", T0)
+    live_pick(match, "1x2", "home", 3.1, "A", T0 - timedelta(hours=1))
+    with pytest.raises(ValueError, match="kicked off"):
+        ledger.publish_new([match.id], T0, "test-1")
+
+
+def test_settlement_and_its_entries_share_one_transaction(app, clock, monkeypatch):
+    """A failure while appending the outcomes rolls the settlement back with them."""
+    with app.app_context():
+        match = fixture("Alpha", "Beta", T0 + timedelta(hours=2))
+        pick = live_pick(match, "1x2", "home", 3.1, "A", T0)
+        publish([match.id], T0)
+        result(match)
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("the disk is full")
+
+        monkeypatch.setattr(ledger, "record_outcomes", broken)
+        with pytest.raises(RuntimeError):
+            settlement.run(7, factories.settings(), now=T0 + timedelta(hours=5))
+        assert Pick.get_by_id(pick.id).status == "pending"
+        monkeypatch.undo()
+        settlement.run(7, factories.settings(), now=T0 + timedelta(hours=5))
+        assert Pick.get_by_id(pick.id).status == "won"
+        assert [entry["type"] for entry in entries()] == ["pick.published", "pick.settled"]
+
+
+# Append-only, in code and in the database
+
+
+def test_no_code_updates_or_deletes_a_ledger_row():
+    names = {model.__name__ for model in LEDGER_TABLES}
+    offenders = []
+    for path in [*ROOT.glob("*.py"), *ROOT.glob("services/*.py"), *ROOT.glob("store/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("update", "delete", "delete_instance", "save", "replace")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in names
+            ):
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []
+
+
+@pytest.mark.parametrize("model", LEDGER_TABLES, ids=lambda model: model.__name__)
+def test_the_database_refuses_to_update_or_delete_a_ledger_row(app, clock, model):
+    """On SQLite and on PostgreSQL (CI runs the suite on both)."""
+    with app.app_context():
+        history(clock)
+        table = model._meta.table_name
+        column = {
+            LedgerEntry: "body",
+            LedgerNode: "hash",
+            LedgerCheckpoint: "signed_note",
+            LedgerSeal: "salt",
+        }[model]
+        for statement in (
+            f'UPDATE "{table}" SET "{column}" = \'x\'',
+            f'DELETE FROM "{table}"',
+        ):
+            with pytest.raises(DatabaseError, match="append-only"), db.atomic():
+                db.execute_sql(statement)
+        if not is_sqlite():
+            with pytest.raises(DatabaseError, match="append-only"), db.atomic():
+                db.execute_sql(f'TRUNCATE "{table}"')
+        assert model.select().count() > 0
+
+
+# The public endpoints
+
+
+def test_the_ledger_head_is_the_latest_signed_checkpoint(app, clock):
+    client = app.test_client()
+    empty = client.get("/api/track-record/ledger").get_json()
+    assert empty["size"] == 0 and empty["signedNote"] is None
+    assert empty["rootHash"] == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    with app.app_context():
+        history(clock)
+    head = client.get("/api/track-record/ledger").get_json()
+    key = notes.parse_verifier_key(head["verifierKey"])
+    checkpoint = notes.parse_checkpoint(key.verify(head["signedNote"]))
+    assert (
+        (checkpoint.size, checkpoint.root.hex())
+        == (head["size"], head["rootHash"])
+        == (
+            7,
+            head["rootHash"],
+        )
+    )
+    assert checkpoint.origin == head["origin"] == "test.example/ledger"
+    assert checkpoint.extensions == ("time 2026-03-03T13:00:00Z",)
+    assert head["keyId"] == key.key_id.hex() and head["publishedAt"] == "2026-03-03T13:00:00Z"
+
+
+def test_entries_carry_reveals_only_once_the_pick_may_be_shown(app, clock):
+    client = app.test_client()
+    with app.app_context():
+        picks = history(clock)
+    clock.now = T0 + timedelta(hours=13)  # pick 4 (A) is still to kick off; pick 1 (A) played
+    page = client.get("/api/track-record/ledger/entries").get_json()
+    assert [item["index"] for item in page["items"]] == list(range(7))
+    reveals = {json.loads(item["entry"])["pickId"]: item["reveal"] for item in page["items"][:4]}
+    assert reveals[picks[3].id] is None  # rated A, before kick-off
+    assert reveals[picks[1].id]["pick"]["selection"] == "over"  # rated B: public at once
+    clock.now = T0 + timedelta(days=1)  # pick 1's kick-off
+    page = client.get("/api/track-record/ledger/entries").get_json()
+    first = page["items"][0]
+    assert first["reveal"]["pick"] == {
+        "id": picks[0].id,
+        "matchId": picks[0].match_id,
+        "market": "1x2",
+        "selection": "home",
+        "odds": "3.1",
+        "bookmaker": "bet365",
+        "probability": "0.55",
+        "edge": "0.1",
+        "rating": "A",
+        "stake": "1.0",
+        "publishedAt": "2026-03-01T09:00:00Z",
+    }
+    assert entries_engine.opens(json.loads(first["entry"])["commitment"], first["reveal"])
+    assert [item["checkpointSize"] for item in page["items"]] == [3, 3, 3, 4, 6, 6, 7]
+    assert [cp["size"] for cp in page["checkpoints"]] == [3, 4, 6, 7]
+
+
+def test_entries_page_by_start_and_end(app, clock):
+    client = app.test_client()
+    with app.app_context():
+        history(clock)
+    page = client.get("/api/track-record/ledger/entries?start=2&end=5").get_json()
+    assert [item["index"] for item in page["items"]] == [2, 3, 4]
+    assert [cp["size"] for cp in page["checkpoints"]] == [3, 4, 6]
+    assert client.get("/api/track-record/ledger/entries?start=7").get_json()["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("query", "fields"),
+    [
+        ("start=8", ["start"]),
+        ("start=2&end=1", ["end"]),
+        ("start=0&end=8", ["end"]),
+        ("start=-1", ["start"]),
+        ("start=abc", ["start"]),
+    ],
+)
+def test_bad_entries_arguments_are_422s(app, clock, query, fields):
+    with app.app_context():
+        history(clock)
+    response = app.test_client().get(f"/api/track-record/ledger/entries?{query}")
+    assert list(asserts.problem(response, 422, "validation-error")["errors"]) == fields
+
+
+def test_proofs_verify_against_the_signed_roots(app, clock):
+    client = app.test_client()
+    with app.app_context():
+        history(clock)
+    head = client.get("/api/track-record/ledger").get_json()
+    items = client.get("/api/track-record/ledger/entries").get_json()["items"]
+    root = bytes.fromhex(head["rootHash"])
+    for item in items:
+        proof = client.get(f"/api/track-record/ledger/proof?index={item['index']}").get_json()
+        assert proof["type"] == "inclusion" and proof["leafHash"] == item["leafHash"]
+        hashes = [bytes.fromhex(value) for value in proof["hashes"]]
+        leaf = bytes.fromhex(item["leafHash"])
+        assert verifier.verify_inclusion(item["index"], 7, leaf, hashes, root)
+    for size in range(8):
+        proof = client.get(f"/api/track-record/ledger/proof?fromSize={size}").get_json()
+        hashes = [bytes.fromhex(value) for value in proof["hashes"]]
+        old = bytes.fromhex(proof["fromRootHash"])
+        assert verifier.verify_consistency(size, 7, old, root, hashes)
+    old_head = client.get("/api/track-record/ledger/proof?fromSize=3&treeSize=4").get_json()
+    assert old_head["treeSize"] == 4
+
+
+@pytest.mark.parametrize(
+    ("query", "fields"),
+    [
+        ("", ["index", "fromSize"]),
+        ("index=1&fromSize=1", ["index", "fromSize"]),
+        ("index=7", ["index"]),
+        ("index=1&treeSize=8", ["treeSize"]),
+        ("fromSize=5&treeSize=4", ["fromSize"]),
+        ("index=-2", ["index"]),
+    ],
+)
+def test_bad_proof_arguments_are_422s(app, clock, query, fields):
+    with app.app_context():
+        history(clock)
+    response = app.test_client().get(f"/api/track-record/ledger/proof?{query}")
+    assert sorted(asserts.problem(response, 422, "validation-error")["errors"]) == sorted(fields)
+
+
+def test_the_ledger_endpoints_are_public_and_documented(app):
+    spec = app.test_client().get("/openapi.json").get_json()
+    for path in ("", "/entries", "/proof"):
+        operation = spec["paths"][f"/api/track-record/ledger{path}"]["get"]
+        assert {} in operation["security"]
+        assert "429" in operation["responses"]
+        if path:
+            assert "422" in operation["responses"]
+    schemas = spec["components"]["schemas"]
+    assert "verifierKey" in schemas["LedgerHead"]["properties"]
+
+
+def test_the_cli_prints_the_public_key(app):
+    output = app.test_cli_runner().invoke(args=["ledger", "key"]).output.strip()
+    assert output == "test.example/ledger+cbd80a5f+AUsZ03ZSkFooGzmjwRX1UaLEQ95CK7lJpEL/e4rmAAnc"
+    assert notes.parse_verifier_key(output).name == "test.example/ledger"
+
+
+# The verifier: green on an honest history …
+
+
+def test_the_verifier_is_green_on_an_honest_history_and_saves_its_checkpoint(app, clock):
+    client = app.test_client()
+    with app.app_context():
+        history(clock)
+        pro = factories.token(factories.user("pro@example.com", plan="pro"))
+    verdicts, report, key, latest = run_verifier(client, token=pro)
+    assert not report.failed, details(report)
+    assert verdicts == {
+        "key": "PASS",
+        "checkpoint": "PASS",
+        "root": "PASS",
+        "inclusion": "PASS",
+        "saved checkpoints": "SKIP",
+        "published before kick-off": "PASS",
+        "timestamps": "SKIP",
+        "reveals": "PASS",
+        "track record": "PASS",
+        "data api track record": "PASS",
+    }
+    # A later run, with the checkpoint saved, proves the log only grew since.
+    with app.app_context():
+        fifth = fixture("Iota", "Kappa", T0 + timedelta(days=4))
+        live_pick(fifth, "1x2", "draw", 3.3, "B", clock.now)
+        publish([fifth.id], clock.now)
+    verdicts, report, _, _ = run_verifier(client, key.text, [latest.note], pro)
+    assert verdicts["saved checkpoints"] == "PASS" and not report.failed, details(report)
+
+
+# … and red on each way of cooking one
+
+
+def drop_append_only_triggers():
+    """What someone with the database's keys could do first."""
+    for model in LEDGER_TABLES:
+        table = model._meta.table_name
+        if is_sqlite():
+            for event in ("update", "delete"):
+                db.execute_sql(f'DROP TRIGGER IF EXISTS "{table}_no_{event}"')
+        else:
+            db.execute_sql(f'DROP TRIGGER IF EXISTS "{table}_append_only" ON "{table}"')
+
+
+def honest_run(app, clock):
+    """An honest history, checked once by the verifier: (client, pinned key, saved notes)."""
+    client = app.test_client()
+    with app.app_context():
+        history(clock)
+    _verdicts, report, key, latest = run_verifier(client)
+    assert not report.failed, details(report)
+    return client, key.text, [latest.note]
+
+
+def test_red_when_a_live_picks_odds_are_edited(app, clock):
+    client, key, saved = honest_run(app, clock)
+    with app.app_context():
+        pick = Pick.select().where(Pick.is_live & (Pick.status == "lost")).first()
+        Pick.update(odds=pick.odds + 1.0).where(Pick.id == pick.id).execute()
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert verdicts["reveals"] == "FAIL", details(report)
+    assert "does not open its commitment" in details(report)
+
+
+def test_red_when_an_entry_is_deleted(app, clock):
+    client, key, saved = honest_run(app, clock)
+    with app.app_context():
+        drop_append_only_triggers()
+        LedgerEntry.delete().where(LedgerEntry.position == 5).execute()
+    _verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert report.failed and "entry 5 is missing" in details(report), details(report)
+
+
+def test_red_when_a_pick_is_published_after_kick_off(app, clock):
+    """Someone writes the entry of a pick made after the match kicked off, with the real key:
+    its first checkpoint is signed after the kick-off."""
+    client, key, saved = honest_run(app, clock)
+    with app.app_context():
+        match = factories.match("Lambda", "Mu", kickoff=clock.now - timedelta(hours=3))
+        pick = live_pick(match, "1x2", "home", 2.5, "B", clock.now - timedelta(hours=4))
+        salt = bytes(32)
+        body = entries_engine.published_entry(
+            {**pick.__data__, "match_id": match.id},
+            salt,
+            kickoff_at=match.kickoff_at,
+            competition_type="top-flight",
+            model_version="test-1",
+        )
+        LedgerSeal.create(pick_id=pick.id, salt=salt.hex())
+        ledger._append([entries_engine.PUBLISHED], [pick.id], [body], clock.now)
+        ledger.checkpoint(clock.now, factories.settings())
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert verdicts["published before kick-off"] == "FAIL", details(report)
+    assert verdicts["saved checkpoints"] == "PASS"  # it only grew: the time gives it away
+
+
+def test_red_when_a_live_pick_is_inserted_without_an_entry(app, clock):
+    client, key, saved = honest_run(app, clock)
+    with app.app_context():
+        match = factories.match("Lambda", "Mu", kickoff=clock.now - timedelta(hours=3))
+        live_pick(match, "1x2", "home", 2.5, "B", clock.now - timedelta(days=2))
+        settlement.run(7, factories.settings(), now=clock.now)
+    verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert verdicts["track record"] == "FAIL", details(report)
+
+
+def test_red_when_a_checkpoint_is_signed_with_another_key(app, clock):
+    client, key, saved = honest_run(app, clock)
+    with app.app_context():
+        app.config["LEDGER_SIGNING_KEY"] = notes.generate("test.example/ledger").encode()
+        fifth = fixture("Iota", "Kappa", clock.now + timedelta(days=4))
+        live_pick(fifth, "1x2", "draw", 3.3, "B", clock.now)
+        publish([fifth.id], clock.now)
+    verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert verdicts["key"] == "FAIL" and verdicts["checkpoint"] == "FAIL", details(report)
+    assert "no signature by the pinned key" in details(report)
+
+
+def test_red_when_an_older_tree_is_rewritten(app, clock):
+    """The operator rewrites history (a lost pick dropped, every checkpoint re-signed with the
+    real key): the root matches the new entries, but not what a user saved."""
+    client, key, saved = honest_run(app, clock)
+    with app.app_context():
+        drop_append_only_triggers()
+        kept = [
+            (row.kind, row.pick_id, row.body.encode(), row.created_at)
+            for row in LedgerEntry.select().order_by(LedgerEntry.position)
+            if json.loads(row.body).get("status") != "lost"
+        ]
+        lost = [row.pick_id for row in LedgerEntry.select() if '"lost"' in row.body]
+        for model in (LedgerEntry, LedgerNode, LedgerCheckpoint):
+            model.delete().execute()
+        Pick.delete().where(Pick.id.in_(lost)).execute()
+        for kind, pick_id, body, at in kept:
+            published = kind == "pick.published" and json.loads(body)["pickId"] in lost
+            if not published:
+                ledger._append([kind], [pick_id], [body], at)
+                ledger.checkpoint(at, factories.settings())
+        bump_data_version()
+    _fresh, report, _, _ = run_verifier(client, key)  # a new user sees a consistent log …
+    assert not report.failed, details(report)
+    verdicts, report, _, _ = run_verifier(client, key, saved)  # … one who saved one does not
+    assert verdicts["saved checkpoints"] == "FAIL", details(report)

@@ -3,6 +3,7 @@
 import json
 import sys
 import time
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import click
@@ -13,7 +14,7 @@ from peewee import DatabaseError
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
 from schemas.ops import OperationResultSchema
-from services import demo, imports, ledger, odds, operations, users
+from services import demo, imports, ledger, odds, operations, replay, users
 from store.schema import create_tables
 
 
@@ -240,6 +241,37 @@ def ledger_group():
 def ledger_key():
     """Print the public key that verifies the ledger's checkpoints."""
     click.echo(ledger.signing_key(current_app.config).verifier_key)
+
+
+@ledger_group.command("replay")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--start",
+    required=True,
+    type=click.DateTime(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"]),
+    help="The first day (UTC; a time of day sets when each day runs, default 00:00).",
+)
+@click.option("--days", type=click.IntRange(1, 3650), default=7, show_default=True)
+@click.option("--horizon-days", type=click.IntRange(1, 60), default=7, show_default=True)
+@click.option("--odds-lead-days", type=click.IntRange(0, 60), default=2, show_default=True)
+def ledger_replay(files, start, days, horizon_days, odds_lead_days):
+    """Replay football-data FILES day by day from --start, as the live service would have run:
+    import what was known each day, predict upcoming matches live (into the ledger), settle,
+    sign a checkpoint."""
+    records = replay.read_files(files)
+    replay.replay(
+        records,
+        start.replace(tzinfo=UTC),
+        days,
+        current_app.config,
+        horizon=timedelta(days=horizon_days),
+        odds_lead=timedelta(days=odds_lead_days),
+        progress=lambda day: click.echo(
+            f"{day.now:%Y-%m-%d %H:%M}: {day.matches_new} new, {day.matches_updated} updated, "
+            f"{day.predicted} predicted live, {day.published} published, {day.settled} settled, "
+            f"ledger {day.ledger_size} entries"
+        ),
+    )
 
 
 def _report(operation: dict, full=True):

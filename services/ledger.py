@@ -58,6 +58,11 @@ def size() -> int:
     return 0 if last is None else last + 1
 
 
+def published_count() -> int:
+    """How many picks the ledger has published."""
+    return LedgerEntry.select().where(LedgerEntry.kind == entries_engine.PUBLISHED).count()
+
+
 def _lookup(addresses):
     """Hashes of perfect subtrees: leaves from the entries, the rest from the nodes; two
     queries whatever the number of addresses."""

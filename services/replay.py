@@ -25,9 +25,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 
+from engine import footballdata
 from engine.records import MatchRecord
 from models import League, Match
 from services import imports, ledger, predictions, settlement
@@ -53,6 +55,16 @@ class ReplayDay:
     published: int  # live picks entered in the ledger
     settled: int  # picks settled or voided (live and backfilled)
     ledger_size: int  # entries after the day's checkpoint
+
+
+def read_files(paths) -> list[MatchRecord]:
+    """The match records of football-data CSV files (rows that cannot be read are left out:
+    ``flask data import`` reports them)."""
+    records = []
+    for path in paths:
+        text = Path(path).read_bytes().decode("utf-8-sig", errors="replace")
+        records.extend(footballdata.parse(text).matches)
+    return records
 
 
 def as_known(
@@ -101,11 +113,13 @@ def run_day(
     ]
     with db.atomic():
         summary = imports.store(known)
+        before = ledger.published_count()
         if backfill:
             predictions.backfill(settings, now=now)
-        predicted, published = _predict_upcoming(now, now + horizon, settings)
+        predicted = _predict_upcoming(now, now + horizon, settings)
         settled = settlement.settle_pending(settings, now=now)
         ledger.checkpoint(now, settings)
+        published = ledger.published_count() - before
         size = ledger.size()
     return ReplayDay(
         now=now,
@@ -118,9 +132,9 @@ def run_day(
     )
 
 
-def _predict_upcoming(now: datetime, until: datetime, settings) -> tuple[int, int]:
+def _predict_upcoming(now: datetime, until: datetime, settings) -> int:
     """Predict live every match kicking off in ``(now, until]``, one forecast per country
-    (fitting only what those matches need); returns (matches predicted, picks published)."""
+    (fitting only what those matches need); returns how many."""
     groups = defaultdict(list)
     query = (
         Match.select(Match.id, League.country)
@@ -131,14 +145,13 @@ def _predict_upcoming(now: datetime, until: datetime, settings) -> tuple[int, in
     )
     for match_id, country in query.tuples():
         groups[country].append(match_id)
-    predicted = published = 0
+    predicted = 0
     for country, match_ids in sorted(groups.items()):
         fc = predictions.forecast(now, settings, match_ids=match_ids, country=country)
         rows = np.flatnonzero(np.isin(fc.match_id, match_ids))
-        written = predictions.store(fc, rows, now)
+        predictions.store(fc, rows, now)
         predicted += len(rows)
-        published += written["published"]
-    return predicted, published
+    return predicted
 
 
 def replay(

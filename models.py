@@ -9,7 +9,6 @@ from peewee import (
     BigIntegerField,
     BooleanField,
     CharField,
-    CompositeKey,
     DateField,
     DoubleField,
     ForeignKeyField,
@@ -394,32 +393,34 @@ class Delivery(BaseModel):
             (("endpoint", "id"), False),
         )
 class LedgerEntry(BaseModel):
-    """One entry of the append-only ledger of live picks: its canonical JSON and RFC 9162 leaf
-    hash (hex), at ``position`` in the tree. Never updated or deleted (a trigger refuses it)."""
+    """One entry of the append-only ledger of live picks: its canonical JSON (its leaf hash is
+    SHA-256(0x00 ‖ body)), at ``position`` in the tree. Never updated or deleted (a trigger
+    refuses it)."""
 
-    position = BigIntegerField(unique=True)
+    position = BigIntegerField(primary_key=True)  # SQLite: the rowid itself, no extra index
     kind = CharField(max_length=16, choices=_choices(LEDGER_KINDS))
     #: No foreign key: the ledger outlives any change to the picks it records.
     pick_id = BigIntegerField()
     body = TextField()
-    leaf_hash = CharField(max_length=64)
     created_at = UTCDateTimeField()
-
-    class Meta:
-        indexes = ((("pick_id", "kind"), True),)
 
 
 class LedgerNode(BaseModel):
     """The hash (hex) of the ledger tree's perfect subtree of ``2^level`` leaves starting at leaf
-    ``position × 2^level``, for level ≥ 1 (leaves are in ``LedgerEntry``): any root or proof is
-    then O(log n) lookups."""
+    ``position × 2^level``, for the levels ``services.ledger.STORED_LEVEL`` and up (smaller
+    ones are rehashed from their few leaves in ``LedgerEntry``): any root or proof is then
+    O(log n) lookups. Keyed by one integer, ``address = position × 64 + level``
+    (:func:`node_address`), so the key is the table itself (SQLite's rowid), not another index."""
 
+    address = BigIntegerField(primary_key=True)
     level = IntegerField()
     position = BigIntegerField()
     hash = CharField(max_length=64)
 
-    class Meta:
-        primary_key = CompositeKey("level", "position")
+
+def node_address(level: int, position: int) -> int:
+    """The key of the perfect subtree at ``(level, position)``."""
+    return (position << 6) | level
 
 
 class LedgerCheckpoint(BaseModel):
@@ -436,10 +437,12 @@ class LedgerCheckpoint(BaseModel):
 
 
 class LedgerSeal(BaseModel):
-    """The salt (hex) that seals a live pick's commitment until the pick may be shown."""
+    """A published live pick: the salt (hex) that seals its commitment until the pick may be
+    shown, and the leaf hash of its ``pick.published`` entry, which its outcome cites."""
 
     pick_id = BigIntegerField(unique=True)
     salt = CharField(max_length=64)
+    published_hash = CharField(max_length=64)
 
 
 #: The ledger's tables: rows are only ever added (``store.schema`` makes the database refuse

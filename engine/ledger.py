@@ -15,6 +15,7 @@ are a function of its content, and anyone re-encoding what they parsed gets the 
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -24,6 +25,8 @@ PUBLISHED, SETTLED, VOIDED = LEDGER_KINDS
 
 #: Bytes of random salt behind each commitment: enough that no one can try every pick.
 SALT_BYTES = 32
+
+_HEX = re.compile("[0-9a-f]{64}")
 
 
 def canonical(value) -> bytes:
@@ -147,22 +150,23 @@ def outcome_entry(*, pick_id, published, status, profit, closing_odds, clv, sett
 
 
 def outcome_entries(pick_ids, published, status, profit, closing_odds, clv, settled_at):
-    """:func:`outcome_entry` for many picks at once (lists of one length, one ``settled_at``):
-    the same bytes, written from a template, for settlement runs of a hundred thousand picks."""
-    at = instant(settled_at)
+    """:func:`outcome_entry` for many picks at once (lists of one length, ``published`` as hex,
+    one ``settled_at``): the same bytes, written from a template, for settlement runs of a
+    hundred thousand picks."""
+    tail = f'"settledAt":"{instant(settled_at)}",'
+    kinds = {"won": SETTLED, "lost": SETTLED, "void": VOIDED}
     entries = []
     for pick_id, cited, state, gain, closing, value in zip(
         pick_ids, published, status, profit, closing_odds, clv, strict=True
     ):
-        if state not in ("won", "lost", "void"):
-            raise ValueError(f"a pick settles won, lost or void, not {state!r}")
-        kind = VOIDED if state == "void" else SETTLED
+        if state not in kinds or not _HEX.fullmatch(cited):
+            raise ValueError(f"not an outcome: {state!r}, citing {cited!r}")
         entries.append(
             (
                 f'{{"closingOdds":{_quoted(closing)},"clv":{_quoted(value)},'
                 f'"pickId":{int(pick_id)},"profit":"{decimal(gain)}",'
-                f'"published":"{cited.hex()}","settledAt":"{at}",'
-                f'"status":"{state}","type":"{kind}"}}'
+                f'"published":"{cited}",{tail}'
+                f'"status":"{state}","type":"{kinds[state]}"}}'
             ).encode()
         )
     return entries

@@ -89,19 +89,34 @@ def append(frontier: Sequence[bytes], size: int, leaves: Sequence[bytes]):
     (``subtrees(0, size)``, left to right). Returns ``(nodes, frontier)``: every perfect
     subtree above the leaves that the new leaves complete, as ``(level, index, hash)`` with
     level ≥ 1, and the frontier of the grown tree.
+
+    Level by level: the new nodes of a level are a run of consecutive positions; each pair of
+    them (the first paired with the old tree's subtree of that level when it starts on a right
+    child) makes the next level's run.
     """
-    stack = list(zip(_levels(size), frontier, strict=True))
+    levels = _levels(size)
+    if len(frontier) != len(levels):
+        raise ValueError(f"a tree of {size} leaves has {len(levels)} frontier subtrees")
+    old = dict(zip(levels, frontier, strict=True))
+    total = size + len(leaves)
+    last = {}  # level -> the hash of the run's last node there (the new frontier's, if any)
     made = []
-    for offset, leaf in enumerate(leaves):
-        index = size + offset
-        level, value = 0, leaf
-        # Each trailing one bit of the index closes a perfect subtree with its left neighbour.
-        while stack and stack[-1][0] == level:
-            _, left = stack.pop()
-            level, value = level + 1, node_hash(left, value)
-            made.append((level, index >> level, value))
-        stack.append((level, value))
-    return made, [value for _, value in stack]
+    level, start, run = 0, size, list(leaves)
+    while run:
+        last[level] = run[-1]
+        if start & 1:  # the run starts on a right child: its left is the old subtree
+            start, run = start - 1, [old[level], *run]
+        parents = list(map(node_hash, run[0::2], run[1::2]))
+        level, start = level + 1, start >> 1
+        positions = range(start, start + len(parents))
+        made.extend(zip([level] * len(parents), positions, parents, strict=True))
+        run = parents
+    grown = []
+    for height in _levels(total):
+        # The subtree ends at the new size: made now, or an old one when none was made above it.
+        ends_new = (total >> height) > (size >> height)
+        grown.append(last[height] if ends_new else old[height])
+    return made, grown
 
 
 def _levels(size: int) -> list[int]:

@@ -12,6 +12,7 @@ too (see ``models._append_only``).
 """
 
 import base64
+import logging
 import secrets
 from datetime import datetime
 
@@ -20,13 +21,30 @@ from peewee import JOIN
 from engine import ledger as entries_engine
 from engine import merkle, notes
 from errors import ValidationFailed
-from models import League, LedgerCheckpoint, LedgerEntry, LedgerNode, LedgerSeal, Match, Pick
+from models import (
+    League,
+    LedgerCheckpoint,
+    LedgerEntry,
+    LedgerNode,
+    LedgerSeal,
+    Match,
+    Pick,
+    node_address,
+)
 from services import premium, timestamps
 from store.bulk import insert_rows
 from store.database import db, is_sqlite
 
+log = logging.getLogger("picks.ledger")
+
 #: Entries a page of ``entries`` may hold.
 PAGE_LIMIT = 1000
+#: The lowest level of the tree whose perfect subtrees are stored: one row per 2^level
+#: entries; a subtree below it is rehashed from its at most 2^level leaf hashes (a root or a
+#: proof reads at most one such subtree per level, so it stays O(log n) lookups).
+STORED_LEVEL = 3
+#: Matches looked up per query (SQLite takes at most 32,766 parameters).
+BATCH = 5000
 #: PostgreSQL advisory lock that serialises appends (SQLite serialises writers itself).
 APPEND_LOCK = 0x6C6564676572  # "ledger"
 
@@ -64,54 +82,71 @@ def published_count() -> int:
 
 
 def _lookup(addresses):
-    """Hashes of perfect subtrees: leaves from the entries, the rest from the nodes; two
-    queries whatever the number of addresses."""
-    leaves = [position for level, position in addresses if level == 0]
+    """Hashes of perfect subtrees, in two queries whatever their number: stored ones from the
+    nodes; those below :data:`STORED_LEVEL` from their (at most ``2^STORED_LEVEL``) leaves."""
+    low = [(level, position) for level, position in addresses if level < STORED_LEVEL]
+    leaves = sorted(
+        {
+            leaf
+            for level, position in low
+            for leaf in range(position << level, (position + 1) << level)
+        }
+    )
     found = {}
     if leaves:
-        query = LedgerEntry.select(LedgerEntry.position, LedgerEntry.leaf_hash).where(
+        query = LedgerEntry.select(LedgerEntry.position, LedgerEntry.body).where(
             LedgerEntry.position.in_(leaves)
         )
-        found.update(((0, position), value) for position, value in query.tuples())
-    inner = [address for address in addresses if address[0] > 0]
-    if inner:
-        levels = sorted({level for level, _ in inner})
-        positions = sorted({position for _, position in inner})
+        known = {position: merkle.leaf_hash(body.encode()) for position, body in query.tuples()}
+        for level, position in low:
+            span = range(position << level, (position + 1) << level)
+            if all(leaf in known for leaf in span):
+                found[(level, position)] = merkle.root([known[leaf] for leaf in span])
+    stored = [node_address(*address) for address in addresses if address[0] >= STORED_LEVEL]
+    if stored:
         query = LedgerNode.select(LedgerNode.level, LedgerNode.position, LedgerNode.hash).where(
-            LedgerNode.level.in_(levels) & LedgerNode.position.in_(positions)
+            LedgerNode.address.in_(stored)
         )
-        found.update(((level, position), value) for level, position, value in query.tuples())
+        found.update(
+            ((level, position), bytes.fromhex(value)) for level, position, value in query.tuples()
+        )
     missing = [address for address in addresses if address not in found]
     if missing:
         raise RuntimeError(f"the ledger tree lacks the subtrees {missing[:5]}")
-    return [bytes.fromhex(found[address]) for address in addresses]
+    return [found[address] for address in addresses]
 
 
-def _append(kinds, pick_ids, bodies, now) -> int:
-    """Append entries (their kinds, picks and canonical bytes) with the perfect subtrees they
-    complete; returns the new size. Call inside the transaction that makes them true."""
+def _append(kinds, pick_ids, bodies, now, leaves=None) -> int:
+    """Append entries (their kinds, picks and canonical bytes; their leaf hashes when known)
+    with the perfect subtrees they complete; returns the new size. Call inside the transaction
+    that makes them true."""
     if not bodies:
         return size()
     if not is_sqlite():
         db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK,))
     start = size()
     frontier = _lookup(merkle.subtrees(0, start)) if start else []
-    leaves = [merkle.leaf_hash(body) for body in bodies]
+    leaves = leaves or [merkle.leaf_hash(body) for body in bodies]
     made, _ = merkle.append(frontier, start, leaves)
     insert_rows(
         LedgerEntry,
-        ["position", "kind", "pick_id", "body", "leaf_hash", "created_at"],
+        ["position", "kind", "pick_id", "body"],
         [
-            (start + offset, kind, pick_id, body.decode(), leaf.hex(), now)
-            for offset, (kind, pick_id, body, leaf) in enumerate(
-                zip(kinds, pick_ids, bodies, leaves, strict=True)
+            (start + offset, kind, pick_id, body.decode())
+            for offset, (kind, pick_id, body) in enumerate(
+                zip(kinds, pick_ids, bodies, strict=True)
             )
         ],
+        constants={"created_at": now},
     )
     insert_rows(
         LedgerNode,
-        ["level", "position", "hash"],
-        [(level, position, value.hex()) for level, position, value in made],
+        ["address", "level", "position", "hash"],
+        [
+            (node_address(level, position), level, position, value.hex())
+            for level, position, value in made
+            if level >= STORED_LEVEL
+        ],
     )
     return start + len(bodies)
 
@@ -122,19 +157,24 @@ def publish_new(match_ids, now, model_version: str) -> int:
     Only a pick whose match has not kicked off at ``now`` can be published: a pick made later
     is not live, and no code path may present it as such.
     """
-    if not match_ids:
-        return 0
-    query = (
-        Pick.select(*PICK_FIELDS, Match.kickoff_at, League.competition_type)
-        .join(Match)
-        .join(League)
-        .join_from(Pick, LedgerSeal, on=(LedgerSeal.pick_id == Pick.id), join_type=JOIN.LEFT_OUTER)
-        .where(Pick.is_live & LedgerSeal.id.is_null() & Pick.match.in_(list(match_ids)))
-        .order_by(Pick.id)
-    )
+    match_ids = sorted(set(match_ids))
+    rows = []
+    for start in range(0, len(match_ids), BATCH):
+        rows.extend(
+            Pick.select(*PICK_FIELDS, Match.kickoff_at, League.competition_type)
+            .join(Match)
+            .join(League)
+            .join_from(
+                Pick, LedgerSeal, on=(LedgerSeal.pick_id == Pick.id), join_type=JOIN.LEFT_OUTER
+            )
+            .where(Pick.is_live & LedgerSeal.id.is_null())
+            .where(Pick.match.in_(match_ids[start : start + BATCH]))
+            .tuples()
+        )
+    rows.sort(key=lambda row: row[0])  # by pick id: the ledger's order is the picks'
     names = [field.name for field in PICK_FIELDS]
     picks, seals = [], []
-    for *values, kickoff_at, competition_type in query.tuples():
+    for *values, kickoff_at, competition_type in rows:
         pick = dict(zip(names, values, strict=True))
         pick["match_id"] = pick.pop("match")
         if kickoff_at <= now:
@@ -147,14 +187,16 @@ def publish_new(match_ids, now, model_version: str) -> int:
             competition_type=competition_type,
             model_version=model_version,
         )
-        picks.append((pick["id"], body))
-        seals.append((pick["id"], salt.hex()))
-    insert_rows(LedgerSeal, ["pick_id", "salt"], seals)
+        leaf = merkle.leaf_hash(body)
+        picks.append((pick["id"], body, leaf))
+        seals.append((pick["id"], salt.hex(), leaf.hex()))
+    insert_rows(LedgerSeal, ["pick_id", "salt", "published_hash"], seals)
     _append(
         [entries_engine.PUBLISHED] * len(picks),
-        [pick_id for pick_id, _ in picks],
-        [body for _, body in picks],
+        [pick_id for pick_id, _, _ in picks],
+        [body for _, body, _ in picks],
         now,
+        [leaf for _, _, leaf in picks],
     )
     return len(picks)
 
@@ -164,7 +206,7 @@ def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now)
     their ``pick.published`` entries); returns how many."""
     bodies = entries_engine.outcome_entries(
         pick_ids,
-        [bytes.fromhex(value) for value in published],
+        published,
         status,
         profit,
         closing_odds,
@@ -201,6 +243,7 @@ def checkpoint(now: datetime, settings) -> dict | None:
             ).decode()
         except timestamps.TimestampError as failure:
             error = str(failure)
+            log.warning("checkpoint %s carries no time-stamp: %s", current, error)
     row = LedgerCheckpoint.create(
         size=current,
         root_hash=root.hex(),
@@ -278,25 +321,24 @@ def page(start: int, end: int | None, now, viewer=None) -> dict:
             LedgerEntry.kind,
             LedgerEntry.pick_id,
             LedgerEntry.body,
-            LedgerEntry.leaf_hash,
         )
         .where((LedgerEntry.position >= start) & (LedgerEntry.position < end))
         .order_by(LedgerEntry.position)
         .tuples()
     )
     reveals = _reveals(
-        [pick_id for _, kind, pick_id, _, _ in rows if kind == entries_engine.PUBLISHED], now
+        [pick_id for _, kind, pick_id, _ in rows if kind == entries_engine.PUBLISHED], now
     )
     covering = _covering(start, end)
     items, cited = [], set()
-    for position, kind, pick_id, body, leaf in rows:
+    for position, kind, pick_id, body in rows:
         size_ = next(size for size in covering if size > position)
         cited.add(size_)
         items.append(
             {
                 "index": position,
                 "entry": body,
-                "leaf_hash": leaf,
+                "leaf_hash": merkle.leaf_hash(body.encode()).hex(),
                 "reveal": reveals.get(pick_id) if kind == entries_engine.PUBLISHED else None,
                 "checkpoint_size": size_,
             }

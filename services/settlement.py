@@ -9,7 +9,7 @@ from clock import utcnow
 from engine import odds as odds_engine
 from engine import settlement
 from engine.markets import MARKETS
-from models import LedgerEntry, Match, Pick, bump_data_version
+from models import LedgerSeal, Match, Pick, bump_data_version
 from services import events, ledger, odds
 from store.bulk import epoch_seconds, fetch_rows, update_rows
 from store.database import db
@@ -38,7 +38,6 @@ def settle_pending(settings, now=None, kickoff_from=None) -> dict:
 
 
 def _settle(settings, now, kickoff_from) -> dict:
-    published = LedgerEntry.alias("published")
     query = (
         Pick.select(
             Pick.id,
@@ -52,15 +51,10 @@ def _settle(settings, now, kickoff_from) -> dict:
             Match.away_goals,
             Match.kickoff_at,
             Pick.is_live,
-            published.leaf_hash,
+            LedgerSeal.published_hash,  # a live pick's entry, which its outcome cites
         )
         .join(Match)
-        .join_from(
-            Pick,
-            published,
-            on=((published.pick_id == Pick.id) & (published.kind == "pick.published")),
-            join_type=JOIN.LEFT_OUTER,
-        )
+        .join_from(Pick, LedgerSeal, on=(LedgerSeal.pick_id == Pick.id), join_type=JOIN.LEFT_OUTER)
         .where((Pick.status == "pending") & (Match.kickoff_at < now))
     )
     if kickoff_from is not None:
@@ -69,8 +63,9 @@ def _settle(settings, now, kickoff_from) -> dict:
     counts = {"examined": len(rows), "won": 0, "lost": 0, "void": 0, "pending": len(rows)}
     if not rows:
         return counts
-    pick_id, market, selection, price, stake, match_id, status, home, away, kickoff, live, cited = (
-        np.array(column) for column in zip(*rows, strict=True)
+    *columns, cited = zip(*rows, strict=True)
+    pick_id, market, selection, price, stake, match_id, status, home, away, kickoff, live = (
+        np.array(column) for column in columns
     )
     price = price.astype(float)
     decided, profit = settlement.settle(
@@ -109,7 +104,7 @@ def _settle(settings, now, kickoff_from) -> dict:
     recorded = done & np.array([value is not None for value in cited], dtype=bool)
     ledger.record_outcomes(
         pick_id[recorded].tolist(),
-        cited[recorded].tolist(),
+        [cited[row] for row in np.flatnonzero(recorded).tolist()],
         decided[recorded].tolist(),
         profit[recorded].tolist(),
         _nullable(closing[recorded]),

@@ -41,8 +41,9 @@ def epoch_seconds(values) -> np.ndarray:
     return np.array(values, dtype="datetime64[s]").astype(np.int64)
 
 
-def insert_rows(model, names: list[str], rows, page_size=5000) -> None:
-    """Insert many plain tuples (values in ``names`` order) in few statements.
+def insert_rows(model, names: list[str], rows, page_size=5000, constants=None) -> None:
+    """Insert many plain tuples (values in ``names`` order) in few statements; ``constants``
+    are fields given one value for every row (converted once).
 
     Peewee's ``insert_many`` builds its SQL value by value, which costs far more than the database
     does for hundreds of thousands of rows; this hands the driver one prepared statement
@@ -51,8 +52,15 @@ def insert_rows(model, names: list[str], rows, page_size=5000) -> None:
     if not rows:
         return
     fields = [model._meta.fields[name] for name in names]
-    columns = ", ".join(f'"{field.column_name}"' for field in fields)
     converted = _driver_values(fields, rows)
+    if constants:
+        fields += [model._meta.fields[name] for name in constants]
+        fixed = tuple(
+            field.db_value(value)
+            for field, value in zip(fields[len(names) :], constants.values(), strict=True)
+        )
+        converted = [(*row, *fixed) for row in converted]
+    columns = ", ".join(f'"{field.column_name}"' for field in fields)
     cursor = db.cursor()
     if is_sqlite():
         marks = ", ".join("?" for _ in fields)

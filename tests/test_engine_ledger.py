@@ -271,7 +271,7 @@ def test_outcome_entries_from_the_template_equal_the_canonical_encoding():
         [2.05, None, 3.0, 1e-05],
         [0.0243902439, None, -0.1, 3.5],
     )
-    fast = ledger.outcome_entries(*rows, at)
+    fast = ledger.outcome_entries(rows[0], [value.hex() for value in cited], *rows[2:], at)
     for position, entry in enumerate(fast):
         pick_id, published, status, profit, closing, clv = (column[position] for column in rows)
         assert entry == ledger.outcome_entry(

@@ -12,7 +12,7 @@ import pytest
 from peewee import DatabaseError
 
 from engine import ledger as entries_engine
-from engine import notes
+from engine import merkle, notes
 from models import (
     LEDGER_TABLES,
     LedgerCheckpoint,
@@ -25,6 +25,7 @@ from models import (
 from services import ledger, settlement
 from store.database import db, is_sqlite
 from tests import asserts, factories
+from tests.tsa import authority
 from tests.verifier import client_fetcher, load_verifier
 
 verifier = load_verifier()
@@ -154,7 +155,10 @@ def test_live_picks_are_published_and_settled_into_the_ledger(app, clock):
             ("pick.settled", picks[1].id),
             ("pick.voided", picks[2].id),
         ]
-        leaves = [row.leaf_hash for row in LedgerEntry.select().order_by(LedgerEntry.position)]
+        leaves = [
+            merkle.leaf_hash(row.body.encode()).hex()
+            for row in LedgerEntry.select().order_by(LedgerEntry.position)
+        ]
         assert found[4]["published"] == leaves[0] and found[4]["status"] == "won"
         assert found[5]["status"] == "lost" and found[5]["profit"] == "-1.0"
         assert found[6]["status"] == "void" and found[6]["profit"] == "0.0"
@@ -225,6 +229,10 @@ def test_the_database_refuses_to_update_or_delete_a_ledger_row(app, clock, model
     """On SQLite and on PostgreSQL (CI runs the suite on both)."""
     with app.app_context():
         history(clock)
+        later = fixture("Iota", "Kappa", clock.now + timedelta(days=1))
+        live_pick(later, "1x2", "draw", 3.3, "B", clock.now)
+        publish([later.id], clock.now)  # 8 entries: the tree's first stored subtree
+        assert model.select().count() > 0
         table = model._meta.table_name
         column = {
             LedgerEntry: "body",
@@ -476,7 +484,9 @@ def test_red_when_a_pick_is_published_after_kick_off(app, clock):
             competition_type="top-flight",
             model_version="test-1",
         )
-        LedgerSeal.create(pick_id=pick.id, salt=salt.hex())
+        LedgerSeal.create(
+            pick_id=pick.id, salt=salt.hex(), published_hash=merkle.leaf_hash(body).hex()
+        )
         ledger._append([entries_engine.PUBLISHED], [pick.id], [body], clock.now)
         ledger.checkpoint(clock.now, factories.settings())
         bump_data_version()
@@ -532,3 +542,46 @@ def test_red_when_an_older_tree_is_rewritten(app, clock):
     assert not report.failed, details(report)
     verdicts, report, _, _ = run_verifier(client, key, saved)  # … one who saved one does not
     assert verdicts["saved checkpoints"] == "FAIL", details(report)
+
+
+# RFC 3161 time-stamps
+
+
+def test_checkpoints_carry_time_stamps_the_verifier_checks(make_app, tmp_path):
+    """A local authority (``openssl ts``) stamps each checkpoint. Its time is the machine's, so
+    this history is set in 2099, after any day the test may run."""
+    future = datetime(2099, 1, 1, 9, 0, tzinfo=UTC)
+    with authority(tmp_path) as (url, ca):
+        app = make_app(CLOCK=Clock(future), LEDGER_TSA_URL=url)
+        with app.app_context():
+            match = fixture("Alpha", "Beta", future + timedelta(days=1))
+            live_pick(match, "1x2", "home", 3.1, "B", future)
+            publish([match.id], future)
+            (row,) = LedgerCheckpoint.select()
+            assert row.timestamp_token and row.timestamp_error is None
+        client = app.test_client()
+        head = client.get("/api/track-record/ledger").get_json()
+        assert head["timestampToken"] == row.timestamp_token
+        report, _, _ = verifier.verify(
+            client_fetcher(client), None, [], tsa_certificate=ca, out=io.StringIO()
+        )
+        verdicts = {name: verdict for verdict, name, _ in report.verdicts}
+        assert verdicts["timestamps"] == verdicts["published before kick-off"] == "PASS"
+        assert not report.failed, details(report)
+        assert "1 checkpoints' RFC 3161 timestamps agree" in details(report)
+        (tmp_path / "other").mkdir()
+        with authority(tmp_path / "other") as (_, other_ca):  # another authority's certificate
+            report, _, _ = verifier.verify(
+                client_fetcher(client), None, [], tsa_certificate=other_ca, out=io.StringIO()
+            )
+        assert report.failed and "timestamp does not verify" in details(report)
+
+
+def test_an_authority_that_does_not_answer_is_recorded_with_the_checkpoint(make_app):
+    app = make_app(CLOCK=Clock(T0), LEDGER_TSA_URL="http://127.0.0.1:9/", LEDGER_TSA_TIMEOUT=2.0)
+    with app.app_context():
+        match = fixture("Alpha", "Beta", T0 + timedelta(days=1))
+        live_pick(match, "1x2", "home", 3.1, "B", T0)
+        publish([match.id], T0)
+        (row,) = LedgerCheckpoint.select()
+        assert row.timestamp_token is None and "did not answer" in row.timestamp_error

@@ -1,0 +1,270 @@
+"""What the ledger costs: settling 100,000 live picks with and without their outcome entries and
+checkpoint, and verifying a checkpoint against the previous one as the log grows.
+
+    python -m bench.ledger [--database-url URL] [--picks N]
+
+Goals: the ledger adds less than 1 s to the settlement of 100,000 picks; a consistency proof
+between two checkpoints is O(log n) hashes and stored-subtree lookups, so its cost hardly moves
+while the log grows a thousandfold.
+"""
+
+import argparse
+import hashlib
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from app import create_app
+from bench.common import commit, machine
+from engine import merkle, notes
+from enums import MARKET_SELECTIONS
+from models import League, LedgerEntry, Match, OddsQuote, Pick, Team
+from services import ledger, settlement
+from store.database import db
+from store.schema import create_tables, drop_tables
+from tools.verify_ledger import verify_consistency
+
+KICKOFF = datetime(2026, 3, 1, 15, 0, tzinfo=UTC)
+
+
+def build_picks(total: int) -> list[int]:
+    """``total`` picks (a third per market) on finished matches with closing prices; returns the
+    match ids."""
+    league = League.create(
+        code="BENCH", name="Bench", country="Benchland", competition_type="top-flight"
+    )
+    teams = [Team.create(name=f"Team {n}", country="Benchland") for n in range(2)]
+    count = total // len(MARKET_SELECTIONS) + 1
+    goals = np.random.default_rng(1).poisson(1.4, size=(count, 2))
+    rows = [
+        {
+            "league": league.id,
+            "season": "x",
+            "home_team": teams[0].id,
+            "away_team": teams[1].id,
+            "kickoff_at": KICKOFF,
+            "status": "finished",
+            "home_goals": int(home),
+            "away_goals": int(away),
+            "slug": f"bench-{n}",
+        }
+        for n, (home, away) in enumerate(goals)
+    ]
+    with db.atomic():
+        for start in range(0, len(rows), 2000):
+            Match.insert_many(rows[start : start + 2000]).execute()
+        match_ids = [match_id for (match_id,) in Match.select(Match.id).tuples()]
+        picks, quotes = [], []
+        for match_id in match_ids:
+            for market, selections in MARKET_SELECTIONS.items():
+                picks.append(
+                    {
+                        "match": match_id,
+                        "market": market,
+                        "selection": selections[0],
+                        "bookmaker": "bench",
+                        "odds": 2.0,
+                        "probability": 0.55,
+                        "edge": 0.1,
+                        "rating": "B",
+                        "data_quality": 0.9,
+                        "is_live": True,
+                        "created_at": KICKOFF - timedelta(days=1),
+                    }
+                )
+                quotes += [
+                    {
+                        "match": match_id,
+                        "market": market,
+                        "selection": selection,
+                        "bookmaker": "pinnacle",
+                        "price": 1.9,
+                        "is_closing": True,
+                    }
+                    for selection in selections
+                ]
+        for start in range(0, len(picks), 2000):
+            Pick.insert_many(picks[start : start + 2000]).execute()
+        for start in range(0, len(quotes), 2000):
+            OddsQuote.insert_many(quotes[start : start + 2000]).execute()
+    return match_ids
+
+
+def reset() -> None:
+    with db.atomic():
+        Pick.update(status="pending", profit=None, settled_at=None).execute()
+
+
+def settle(settings, now):
+    """One settlement operation: settle, then the ledger's checkpoint (none without entries)."""
+    with db.atomic():
+        counts = settlement.settle_pending(settings, now=now)
+        ledger.checkpoint(now, settings)
+    return counts
+
+
+def measured(work):
+    """``(result, wall seconds, CPU seconds of this process)`` of ``work()``: on a shared
+    machine the CPU time is what the work itself cost, the wall time adds the others'."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = work()
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
+class Ledgered:
+    """Time spent inside the ledger's part of a settlement (its outcome entries)."""
+
+    def __init__(self):
+        self.wall = self.cpu = 0.0
+        self.inner = ledger.record_outcomes
+
+    def __call__(self, *args, **kwargs):
+        result, wall, cpu = measured(lambda: self.inner(*args, **kwargs))
+        self.wall += wall
+        self.cpu += cpu
+        return result
+
+
+def bench_settlement(settings, total: int) -> None:
+    match_ids = build_picks(total)
+    picks = Pick.select().count()
+    now = KICKOFF + timedelta(hours=3)
+    # Without the ledger: the same picks, none published, so settlement appends nothing.
+    baseline = []
+    for _ in range(3):
+        reset()
+        _, wall, cpu = measured(lambda: settle(settings, now))
+        baseline.append((wall, cpu))
+    reset()
+    with db.atomic():
+        _, publishing, _ = measured(
+            lambda: (
+                ledger.publish_new(match_ids, KICKOFF - timedelta(days=1), "bench"),
+                ledger.checkpoint(KICKOFF - timedelta(days=1), settings),
+            )
+        )
+    inside = Ledgered()
+    ledger.record_outcomes = inside
+    try:
+        counts, wall, cpu = measured(lambda: settle(settings, now))
+    finally:
+        ledger.record_outcomes = inside.inner
+    entries = LedgerEntry.select().count()
+    floor_wall = min(run[0] for run in baseline)
+    floor_cpu = min(run[1] for run in baseline)
+    print(
+        f"settlement of {picks:,} live picks (won {counts['won']:,}, lost {counts['lost']:,}) "
+        f"as one operation, best of {len(baseline)} without the ledger, then with {picks:,} "
+        "outcome entries and a checkpoint:"
+    )
+    print(
+        f"  wall: {floor_wall:.2f} s -> {wall:.2f} s (+{wall - floor_wall:.2f} s, ratio "
+        f"{wall / floor_wall:.2f}); CPU: {floor_cpu:.2f} s -> {cpu:.2f} s "
+        f"(+{cpu - floor_cpu:.2f} s, ratio {cpu / floor_cpu:.2f})"
+    )
+    print(
+        f"  appending the entries and their subtrees alone: {inside.wall:.2f} s wall, "
+        f"{inside.cpu:.2f} s CPU; goal: the ledger adds under 1 s"
+    )
+    print(f"  (publishing the same picks beforehand: {publishing:.2f} s; {entries:,} entries)")
+    size = ledger.size()
+    previous = size - picks
+    runs = []
+    for _ in range(21):
+        proof, seconds, _ = measured(lambda: ledger.consistency(previous, size))
+        runs.append(seconds)
+    print(
+        f"consistency proof {previous:,} -> {size:,} from the database: "
+        f"{len(proof['hashes'])} hashes, median {statistics.median(runs) * 1000:.1f} ms"
+    )
+
+
+class Tree:
+    """A tree stored as the service stores it (leaf hashes and perfect subtrees), in memory,
+    counting lookups."""
+
+    def __init__(self, size: int):
+        self.leaves = [
+            merkle.leaf_hash(hashlib.sha256(str(n).encode()).digest()) for n in range(size)
+        ]
+        made, _ = merkle.append([], 0, self.leaves)
+        self.nodes = {(level, index): value for level, index, value in made}
+        self.lookups = 0
+
+    def lookup(self, addresses):
+        self.lookups += len(addresses)
+        return [
+            self.leaves[index] if level == 0 else self.nodes[(level, index)]
+            for level, index in addresses
+        ]
+
+
+def bench_verification() -> None:
+    """A checkpoint verified against the previous one (1,000 entries earlier) as n grows."""
+    print("checkpoint against the previous one (1,000 entries earlier), as the log grows:")
+    print("  entries    proof hashes  lookups  make proof  verify proof")
+    first = None
+    for size in (10_000, 100_000, 1_000_000):
+        tree = Tree(size)
+        old, new = size - 1000, size
+        old_root = merkle.tree_root(old, tree.lookup)
+        new_root = merkle.tree_root(new, tree.lookup)
+        tree.lookups = 0
+        proof = merkle.consistency_proof(old, new, tree.lookup)
+        lookups = tree.lookups
+        make = median_time(
+            lambda tree=tree, old=old, new=new: merkle.consistency_proof(old, new, tree.lookup)
+        )
+        check = median_time(
+            lambda old=old, new=new, a=old_root, b=new_root, p=proof: verify_consistency(
+                old, new, a, b, p
+            )
+        )
+        assert verify_consistency(old, new, old_root, new_root, proof)
+        first = first or (make, check)
+        print(
+            f"  {size:>9,}  {len(proof):>12}  {lookups:>7}  {make * 1e6:>7.0f} µs  "
+            f"{check * 1e6:>9.0f} µs   (x{make / first[0]:.2f}, x{check / first[1]:.2f})"
+        )
+
+
+def median_time(work, runs=201) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url")
+    parser.add_argument("--picks", type=int, default=100_000)
+    args = parser.parse_args()
+    print(f"commit {commit()}; {machine()}")
+    with tempfile.TemporaryDirectory() as folder:
+        url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"
+        settings = {
+            "DATABASE_URL": url,
+            "JWT_SECRET_KEY": "bench-" + "k" * 40,
+            "LEDGER_SIGNING_KEY": notes.generate("bench.example/ledger").encode(),
+            "LOG_LEVEL": "WARNING",
+            "DATABASE_STATEMENT_TIMEOUT": 0,
+        }
+        app = create_app(settings)
+        with app.app_context():
+            print(f"database: {db.obj.__class__.__name__}")
+            drop_tables()
+            create_tables()
+            bench_settlement(app.config, args.picks)
+            drop_tables()
+    bench_verification()
+
+
+if __name__ == "__main__":
+    main()

@@ -11,6 +11,7 @@ from flask import current_app
 from flask.cli import AppGroup
 from peewee import DatabaseError
 
+from engine import notes
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
 from schemas.ops import OperationResultSchema
@@ -241,6 +242,16 @@ def ledger_group():
 def ledger_key():
     """Print the public key that verifies the ledger's checkpoints."""
     click.echo(ledger.signing_key(current_app.config).verifier_key)
+
+
+@ledger_group.command("new-key")
+@click.argument("name")
+def ledger_new_key(name):
+    """Print a new signing key named NAME (e.g. your.host/ledger), for LEDGER_SIGNING_KEY."""
+    try:
+        click.echo(notes.generate(name).encode())
+    except notes.NoteError as error:
+        _fail(CommandError(str(error)))
 
 
 @ledger_group.command("replay")

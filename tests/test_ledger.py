@@ -5,6 +5,8 @@ verifier green on an honest history and red on each way of cooking one."""
 import ast
 import io
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -25,8 +27,9 @@ from models import (
 from services import ledger, settlement
 from store.database import db, is_sqlite
 from tests import asserts, factories
+from tests.servers import gunicorn
 from tests.tsa import authority
-from tests.verifier import client_fetcher, load_verifier
+from tests.verifier import SCRIPT, client_fetcher, load_verifier
 
 verifier = load_verifier()
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,6 +212,19 @@ def test_settlement_and_its_entries_share_one_transaction(app, clock, monkeypatc
 # Append-only, in code and in the database
 
 
+def test_the_verifier_imports_nothing_of_the_project():
+    """It checks the service's mathematics with its own: the standard library and
+    ``cryptography`` (``rfc3161_client`` for time-stamps) only."""
+    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            found.add(node.module.split(".")[0])
+    assert found - sys.stdlib_module_names == {"cryptography", "rfc3161_client"}
+
+
 def test_no_code_updates_or_deletes_a_ledger_row():
     names = {model.__name__ for model in LEDGER_TABLES}
     offenders = []
@@ -388,10 +404,15 @@ def test_the_ledger_endpoints_are_public_and_documented(app):
     assert "verifierKey" in schemas["LedgerHead"]["properties"]
 
 
-def test_the_cli_prints_the_public_key(app):
-    output = app.test_cli_runner().invoke(args=["ledger", "key"]).output.strip()
+def test_the_cli_prints_the_public_key_and_makes_new_keys(app):
+    runner = app.test_cli_runner()
+    output = runner.invoke(args=["ledger", "key"]).output.strip()
     assert output == "test.example/ledger+cbd80a5f+AUsZ03ZSkFooGzmjwRX1UaLEQ95CK7lJpEL/e4rmAAnc"
     assert notes.parse_verifier_key(output).name == "test.example/ledger"
+    made = runner.invoke(args=["ledger", "new-key", "picks.example/ledger"]).output.strip()
+    assert notes.parse_signing_key(made).name == "picks.example/ledger"
+    refused = runner.invoke(args=["ledger", "new-key", "bad name"])
+    assert refused.exit_code == 1 and "key name" in refused.output
 
 
 # The verifier: green on an honest history …
@@ -585,3 +606,33 @@ def test_an_authority_that_does_not_answer_is_recorded_with_the_checkpoint(make_
         publish([match.id], T0)
         (row,) = LedgerCheckpoint.select()
         assert row.timestamp_token is None and "did not answer" in row.timestamp_error
+
+
+# The script itself, as a user runs it
+
+
+@pytest.mark.slow
+def test_the_verifier_script_over_http(app, clock, tmp_path):
+    """``python tools/verify_ledger.py BASE --checkpoints FILE`` against a real gunicorn: green,
+    the checkpoint saved; then red, with exit status 1, once an entry's odds are edited."""
+    with app.app_context():
+        history(clock)
+    saved = tmp_path / "checkpoints.json"
+    with gunicorn(app) as (base, env):
+        command = [sys.executable, str(SCRIPT), base, "--checkpoints", str(saved)]
+        green = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+        assert green.returncode == 0, green.stdout + green.stderr
+        lines = green.stdout.splitlines()
+        assert lines[0].startswith("PASS key: first run: pinning the server's key")
+        assert any(line.startswith("PASS track record: 4 live picks") for line in lines)
+        pinned = json.loads(saved.read_text())
+        assert pinned["verifierKey"].startswith("test.example/ledger+cbd80a5f+")
+        assert len(pinned["checkpoints"]) == 1
+        with app.app_context():
+            pick = Pick.select().where(Pick.is_live & (Pick.status == "won")).first()
+            Pick.update(odds=pick.odds * 2).where(Pick.id == pick.id).execute()
+            bump_data_version()
+        red = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+        assert red.returncode == 1, red.stdout
+        assert "FAIL reveals:" in red.stdout
+        assert json.loads(saved.read_text()) == pinned  # a red run saves nothing

@@ -222,8 +222,8 @@ LIVE = figures(
     roi=0.25,
     # Profits 1.5 and −1 around 0.25: √((1.25² + 1.25²) / 1 · 2) / 2 = 1.25.
     roiStdError=1.25,
-    avgOdds=2.35,
-    avgEdge=0.06,
+    avgOdds=(2.5 + 1.9 + 2.0) / 3,  # settled picks only: a pending price moves no average
+    avgEdge=(0.10 + 0.06 + 0.05) / 3,
     avgClv=0.015,
     avgClosingEv=0.0375,
     # Closing EVs 0.125 and −0.05 around 0.0375: √(2 · 0.0875² / 1) / √2 = 0.0875.
@@ -287,7 +287,7 @@ def test_track_record_figures_agree_with_the_picks(client, people, six_picks):
             longestLosingStreak=1,
         )
     )
-    assert february == approx(figures(picks=2, void=1, pending=1, avgOdds=2.5, avgEdge=0.04))
+    assert february == approx(figures(picks=2, void=1, pending=1, avgOdds=2.0, avgEdge=0.05))
     markets = {item["market"]: strip(item, "market") for item in live["byMarket"]}
     assert list(markets) == ["1x2", "ou25", "btts"]
     assert markets["1x2"] == approx(
@@ -299,8 +299,8 @@ def test_track_record_figures_agree_with_the_picks(client, people, six_picks):
             staked=1.0,
             profit=1.5,
             roi=1.5,
-            avgOdds=2.75,
-            avgEdge=0.065,
+            avgOdds=2.5,
+            avgEdge=0.10,
             avgClv=0.05,
             avgClosingEv=0.125,
         )

@@ -8,7 +8,7 @@ a pick's reveal (its salt and the sealed fields) is served as soon as the premiu
 the pick itself.
 
 Rows are only ever added: no function here updates or deletes one, and the database refuses it
-too (see ``models._append_only``).
+too (see ``store.schema._append_only``).
 """
 
 import base64
@@ -122,8 +122,7 @@ def _append(kinds, pick_ids, bodies, now, leaves=None) -> int:
     that makes them true."""
     if not bodies:
         return size()
-    if not is_sqlite():
-        db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK,))
+    _lock()
     start = size()
     frontier = _lookup(merkle.subtrees(0, start)) if start else []
     leaves = leaves or [merkle.leaf_hash(body) for body in bodies]
@@ -149,6 +148,12 @@ def _append(kinds, pick_ids, bodies, now, leaves=None) -> int:
         ],
     )
     return start + len(bodies)
+
+
+def _lock() -> None:
+    """Serialise the transactions that append or sign (PostgreSQL; SQLite has one writer)."""
+    if not is_sqlite():
+        db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK,))
 
 
 def publish_new(match_ids, now, model_version: str) -> int:
@@ -202,8 +207,8 @@ def publish_new(match_ids, now, model_version: str) -> int:
 
 
 def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now) -> int:
-    """Append the outcome entries of settled live picks (``published``: the hex leaf hashes of
-    their ``pick.published`` entries); returns how many."""
+    """Append the outcome entries of settled live picks (``published``: the leaf hashes, hex,
+    of their ``pick.published`` entries); returns how many."""
     bodies = entries_engine.outcome_entries(
         pick_ids,
         published,
@@ -223,6 +228,7 @@ def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now)
 def checkpoint(now: datetime, settings) -> dict | None:
     """Sign a checkpoint of the ledger as it stands, if it grew since the last one (None
     otherwise). Call at the end of each operation that appends, in its transaction."""
+    _lock()
     current = size()
     last = LedgerCheckpoint.select().order_by(LedgerCheckpoint.size.desc()).first()
     if current == 0 or (last is not None and last.size >= current):
@@ -297,7 +303,7 @@ def _latest_size() -> int:
     return 0 if last is None else last.size
 
 
-def page(start: int, end: int | None, now, viewer=None) -> dict:
+def page(start: int, end: int | None, now) -> dict:
     """Entries ``[start, end)`` of the signed ledger (at most :data:`PAGE_LIMIT`; ``end``
     defaults to as many as fit), each with its leaf hash, the size of the first checkpoint that
     covered it, and its reveal once the pick may be shown; with those checkpoints."""

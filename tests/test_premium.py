@@ -51,9 +51,6 @@ def world(tmp_path_factory):
             RATELIMIT_PUBLIC="100000 per minute",
             RATELIMIT_AUTH="100000 per minute",
             CLOCK=clock,
-            # Lower than the defaults, so some of the demo's few upcoming picks are rated A.
-            RATING_A_EDGE=0.03,
-            RATING_B_EDGE=0.025,
         )
     )
     with app.app_context():

@@ -91,7 +91,7 @@ def test_an_import_run_day_by_day_is_verified_green(make_app):
 @pytest.mark.slow
 def test_the_demo_world_replayed_is_verified_green(make_app):
     now = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
-    app = make_app(RATING_A_EDGE=0.03, RATING_B_EDGE=0.025)
+    app = make_app()
     world = demo_engine.generate(now)
     with app.app_context():
         replay.replay(world.matches, now - timedelta(days=10), 11, factories.settings())

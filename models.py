@@ -392,6 +392,8 @@ class Delivery(BaseModel):
             (("status", "next_attempt_at"), False),
             (("endpoint", "id"), False),
         )
+
+
 class LedgerEntry(BaseModel):
     """One entry of the append-only ledger of live picks: its canonical JSON (its leaf hash is
     SHA-256(0x00 ‖ body)), at ``position`` in the tree. Never updated or deleted (a trigger

@@ -105,6 +105,12 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "Service unavailable",
         "The database cannot be reached. `Retry-After` gives the seconds to wait.",
     ),
+    "schema-outdated": (
+        503,
+        "Schema outdated",
+        "The database's schema is older than this version of the service: an operator runs "
+        "`flask db upgrade` (the release step). `Retry-After` gives the seconds to wait.",
+    ),
 }
 
 
@@ -249,6 +255,19 @@ class ServiceUnavailable(AppError):
     def __init__(self, retry_after=5):
         super().__init__(
             "The database cannot be reached right now.",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
+class SchemaOutdated(AppError):
+    """The database has not applied every migration step of this version (``pending``)."""
+
+    problem = "schema-outdated"
+
+    def __init__(self, pending, retry_after=30):
+        super().__init__(
+            f"The database's schema is behind this version of the service ({len(pending)} "
+            f"migration steps pending, from {pending[0]}): run `flask db upgrade`.",
             headers={"Retry-After": str(retry_after)},
         )
 

@@ -266,8 +266,8 @@ class SchemaOutdated(AppError):
 
     def __init__(self, pending, retry_after=30):
         super().__init__(
-            f"The database's schema is behind this version of the service ({len(pending)} "
-            f"migration steps pending, from {pending[0]}): run `flask db upgrade`.",
+            "The database's schema is behind this version of the service (pending migration "
+            f"steps: {', '.join(pending)}): run `flask db upgrade`.",
             headers={"Retry-After": str(retry_after)},
         )
 

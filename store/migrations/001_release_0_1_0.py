@@ -289,6 +289,8 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     # and the odds summaries of the matches it stored before summaries existed.
     migrator.run(add_missing_columns, database, list(migrator.orm))
     migrator.run(DataVersion.insert(id=1, value=0).on_conflict_ignore().execute)
+    # The one step that calls a service rather than frozen code: summaries are the release's
+    # own computation, and only a database older than the release has any to fill.
     migrator.run(odds.summarise_missing)
 
 

@@ -56,7 +56,9 @@ def upgrade(url: str, target: str | None = None) -> list[str]:
 
     It runs on a connection of its own without the service's statement timeout (building an
     index on a large table may take longer), bound to the database proxy meanwhile so that a
-    step's data work through the models runs inside the step's transaction.
+    step's data work through the models runs inside the step's transaction. For a process of its
+    own (the CLI), never a serving one: peewee-migrate replays the applied steps to learn the
+    models' state with Peewee's query methods patched out for the whole process meanwhile.
     """
     database = open_database(url, pooled=False)
     previous = db.obj

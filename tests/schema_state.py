@@ -128,17 +128,18 @@ def _spaces(text: str) -> str:
     return re.sub(r"\s+", " ", text or "").strip()
 
 
-def differences(left: dict, right: dict, path="") -> list[str]:
-    """Where two descriptions differ, one line each (empty when they are the same)."""
+def differences(left: dict, right: dict, names=("first", "second"), path="") -> list[str]:
+    """Where two descriptions differ, one line each (empty when they are the same); ``names``
+    say what each side is."""
     if isinstance(left, dict) and isinstance(right, dict):
         found = []
         for key in sorted(set(left) | set(right), key=str):
             where = f"{path}.{key}" if path else str(key)
             if key not in right:
-                found.append(f"{where}: only in the first")
+                found.append(f"{where}: only in the {names[0]}")
             elif key not in left:
-                found.append(f"{where}: only in the second")
+                found.append(f"{where}: only in the {names[1]}")
             else:
-                found.extend(differences(left[key], right[key], where))
+                found.extend(differences(left[key], right[key], names, where))
         return found
-    return [] if left == right else [f"{path}: {left!r} != {right!r}"]
+    return [] if left == right else [f"{path}: {names[0]} {left!r}, {names[1]} {right!r}"]

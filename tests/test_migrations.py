@@ -272,8 +272,8 @@ def test_a_runner_waits_for_the_lock_another_holds(app, url):
         handle = open(f"{path}.migrate-lock", "a")  # noqa: SIM115 - held across the wait
         fcntl.flock(handle, fcntl.LOCK_EX)
         runner = _cli(url, "db", "upgrade")
-        with pytest.raises(subprocess.TimeoutExpired):
-            runner.wait(timeout=3)  # it starts, then waits for the lock
+        inode = os.fstat(handle.fileno()).st_ino
+        _wait_until(lambda: _waiting_for_file_lock(inode), runner)
         assert not migrate.applied(_open(url))
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
@@ -283,9 +283,7 @@ def test_a_runner_waits_for_the_lock_another_holds(app, url):
         with holder.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_lock(%s)", (migrate.ADVISORY_LOCK,))
             runner = _cli(url, "db", "upgrade")
-            while not _waiting_for_advisory_lock(cursor):
-                assert runner.poll() is None, runner.communicate()[0]
-                time.sleep(0.05)
+            _wait_until(lambda: _waiting_for_advisory_lock(cursor), runner)
             assert not migrate.applied(_open(url))
             cursor.execute("SELECT pg_advisory_unlock(%s)", (migrate.ADVISORY_LOCK,))
         holder.close()
@@ -298,6 +296,26 @@ def _open(url):
     from store.database import open_database
 
     return open_database(url, pooled=False)
+
+
+def _wait_until(condition, runner, limit=120.0) -> None:
+    """Poll ``condition`` while ``runner`` runs (it must not end first), giving up after
+    ``limit`` seconds: a bound on a hang, not a measurement."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert runner.poll() is None, runner.communicate()[0]
+        assert time.monotonic() < deadline, "the runner never waited for the lock"
+        time.sleep(0.05)
+
+
+def _waiting_for_file_lock(inode: int) -> bool:
+    """Whether a process waits for a lock on the file ``inode`` (Linux lists the waiters in
+    /proc/locks as lines with ``->``, the file as ``major:minor:inode``)."""
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "->" in fields and any(field.endswith(f":{inode}") for field in fields):
+            return True
+    return False
 
 
 def _waiting_for_advisory_lock(cursor) -> bool:

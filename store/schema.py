@@ -106,6 +106,7 @@ def _append_only(models) -> None:
 
 
 def drop_tables():
-    """Drop every table (the test suite's reset; never called by the app)."""
+    """Drop every table (the test suite's reset, and `flask data demo --rebuild` on a database
+    that holds nothing but the demo world)."""
     create_database_file()
     db.drop_tables(TABLES, safe=True)

@@ -186,7 +186,8 @@ def data_demo(rebuild):
         f"{built['published']} live picks published, ledger {built['ledger_size']} entries "
         f"({time.monotonic() - started:.0f} s)"
     )
-    _report(built["calibration"], full=False)
+    for operation in built["operations"]:
+        _report(operation, full=False)
 
 
 @click.group("model", cls=AppGroup)

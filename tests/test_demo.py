@@ -22,7 +22,7 @@ from tests.servers import ROOT, gunicorn
 pytestmark = pytest.mark.slow
 
 #: The instant the world is built at: an evening, so today has finished and upcoming matches.
-NOW = datetime(2026, 11, 24, 20, 30, tzinfo=UTC)
+NOW = datetime(2026, 11, 24, 21, 45, tzinfo=UTC)
 #: The README's block that the flow test runs, marked by this comment just before it.
 FLOW_MARK = "<!-- example-flow:"
 
@@ -75,7 +75,7 @@ def ids():
 
 
 def test_the_demo_is_built_at_the_clock_instant_and_only_invented_leagues(world):
-    assert "demo world at 2026-11-24 20:30 UTC" in world.setup_output[-1]
+    assert "demo world at 2026-11-24 21:45 UTC" in world.setup_output[-1]
     assert {league.code for league in League.select()} == set(demo_engine.LEAGUES)
     countries = {league.country for league in League.select()}
     assert countries == {"Northland", "Southland", "International"}
@@ -106,7 +106,7 @@ def test_settled_live_picks_a_ledger_and_a_live_track_record(world, client):
     assert LedgerEntry.select().count() > settled.count()
     assert LedgerCheckpoint.select().count() >= demo.LIVE_DAYS
     latest = client.get("/api/track-record/ledger").get_json()
-    assert latest["publishedAt"] == "2026-11-24T20:30:00Z"
+    assert latest["publishedAt"] == "2026-11-24T21:45:00Z"
     record = client.get("/api/track-record/by-competition-type?isLive=true").get_json()
     assert sum(item["won"] + item["lost"] for item in record["items"]) == settled.count()
     backfilled = client.get("/api/track-record/by-competition-type?isLive=false").get_json()

@@ -1,4 +1,6 @@
-# make run: install, initialise the SQLite database with the demo world, serve on 127.0.0.1:8000.
+# make run: install, initialise the SQLite database, build the demo world when it holds none,
+#   serve on $(HOST):$(PORT), 127.0.0.1:8000 by default (make run PORT=8080).
+# make demo: build the demo world again, at this moment, in an emptied database.
 # make worker: the worker beside it (the schedule and the webhooks), on the same database.
 # make test: install, run the test suite.
 VENV   := .venv
@@ -8,7 +10,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install run worker test lint bench clean
+.PHONY: install run demo worker test lint bench clean
 
 $(PYTHON):
 	python3 -m venv $(VENV)
@@ -24,6 +26,10 @@ run: install
 	$(FLASK) db upgrade
 	$(FLASK) data demo
 	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn --config gunicorn.conf.py wsgi:app
+
+demo: install
+	$(FLASK) db init
+	$(FLASK) data demo --rebuild
 
 worker: install
 	$(PYTHON) -m worker

@@ -176,26 +176,35 @@ def _describe(summary):
 
 
 @data_group.command("demo")
-def data_demo():
-    """Load the deterministic demo world, then backfill, settle and calibrate over it."""
-    bar = Progress("building the demo world")
-    bar.update(0, 4)
-    loaded = demo.load()
-    bar.echo(
-        f"demo world: {len(loaded['leagues'])} leagues, {loaded['matches']} matches, "
-        f"{loaded['odds']} odds"
-    )
-    bar.update(1, 4, "backfilling")
-    backfilled = operations.backfill(
-        current_app.config, progress=lambda done, total: bar.update(done, total)
-    )
-    bar.update(2, 4, "settling")
-    settled = operations.settle(SETTLEMENT_DAYS[1], current_app.config)
-    bar.update(3, 4, "calibrating")
-    calibrated = operations.calibrate(CALIBRATION_DAYS[1], current_app.config)
-    bar.update(4, 4, "done")
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Build the world again at this instant in an emptied database (refused when it holds "
+    "imported leagues; users and the ledger go too).",
+)
+def data_demo(rebuild):
+    """Build the demo world at the app clock's instant, its last days replayed live (picks,
+    settlement, ledger checkpoints), then calibrate; a database that already holds it is kept."""
+    now = current_app.extensions["clock"]()
+    if not rebuild and (matches := demo.present()):
+        click.echo(f"demo world kept: {matches} matches (flask data demo --rebuild builds it anew)")
+        return
+    bar = Progress("replaying the demo world's last days")
+    started = time.monotonic()
+    try:
+        built = (demo.rebuild if rebuild else demo.build)(
+            now, current_app.config, progress=bar.update
+        )
+    except CommandError as error:
+        _fail(error)
     bar.close()
-    for operation in (backfilled, settled, calibrated):
+    click.echo(
+        f"demo world at {now:%Y-%m-%d %H:%M} UTC: {len(built['leagues'])} leagues, "
+        f"{built['matches']} matches, {built['days']} days replayed live, "
+        f"{built['published']} live picks published, ledger {built['ledger_size']} entries "
+        f"({time.monotonic() - started:.0f} s)"
+    )
+    for operation in built["operations"]:
         _report(operation, full=False)
 
 

@@ -17,6 +17,7 @@ LEAGUES: dict[str, LeagueRecord] = {
         LeagueRecord("NL2", "Northland First Division", "Northland", "lower-league"),
         LeagueRecord("NLC", "Northland Cup", "Northland", "cup"),
         LeagueRecord("SL1", "Southland Primera", "Southland", "top-flight"),
+        LeagueRecord("SLC", "Copa Southland", "Southland", "cup"),
         LeagueRecord("INT", "Continental Nations League", "International", "international"),
     )
 }
@@ -102,6 +103,12 @@ SOUTHLAND_WEEKEND = ((4, 19, 0, 1), (5, 13, 0, 1), (5, 15, 15, 1), (5, 17, 30, 1
 SOUTHLAND_WEEKEND += ((6, 11, 0, 1), (6, 13, 15, 1), (6, 15, 30, 1), (6, 18, 0, 1), (7, 19, 0, 1))
 MIDWEEK = ((1, 18, 45, 2), (1, 19, 0, 1), (2, 18, 45, 1), (2, 19, 45, 2))
 INTERNATIONAL = {3: ((3, 16, 0, 1), (3, 18, 45, 2)), 6: ((6, 13, 0, 1), (6, 16, 0, 1))}
+#: Copa Southland's rounds, Tuesday to Thursday (Thursday only in a league's midweek week):
+#: with the leagues' Friday-to-Monday weekends every day of the week has football (each round
+#: puts a match on each of its days).
+SOUTHLAND_CUP = ((1, 19, 30, 1), (2, 19, 30, 1), (3, 19, 30, 1))
+#: Copa Southland: the Southland clubs' single round robin, one round a week from the second.
+SOUTHLAND_CUP_FIRST_WEEK = 1
 
 #: Clubs in Northland's top flight; the rest of NORTHLAND_CLUBS play in NL2.
 TOP_FLIGHT_CLUBS = 18
@@ -112,6 +119,8 @@ CUP_WEEKS = (1, 7, 13, 19, 25)
 CUP_ENTRANTS = 2 ** len(CUP_WEEKS)
 #: Weeks of the season with an international window (a Thursday round and a Sunday round).
 INTERNATIONAL_WEEKS = (3, 9, 15, 21, 27, 33, 39)
+#: How long after kick-off a match is finished (its result and closing prices known).
+PLAYED_AFTER = timedelta(hours=2)
 
 
 @dataclass(frozen=True)
@@ -147,13 +156,16 @@ class DemoSettings:
     promoted: int = 3
     #: Share of a side's goals scored in the first half (binomial thinning).
     half_time_share: float = 0.45
-    #: Bookmakers as (slug, margin, own pre-match noise on the log-probability scale).
+    #: Bookmakers as (slug, margin, own pre-match noise on the log-probability scale). One
+    #: book is slow to move its prices (its noise twice the others'): the value the picks find
+    #: is mostly its, so upcoming picks of every rating are there on any day (a week's fixtures
+    #: give about eight ``A`` picks under the default rating thresholds).
     bookmakers: tuple[tuple[str, float, float], ...] = (
         ("pinnacle", 0.025, 0.012),
         ("bet365", 0.05, 0.035),
         ("william-hill", 0.065, 0.04),
         ("bwin", 0.06, 0.035),
-        ("unibet", 0.045, 0.045),
+        ("unibet", 0.045, 0.08),
     )
     #: The market's shared pre-match error on the log-probability scale.
     market_noise: float = 0.03
@@ -182,7 +194,7 @@ class DemoWorld:
     leagues: list[LeagueRecord]
     matches: list[MatchRecord]
     truth: list[MatchTruth] = field(default_factory=list)  # aligned with matches
-    now: datetime | None = None  # midnight UTC of ``today``: earlier kick-offs are finished
+    now: datetime | None = None  # the instant of the world: what kicked off before it is played
 
 
 @dataclass
@@ -202,27 +214,34 @@ class _Fixture:
     ht_away: int = 0
 
 
-def generate(today: date, seed: int = 7, settings: DemoSettings | None = None) -> DemoWorld:
-    """The world as of midnight UTC of ``today``: the same ``today`` and ``seed`` give it exactly.
+def generate(
+    now: datetime | date, seed: int = 7, settings: DemoSettings | None = None
+) -> DemoWorld:
+    """The world as of the instant ``now``: the same ``now`` and ``seed`` give it exactly.
 
     Northland (NL1 18 clubs, NL2 20 clubs with 3 up / 3 down by the table, a 32-club knockout
-    cup NLC), Southland (SL1, 16 clubs) and an 8-nation double round robin (INT). There are
-    ``past_seasons`` complete seasons and the current one, whose fixtures run from about four
-    weeks before ``today`` to a week after it. Results follow a Dixon-Coles process with
-    drifting attack/defence ratings; kick-offs before midnight are finished, later ones
-    scheduled, and one past league match of the current season is postponed and one cancelled
-    (both more than 48 hours before midnight, without scores or closing odds). Every match has
-    pre-match 1x2, ou25 and btts odds from each bookmaker; matches that kicked off also have
-    closing odds, nearer the truth than the pre-match ones. ``today`` may also be a datetime:
-    its UTC date is used. ``settings`` (default ``DemoSettings()``) holds every other knob.
+    cup NLC), Southland (SL1, 16 clubs, and their midweek single round robin SLC) and an
+    8-nation double round robin (INT). There are ``past_seasons`` complete seasons and the
+    current one, whose fixtures run from about four weeks before ``now``'s day to a week after
+    it, with matches on every one of those days. Results follow a Dixon-Coles process with
+    drifting attack/defence ratings; a match is finished ``PLAYED_AFTER`` its kick-off, live
+    from its kick-off until then, scheduled before, and one past league match of the current
+    season is postponed and one cancelled (both more than 48 hours before ``now``, without
+    scores or closing odds). Every match has pre-match 1x2, ou25 and btts odds from each
+    bookmaker; matches that kicked off also have closing odds, nearer the truth than the
+    pre-match ones. ``now`` may also be a date (its midnight UTC); a naive datetime is UTC.
+    The calendar and every result depend on ``now``'s UTC day only; which matches are
+    finished, on the instant. ``settings`` (default ``DemoSettings()``) holds every other knob.
     """
     settings = settings or DemoSettings()
-    if isinstance(today, datetime):
-        today = today.astimezone(UTC).date() if today.tzinfo else today.date()
+    if isinstance(now, datetime):
+        now = now.astimezone(UTC) if now.tzinfo else now.replace(tzinfo=UTC)
+    else:
+        now = datetime.combine(now, time(0), UTC)
+    today = now.date()
     streams = np.random.SeedSequence(seed).spawn(2)
     results_rng = np.random.Generator(np.random.PCG64(streams[0]))
     odds_rng = np.random.Generator(np.random.PCG64(streams[1]))
-    now = datetime.combine(today, time(0), UTC)
     first_monday = today - timedelta(days=settings.days_before)
     first_monday -= timedelta(days=first_monday.weekday())
     cutoff = today + timedelta(days=settings.days_after)
@@ -252,6 +271,10 @@ def generate(today: date, seed: int = 7, settings: DemoSettings | None = None) -
         rounds = _double_round_robin(_shuffled(results_rng, NATIONS))
         for slot, pairs in zip(_international_slots(start), rounds, strict=False):
             season += _place(results_rng, "INT", label, slot, pairs, last_day)
+        rounds = _double_round_robin(_shuffled(results_rng, SOUTHLAND_CLUBS))
+        single = rounds[: len(SOUTHLAND_CLUBS) - 1]
+        for slot, pairs in zip(_cup_slots(start), single, strict=False):
+            season += _place(results_rng, "SLC", label, slot, pairs, last_day)
         _play(results_rng, season, ratings, base, settings)
         season += _cup(results_rng, label, start, northland, ratings, base, settings, last_day, now)
         fixtures += season
@@ -262,7 +285,8 @@ def generate(today: date, seed: int = 7, settings: DemoSettings | None = None) -
     fixtures.sort(key=lambda f: (f.kickoff, f.code, f.home))
     statuses = _statuses(results_rng, fixtures, now, starts[-1])
     truths = _truths(fixtures, settings.rho)
-    odds = _odds(odds_rng, truths, [status == "finished" for status in statuses], settings)
+    closed = [status in ("finished", "live") for status in statuses]
+    odds = _odds(odds_rng, truths, closed, settings)
     matches = [
         _record(fixture, status, quotes)
         for fixture, status, quotes in zip(fixtures, statuses, odds, strict=True)
@@ -346,11 +370,34 @@ def _international_slots(start: date):
             yield monday, INTERNATIONAL[day]
 
 
+def _cup_slots(start: date):
+    """Round dates of Copa Southland: Tuesday to Thursday of every week from its first, but
+    only Thursday in the weeks the leagues play a midweek round (see ``_league_slots``)."""
+    week = SOUTHLAND_CUP_FIRST_WEEK
+    while True:
+        times = SOUTHLAND_CUP if week % 4 != 2 else SOUTHLAND_CUP[-1:]
+        yield start + timedelta(weeks=week), times
+        week += 1
+
+
 def _place(rng, code, season, slot, pairs, last_day) -> list[_Fixture]:
-    """Fixtures of one round at kick-offs drawn from the slot; those after last_day dropped."""
+    """Fixtures of one round at kick-offs drawn from the slot; those after last_day dropped.
+
+    When the round has at least as many matches as the slot has days, each day gets one (the
+    first pairs, themselves in a random order, go one to each day), so no day of a round is
+    without football.
+    """
     monday, times = slot
     weights = np.array([weight for *_, weight in times], dtype=float)
     picks = rng.choice(len(times), size=len(pairs), p=weights / weights.sum())
+    days = sorted({days for days, *_ in times})
+    if len(pairs) >= len(days):
+        for index, day in enumerate(days):
+            if picks[index] in [i for i, (d, *_) in enumerate(times) if d == day]:
+                continue
+            options = [i for i, (d, *_) in enumerate(times) if d == day]
+            chances = weights[options] / weights[options].sum()
+            picks[index] = options[int(rng.choice(len(options), p=chances))]
     fixtures = []
     for (home, away), pick in zip(pairs, picks.tolist(), strict=True):
         days, hour, minute, _ = times[pick]
@@ -473,12 +520,18 @@ def _drift(rng, ratings, northland, settings: DemoSettings) -> dict[str, np.ndar
 
 
 def _statuses(rng, fixtures: list[_Fixture], now: datetime, current_start: date) -> list[str]:
-    """Finished before ``now``, scheduled after; one recent league match postponed, one cancelled.
+    """Finished from PLAYED_AFTER after kick-off, live until then, scheduled before; one recent
+    league match postponed, one cancelled.
 
     Both are drawn from the current season's NL1 and SL1 matches 3 to 21 days before ``now``,
     so they are void cases well past the usual 48-hour grace of settlement.
     """
-    statuses = ["finished" if f.kickoff < now else "scheduled" for f in fixtures]
+    statuses = [
+        "finished"
+        if f.kickoff + PLAYED_AFTER <= now
+        else ("live" if f.kickoff <= now else "scheduled")
+        for f in fixtures
+    ]
     start = datetime.combine(current_start, time(0), UTC)
     window = (max(start, now - timedelta(days=21)), now - timedelta(days=3))
     candidates = [

@@ -106,11 +106,17 @@ def run_day(
 ) -> ReplayDay:
     """One day of a replay at ``now`` (see the module's docstring), in one transaction;
     ``backfill`` predicts every stored match walk-forward first (a replay's first day)."""
-    known = [
-        seen
-        for record in records
-        if (seen := as_known(record, now, horizon, odds_lead)) is not None
-    ]
+    known = [seen for seen in _known(records, now, horizon, odds_lead) if seen is not None]
+    return _run_day(known, now, settings, horizon, backfill)
+
+
+def _known(records, now, horizon, odds_lead) -> list[MatchRecord | None]:
+    """``as_known`` of each record at ``now``, aligned with them."""
+    return [as_known(record, now, horizon, odds_lead) for record in records]
+
+
+def _run_day(known, now, settings, horizon, backfill) -> ReplayDay:
+    """``run_day`` once what is new that day is known: ``known`` is stored as it is."""
     with db.atomic():
         summary = imports.store(known)
         before = ledger.published_count()
@@ -168,15 +174,19 @@ def replay(
     day); the first day backfills the history before it. ``progress`` hears of each day."""
     records = list(records)
     done = []
+    # Each day stores only what changed since the day before (a new fixture, its prices, its
+    # result): storing a record again as it is changes nothing, and costs a read of its odds.
+    before: list[MatchRecord | None] = [None] * len(records)
     for number in range(days):
-        day = run_day(
-            records,
-            start + timedelta(days=number),
-            settings,
-            horizon=horizon,
-            odds_lead=odds_lead,
-            backfill=number == 0,
-        )
+        now = start + timedelta(days=number)
+        known = _known(records, now, horizon, odds_lead)
+        changed = [
+            seen
+            for seen, old in zip(known, before, strict=True)
+            if seen is not None and seen != old
+        ]
+        day = _run_day(changed, now, settings, horizon, backfill=number == 0)
+        before = known
         done.append(day)
         if progress is not None:
             progress(day)

@@ -91,8 +91,8 @@ def _append_only(models) -> None:
 
 
 def drop_tables():
-    """Drop every table and the migration history (the test suite's reset; never called by the
-    app)."""
+    """Drop every table and the migration history (the test suite's reset, and `flask data demo
+    --rebuild` on a database that holds nothing but the demo world)."""
     create_database_file()
     db.drop_tables(TABLES, safe=True)
     db.execute_sql(f'DROP TABLE IF EXISTS "{migrate.HISTORY_TABLE}"')

@@ -46,8 +46,9 @@ def traceback_in(output: str) -> str:
 
 
 @contextlib.contextmanager
-def gunicorn(app, **settings):
+def gunicorn(app, target="wsgi:app", **settings):
     """gunicorn serving ``app``'s database and rate-limit storage: yields (base URL, env).
+    ``target`` is the WSGI app it loads (``tests.frozen_wsgi:app`` stops its clock).
 
     On exit the server is stopped, and its output must hold no traceback.
     """
@@ -66,7 +67,7 @@ def gunicorn(app, **settings):
         **{name: str(value) for name, value in settings.items()},
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py", "wsgi:app"],
+        [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py", target],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

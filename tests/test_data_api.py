@@ -38,6 +38,8 @@ EXPORTS = "/api/v1/data/exports"
 USAGE = "/api/v1/data/usage"
 ALL_INCLUDES = "odds,predictions,picks,intelligence"
 MEDIA_TYPES = {"csv": "text/csv", "json": "application/json", "ndjson": "application/x-ndjson"}
+#: The instant the demo world is built at and the app clock stands at.
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +50,7 @@ def world(tmp_path_factory):
             tmp_path_factory.mktemp("data-api"),
             RATELIMIT_PUBLIC="100000 per minute",
             RATELIMIT_AUTH="100000 per minute",
+            CLOCK=lambda: NOW,  # the demo world is built at this instant, whatever the day
         )
     )
     with app.app_context():

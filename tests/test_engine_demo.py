@@ -64,7 +64,7 @@ def test_same_inputs_same_world_and_a_new_seed_changes_it(world):
 
 def test_every_competition_type_and_stable_codes(world):
     codes = {league.code: league for league in world.leagues}
-    assert set(codes) == {"NL1", "NL2", "NLC", "SL1", "INT"}
+    assert set(codes) == {"NL1", "NL2", "NLC", "SL1", "SLC", "INT"}
     assert {league.competition_type for league in world.leagues} == {
         "top-flight",
         "lower-league",
@@ -73,6 +73,7 @@ def test_every_competition_type_and_stable_codes(world):
     }
     assert codes["INT"].competition_type == "international"
     assert codes["NL2"].country == codes["NLC"].country == "Northland"
+    assert codes["SLC"].country == codes["SL1"].country == "Southland"
     for season, matches in _by_season(world).items():
         assert {m.league.code for m in matches} == set(codes), season
     # Team names are unique across the world, so (name, country) never clashes.
@@ -90,7 +91,7 @@ def test_seasons_sizes_and_calendar(world):
         assert all(m.kickoff_at.tzinfo is UTC for m in matches)
     for label in labels[:-1]:
         sizes = Counter(m.league.code for m in seasons[label])
-        assert sizes == {"NL1": 306, "NL2": 380, "SL1": 240, "INT": 56, "NLC": 31}
+        assert sizes == {"NL1": 306, "NL2": 380, "SL1": 240, "SLC": 120, "INT": 56, "NLC": 31}
     # Past seasons end before the next one starts.
     for earlier, later in itertools.pairwise(labels):
         assert max(m.kickoff_at for m in seasons[earlier]) < min(
@@ -120,6 +121,43 @@ def test_any_today_gives_four_distinct_ordered_seasons(today):
     assert starts == sorted(starts)
     current = list(seasons.values())[-1]
     assert max(m.kickoff_at for m in current).date() <= today + timedelta(days=7)
+
+
+@pytest.mark.parametrize(
+    "today",
+    [TODAY + timedelta(days=n) for n in range(0, 28, 3)] + [date(2025, 12, 31), date(2024, 7, 1)],
+)
+def test_every_day_from_today_to_a_week_ahead_has_matches(today):
+    days = Counter(m.kickoff_at.date() for m in demo.generate(today).matches)
+    for ahead in range(8):
+        assert days[today + timedelta(days=ahead)] > 0, today + timedelta(days=ahead)
+
+
+def test_copa_southland_is_a_single_round_robin_midweek(world):
+    for matches in list(_by_season(world).values())[:-1]:
+        ties = [m for m in matches if m.league.code == "SLC"]
+        pairs = Counter(frozenset((m.home_team, m.away_team)) for m in ties)
+        assert len(pairs) == 16 * 15 // 2 and set(pairs.values()) == {1}
+        assert {m.kickoff_at.weekday() for m in ties} == {1, 2, 3}  # Tuesday to Thursday
+
+
+def test_the_instant_decides_what_is_played():
+    now = datetime(2026, 11, 21, 15, 0, tzinfo=UTC)
+    world = demo.generate(now)
+    assert world.now == now
+    midnight = demo.generate(TODAY)
+    # Same calendar and results: only the statuses (and closing prices) of the day move.
+    assert [m.kickoff_at for m in world.matches] == [m.kickoff_at for m in midnight.matches]
+    for m in world.matches:
+        if m.kickoff_at + demo.PLAYED_AFTER <= now:
+            assert m.status in ("finished", "postponed", "cancelled")
+        elif m.kickoff_at <= now:
+            assert m.status == "live" and m.home_goals is None
+            assert any(odd.is_closing for odd in m.odds)
+        else:
+            assert m.status == "scheduled"
+    assert Counter(m.status for m in world.matches)["live"] > 0
+    assert demo.generate(now) == world
 
 
 def test_statuses_scores_and_void_cases(world):

@@ -1,0 +1,55 @@
+"""Building the demo world: the same instant gives the same picks; a rebuild is refused in a
+database that holds imported leagues."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from errors import CommandError
+from models import League, Match, Pick
+from services import demo
+
+NOW = datetime(2026, 11, 24, 20, 30, tzinfo=UTC)
+
+
+def picks_made():
+    """Every pick as the API would identify and rate it."""
+    columns = (Pick.id, Pick.match, Pick.market, Pick.selection, Pick.rating, Pick.odds)
+    return sorted(Pick.select(*columns).tuples())
+
+
+@pytest.mark.slow
+def test_the_same_instant_builds_the_same_picks(make_app):
+    """Two builds at one instant (a two-day replay, to keep it quick) make the same picks."""
+    made = []
+    for _ in range(2):
+        app = make_app()
+        with app.app_context():
+            built = demo.build(NOW, app.config, live_days=2)
+            made.append(picks_made())
+    assert made[0] == made[1] and len(made[0]) > 100
+    assert built["days"] == 3 and built["published"] > 0
+
+
+def test_the_cli_keeps_a_database_that_holds_the_world(make_app):
+    app = make_app(CLOCK=lambda: NOW)
+    with app.app_context():
+        demo.load(NOW)  # the world without its replay: quick, and enough to be kept
+        before = sorted(Match.select(Match.id, Match.slug).tuples())
+        result = app.test_cli_runner().invoke(args=["data", "demo"])
+        assert result.exit_code == 0 and "demo world kept" in result.output
+        assert sorted(Match.select(Match.id, Match.slug).tuples()) == before
+        with pytest.raises(CommandError):
+            demo.build(NOW, app.config)
+
+
+def test_a_rebuild_is_refused_beside_imported_leagues(make_app):
+    app = make_app(CLOCK=lambda: NOW)
+    with app.app_context():
+        League.create(
+            code="E0", name="Premier League", country="England", competition_type="top-flight"
+        )
+        result = app.test_cli_runner().invoke(args=["data", "demo", "--rebuild"])
+        assert result.exit_code == 1
+        assert "other leagues than the demo's (E0)" in result.output
+        assert League.select().count() == 1

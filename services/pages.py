@@ -209,18 +209,21 @@ def track_record_page(settings) -> dict:
 
 
 def _curve(profits: list[float]) -> list[tuple[int, float]]:
-    """``(pick number, units after it)`` along the cumulative profit, at most
-    :data:`CURVE_POINTS` points, evenly spread and ending on the last pick."""
+    """``(pick number, units after it)`` along the cumulative profit from ``(0, 0)`` (before
+    the first pick), then at most :data:`CURVE_POINTS` points, evenly spread and ending on the
+    last pick; empty without a settled pick."""
     total, running = 0.0, []
     for profit in profits:
         total += profit
         running.append(total)
     count = len(running)
+    if not count:
+        return []
     if count <= CURVE_POINTS:
         chosen = range(1, count + 1)
     else:
         chosen = sorted({round(count * (k + 1) / CURVE_POINTS) for k in range(CURVE_POINTS)})
-    return [(number, running[number - 1]) for number in chosen]
+    return [(0, 0.0)] + [(number, running[number - 1]) for number in chosen]
 
 
 def _histogram(values: list[float]) -> list[dict]:

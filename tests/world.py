@@ -11,6 +11,13 @@ from tests import factories
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 TEAMS = ("Rovers", "United", "Athletic", "City")
+#: The backfilled picks laid on the history, in turn: (market, selection, price).
+BACKFILLED = (
+    ("1x2", "home", 2.1),
+    ("ou25", "over", 1.95),
+    ("btts", "yes", 1.8),
+    ("1x2", "draw", 3.4),
+)
 
 
 def odds(home, draw, away, over=1.95, under=1.9, closing=False):
@@ -42,6 +49,7 @@ def build(now=T0) -> dict:
             away,
             kickoff=T0 - timedelta(days=3 + 7 * week),
             goals=goals[week % len(goals)],
+            season="2025-26",  # a season's pairing is one match: the fixtures below are new
             odds=odds(2.1, 3.4, 3.6) + odds(2.0, 3.5, 3.8, closing=True),
         )
     published_at = T0 - timedelta(days=2)
@@ -98,7 +106,11 @@ def build(now=T0) -> dict:
         goals=(2, 0),
         odds=odds(2.0, 3.4, 3.9, closing=True),
     )
-    settlement.run(30, settings, now=T0 - timedelta(hours=2))
+    history = Match.select().where(Match.season == "2025-26").order_by(Match.kickoff_at)
+    for index, match in enumerate(history):  # the walk-forward record's picks
+        market, selection, price = BACKFILLED[index % len(BACKFILLED)]
+        factories.pick(match, market, selection, price, rating="ABC"[index % 3])
+    settlement.run(200, settings, now=T0 - timedelta(hours=2))
     operations.calibrate(365, settings, now=T0 - timedelta(hours=1))
     return {
         "settled": Match.get_by_id(settled.id).slug,

@@ -142,7 +142,7 @@ def monthly_roi(months: list[dict], name: str) -> dict:
     pad = (high - low) * 0.15 or 0.1
     y = _scale(low - pad, high + pad, top, height, flip=True)
     _y_axis(chart, low - pad, high + pad, y, lambda v: f"{v:+.0%}")
-    slot = width / max(len(months), 1)
+    slot = min(width / max(len(months), 1), 60)
     label_every = max(1, ceil(len(months) / 8))
     for index, row in enumerate(months):
         roi = row["roi"] or 0.0

@@ -28,7 +28,9 @@ CSS = (
     ".sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;"
     "clip:rect(0,0,0,0);white-space:nowrap;border:0}.note{overflow-wrap:anywhere;"
     "white-space:pre-wrap;font-size:.8rem;background:#f4f4f4;padding:.5rem}"
-    "code{overflow-wrap:anywhere}"
+    "code{overflow-wrap:anywhere}.figures{display:grid;grid-template-columns:max-content 1fr;"
+    "gap:.2rem 1rem}.figures dt{font-weight:600}.figures dd{margin:0}"
+    "@media (max-width:30rem){table{font-size:.85rem}th,td{padding:.3rem .15rem}}"
 )
 CSS_SOURCE = "sha256-" + base64.b64encode(hashlib.sha256(CSS.encode()).digest()).decode()
 #: The pages' policy: nothing but their own hashed style (the JSON-LD block is data, never run).

@@ -48,11 +48,12 @@ class Index(MethodView):
         """Where the OpenAPI description and the docs are; the landing page for a browser"""
         if html.wants_html():
             return pages.landing()
-        return {
+        index = {
             "name": "Sports Pick Service",
             "openapi": f"{base_url()}/openapi.json",
             "docs": f"{base_url()}/docs",
         }
+        return index, 200, {"Vary": "Accept"}  # the same URL is the landing page for a browser
 
 
 @blp.route("/problems/<name>")

@@ -57,6 +57,8 @@ def test_api_clients_keep_the_json_index(client, slugs):
         response = client.get("/", headers=headers)
         assert response.status_code == 200 and response.mimetype == "application/json"
         assert response.get_json()["openapi"] == "http://localhost/openapi.json"
+        assert response.headers["Vary"] == "Accept"  # a shared cache keeps the two apart
+    assert "Accept" in client.get("/", headers=HTML).headers["Vary"]
 
 
 def test_a_prediction_page_with_a_settled_pick(client, slugs):
@@ -137,3 +139,17 @@ def test_a_browser_gets_a_404_page_that_links_home(client):
     assert 'name="robots"' not in text  # a 404 is kept out of indexes by its status
     api = client.get("/no-such-page")
     assert api.status_code == 404 and api.mimetype == "application/problem+json"
+
+
+def test_the_pages_are_cached_answers_with_etags(client, slugs):
+    for path in ("/", "/track-record", f"/api/v1/seo/predictions/{slugs['settled']}"):
+        first = client.get(path, headers=HTML)
+        again = client.get(path, headers={**HTML, "If-None-Match": first.headers["ETag"]})
+        assert again.status_code == 304, path
+
+
+def test_the_landing_page_counts_against_the_public_limit(make_app):
+    client = make_app(CLOCK=lambda: world.T0, RATELIMIT_PUBLIC="2 per minute").test_client()
+    statuses = [client.get("/", headers=HTML).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    assert client.get("/").status_code == 200  # the JSON index stays outside every limit

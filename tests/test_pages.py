@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from services.pages import CURVE_POINTS, _curve, _histogram
 from tests import world
 
 HTML = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
@@ -153,3 +154,14 @@ def test_the_landing_page_counts_against_the_public_limit(make_app):
     statuses = [client.get("/", headers=HTML).status_code for _ in range(3)]
     assert statuses == [200, 200, 429]
     assert client.get("/").status_code == 200  # the JSON index stays outside every limit
+
+
+def test_the_units_curve_is_thinned_but_ends_on_the_last_pick():
+    profits = [1.0 if n % 3 else -1.0 for n in range(500)]
+    curve = _curve(profits)
+    assert curve[0] == (0, 0.0) and len(curve) == CURVE_POINTS + 1
+    assert curve[-1] == (500, sum(profits))
+    assert [n for n, _ in curve] == sorted({n for n, _ in curve})
+    assert _curve([]) == []
+    bins = _histogram([-5.0, 0.0, 0.01, 5.0])  # beyond the range: counted in the outer bins
+    assert bins[0]["count"] == 1 and bins[-1]["count"] == 1 and sum(b["count"] for b in bins) == 4

@@ -85,6 +85,7 @@ def register_blueprints(app):
         explorer,
         meta,
         ops,
+        pages,
         picks,
         seo,
         track_record,
@@ -104,6 +105,7 @@ def register_blueprints(app):
         webhooks,
         ops,
         admin,
+        pages,
     ):
         api.register_blueprint(module.blp)
     webhooks.document_events(api.spec)

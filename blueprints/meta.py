@@ -3,9 +3,11 @@
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
+from blueprints import pages
 from errors import PROBLEMS, NotFound, ServiceUnavailable
 from schemas.common import ProblemDescriptionSchema
 from services import health
+from web import html
 from web.access import settings
 from web.blueprint import Blueprint
 from web.links import base_url, problem_type
@@ -34,14 +36,24 @@ class ProbeSchema(Schema):
 
 @blp.route("/")
 class Index(MethodView):
-    @blp.response(200, IndexSchema)
+    @blp.response(
+        200,
+        IndexSchema,
+        description="Where to start, as JSON; for `Accept: text/html` (a browser) the landing "
+        "page: today's and the coming days' matches with their forecasts and rated picks (rate "
+        "limited as the public endpoints are).",
+    )
+    @blp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
     def get(self):
-        """Where the OpenAPI description and the docs are"""
-        return {
+        """Where the OpenAPI description and the docs are; the landing page for a browser"""
+        if html.wants_html():
+            return pages.landing()
+        index = {
             "name": "Sports Pick Service",
             "openapi": f"{base_url()}/openapi.json",
             "docs": f"{base_url()}/docs",
         }
+        return index, 200, {"Vary": "Accept"}  # the same URL is the landing page for a browser
 
 
 @blp.route("/problems/<name>")

@@ -2,8 +2,8 @@
 
 from flask.views import MethodView
 
-from schemas.seo import PredictionPageSchema
-from services import seo
+from schemas.seo import PredictionPageSchema, SportsEventSchema
+from services import pages, seo
 from web import html
 from web.access import PUBLIC, current_viewer, now
 from web.blueprint import Blueprint
@@ -31,14 +31,25 @@ class PredictionPage(MethodView):
     @blp.response(
         200,
         PredictionPageSchema,
-        description="The page as JSON; as a server-rendered HTML page (title, meta "
-        "description, canonical link, Open Graph tags, the JSON-LD) for `Accept: text/html`.",
+        description="The page as JSON; as a server-rendered HTML page for `Accept: text/html`: "
+        "title, meta description, canonical link, Open Graph tags and the JSON-LD; every market "
+        "(1x2, over/under 2.5, both teams to score) with our probability beside the market's "
+        "fair one, its pick under the premium rule and, once settled, its result, profit, CLV "
+        "and fair closing EV; the sides' form and head-to-head; links home, to the league's "
+        "other matches and to the track record.",
     )
     @blp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
     @blp.problems(404, "not-found")
     def get(self, slug):
         """A match's prediction page: title, description, canonical URL and SportsEvent"""
-        page = seo.page(slug, base_url(), current_viewer(), now())
         if not html.wants_html():
-            return page
-        return html.render("prediction.html", page=PredictionPageSchema().dump(page))
+            return seo.page(slug, base_url(), current_viewer(), now())
+        page = pages.prediction(slug, base_url(), current_viewer(), now())
+        return html.render(
+            "prediction.html",
+            page=page,
+            title=page["title"],
+            description=page["description"],
+            canonical=page["canonical_url"],
+            structured_data=SportsEventSchema().dump(page["structured_data"]),
+        )

@@ -21,7 +21,12 @@ def page(slug: str, base_url: str, viewer=None, now=None) -> dict:
     """The page of the match with ``slug``: title, description, canonical URL, the match, its
     headline prediction and pick (under the premium rule) and its SportsEvent; NotFound when no
     match has that slug."""
-    card = cards.by_slug(slug, viewer, ("predictions", "picks"), now)
+    return of_card(cards.by_slug(slug, viewer, ("predictions", "picks"), now), base_url)
+
+
+def of_card(card: dict, base_url: str) -> dict:
+    """The page of a match card with its predictions and picks (both popped from ``card``)."""
+    slug = card["slug"]
     predictions = card.pop("predictions")
     prediction = next((p for p in predictions if p["market"] == HEADLINE_MARKET), None)
     picks = sorted(

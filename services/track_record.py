@@ -116,3 +116,16 @@ def report(since=None, until=None) -> dict:
             ],
         }
     return answer
+
+
+def settled_series(is_live: bool) -> dict:
+    """The settled picks of the live or the backfilled record, in settlement order: their
+    profits (units won or lost per pick) and, for those with a closing probability, their fair
+    closing EVs (odds × de-margined closing probability − 1)."""
+    frame = _frame(is_live)
+    settled = frame["status"] != "pending"
+    closing_ev = frame["odds"][settled] * frame["closing_probability"][settled] - 1.0
+    return {
+        "profits": np.nan_to_num(frame["profit"][settled]).tolist(),
+        "closing_evs": closing_ev[np.isfinite(closing_ev)].tolist(),
+    }

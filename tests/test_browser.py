@@ -7,13 +7,14 @@ import shutil
 import subprocess
 from datetime import timedelta
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
 from clock import utcnow
 from models import Match
 from services import predictions
-from tests import factories
+from tests import factories, world
 from tests.servers import gunicorn
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -117,7 +118,7 @@ def test_the_page_in_a_browser_is_whole_and_inert(app, tmp_path):
     assert event["awayTeam"] == {"@type": "SportsTeam", "name": EVIL_AWAY}
     text = " ".join(page.text)
     assert f"{EVIL_HOME} vs {EVIL_AWAY}" in text  # shown as text
-    assert "%" in text and "Prediction" in text
+    assert "%" in text and "Match result" in text
 
 
 def test_the_docs_render_in_a_browser_under_their_policy(app, tmp_path):
@@ -129,3 +130,107 @@ def test_the_docs_render_in_a_browser_under_their_policy(app, tmp_path):
     assert not [line for line in console if "Content Security Policy" in line], console
     assert 'class="swagger-ui' in dom
     assert "opblock-summary-path" in dom and "/api/auth/login" in dom
+
+
+# The public pages, rendered by Chromium through Playwright (its Python package driving the
+# system's Chromium: no browser is downloaded).
+
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
+WIDTHS = (1280, 390)
+
+#: Read from the rendered DOM: each bar's filled width against its share of the track, and
+#: each chart's marks against the rows of its table.
+MEASURE = """() => {
+  const bars = [];
+  for (const svg of document.querySelectorAll('svg.bar')) {
+    const track = svg.getBoundingClientRect().width;
+    for (const rect of svg.querySelectorAll('rect.fill')) {
+      bars.push({track, width: rect.getBoundingClientRect().width,
+                 share: parseFloat(rect.dataset.share)});
+    }
+  }
+  const charts = [];
+  for (const figure of document.querySelectorAll('figure.chart')) {
+    const svg = figure.querySelector('svg');
+    let marks = svg.querySelectorAll('rect.mark, circle.mark').length;
+    for (const line of svg.querySelectorAll('polyline.mark')) marks += line.points.numberOfItems;
+    charts.push({title: svg.querySelector('title').textContent, marks,
+                 declared: parseInt(svg.dataset.marks),
+                 rows: figure.querySelectorAll('table tbody tr').length});
+  }
+  const wide = [...document.querySelectorAll('body *')]
+    .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+    .map((e) => e.tagName + '.' + e.className);
+  return {bars, charts, width: document.documentElement.scrollWidth, wide};
+}"""
+
+
+@pytest.fixture
+def public_pages(app):
+    """The small world of tests/world.py around the current hour (the server runs on the real
+    clock), and the paths of the pages to read."""
+    with app.app_context():
+        slugs = world.build(utcnow().replace(minute=0, second=0, microsecond=0))
+    return {
+        "landing": "/",
+        "prediction-settled": f"/api/v1/seo/predictions/{slugs['settled']}",
+        "prediction-locked": f"/api/v1/seo/predictions/{slugs['locked']}",
+        "track-record": "/track-record",
+        "not-found": "/no-such-page",
+    }
+
+
+def test_the_public_pages_in_a_browser(app, public_pages):
+    """Each page at 1280 and 390 px: bars as wide as their probabilities (within 2 px), as many
+    marks in each chart as figures in its table, no CSP violation or other console error (but
+    the 404 page's own status), no request leaving the origin; screenshots for a person."""
+    if REQUIRED:  # CI installs the dev dependencies: a missing Playwright is a failure there
+        from playwright.sync_api import sync_playwright
+    else:
+        sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    if not CHROMIUM:
+        pytest.fail("REQUIRE_CHROMIUM=1 but Chromium is not installed")
+    SCREENSHOTS.mkdir(exist_ok=True)
+    seen = {}
+    with gunicorn(app, RATELIMIT_PUBLIC="1000 per minute") as (base, _), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            for name, path in public_pages.items():
+                for width in WIDTHS:
+                    context = browser.new_context(viewport={"width": width, "height": 900})
+                    page = context.new_page()
+                    console, requests = [], []
+                    page.on("console", lambda message, log=console: log.append(message))
+                    page.on("request", lambda request, log=requests: log.append(request.url))
+                    response = page.goto(f"{base}{path}", wait_until="load")
+                    assert response.status == (404 if name == "not-found" else 200)
+                    page.screenshot(path=SCREENSHOTS / f"{name}-{width}.png", full_page=True)
+                    found = page.evaluate(MEASURE)
+                    context.close()
+                    texts = [message.text for message in console]
+                    assert not [t for t in texts if "Content Security Policy" in t], texts
+                    errors = [m.text for m in console if m.type == "error"]
+                    if name == "not-found":  # Chromium reports the page's own 404, nothing else
+                        errors = [t for t in errors if "404" not in t]
+                    assert not errors, errors
+                    assert all(url.startswith(base) for url in requests), requests
+                    assert found["width"] <= width, (name, found["wide"][:8])  # no sideways scroll
+                    for bar in found["bars"]:
+                        assert abs(bar["width"] - bar["share"] * bar["track"]) <= 2, bar
+                    for chart in found["charts"]:
+                        assert chart["marks"] == chart["rows"] == chart["declared"], chart
+                    seen[name, width] = found
+        finally:
+            browser.close()
+    # What each page must show: the bars of the forecasts, and every chart of the record.
+    assert all(seen["landing", width]["bars"] for width in WIDTHS)
+    assert len(seen["prediction-settled", 1280]["bars"]) >= 7  # 3 + 2 + 2 selections, ours
+    titles = [chart["title"] for chart in seen["track-record", 390]["charts"]]
+    assert titles[:2] == [
+        "Return on investment by month, live",
+        "Fair closing EV of the live picks",
+    ]
+    assert "Units won or lost, pick by pick" in titles
+    assert any(title.startswith("Reliability") for title in titles)
+    curve = next(c for c in seen["track-record", 1280]["charts"] if c["title"].startswith("Units"))
+    assert curve["marks"] >= 1  # the settled live pick, and the backfilled ones

@@ -108,6 +108,10 @@ def answers(client, people, kind, pick) -> dict:
     )
     assert page.status_code == 200
     found["html"] = page.get_data(as_text=True)
+    for path in ("/", "/track-record"):  # the landing page shows the match; the record its pick
+        page = client.get(path, headers={**headers, "Accept": "text/html"})
+        assert page.status_code == 200
+        found[f"html {path}"] = page.get_data(as_text=True)
     if kind != "anonymous":
         body = {"dateFrom": day, "dateTo": day}
         response = client.post("/api/backtest/run", json=body, headers=headers)

@@ -593,7 +593,7 @@ def test_a_prediction_page_as_html(client, world):
     assert response.status_code == 200 and response.mimetype == "text/html"
     page = response.get_data(as_text=True)
     assert f'rel="canonical" href="http://localhost/api/v1/seo/predictions/{match.slug}"' in page
-    assert '<script type="application/ld+json">' in page and "<meter" in page
+    assert '<script type="application/ld+json">' in page and 'class="bar"' in page
     policy = response.headers["Content-Security-Policy"]
     assert "default-src 'none'" in policy and "script-src" not in policy
 

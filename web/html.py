@@ -9,18 +9,36 @@ import hashlib
 
 from flask import make_response, render_template, request
 
-#: The pages' styles.
+from web.links import base_url
+
+#: The pages' styles (the charts and bars draw with SVG presentation attributes).
 CSS = (
-    "body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;"
-    "color:#1b1b1b}h1{font-size:1.5rem}table{width:100%;border-collapse:collapse}"
-    "td{padding:.35rem .25rem}meter{width:100%;height:1.1rem}.pick{border:1px solid #bbb;"
-    "padding:.75rem;margin-top:1rem}.muted{color:#555}"
+    "body{font-family:system-ui,sans-serif;max-width:48rem;margin:0 auto;padding:0 1rem 2rem;"
+    "color:#1b1b1b;line-height:1.45}a{color:#0b57a4}h1{font-size:1.5rem}h2{font-size:1.2rem;"
+    "margin-top:2rem}h3{font-size:1rem}.site{padding:.75rem 0;border-bottom:1px solid #ddd}"
+    ".site a{display:inline-block;padding:.5rem .5rem .5rem 0;margin-right:.5rem}"
+    ".brand{font-weight:600}footer{margin-top:3rem;border-top:1px solid #ddd}"
+    "table{width:100%;border-collapse:collapse}th,td{padding:.4rem .3rem;text-align:left;"
+    "vertical-align:top;border-bottom:1px solid #e6e6e6}.n{text-align:right}"
+    "td a{display:inline-block;padding:.2rem 0}.bar{display:block;width:100%;height:10px}"
+    ".small{font-size:.85rem}.muted{color:#555}.pick{border:1px solid #bbb;padding:.75rem;"
+    "margin-top:1rem}.rating{font-weight:700}.crumbs{padding:0;list-style:none}"
+    ".crumbs li{display:inline}.crumbs li+li:before{content:' › '}"
+    "figure{margin:1rem 0}figure svg{max-width:100%;height:auto}.key{vertical-align:middle}"
+    ".sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;"
+    "clip:rect(0,0,0,0);white-space:nowrap;border:0}.note{overflow-wrap:anywhere;"
+    "white-space:pre-wrap;font-size:.8rem;background:#f4f4f4;padding:.5rem}"
+    "code{overflow-wrap:anywhere}.figures{display:grid;grid-template-columns:max-content 1fr;"
+    "gap:.2rem 1rem}.figures dt{font-weight:600}.figures dd{margin:0}"
+    "@media (max-width:30rem){table{font-size:.85rem}th,td{padding:.3rem .15rem}}"
 )
 CSS_SOURCE = "sha256-" + base64.b64encode(hashlib.sha256(CSS.encode()).digest()).decode()
 #: The pages' policy: nothing but their own hashed style (the JSON-LD block is data, never run).
+#: ``connect-src 'self'`` lets a page's context fetch this origin (no script of ours runs, so
+#: nothing of ours uses it): auditors such as Lighthouse read /robots.txt from the page.
 POLICY = (
-    f"default-src 'none'; style-src '{CSS_SOURCE}'; base-uri 'none'; form-action 'none'; "
-    "frame-ancestors 'none'"
+    f"default-src 'none'; style-src '{CSS_SOURCE}'; connect-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
 )
 
 #: The docs page's policy: Swagger UI's script and styles from this service only, its calls to
@@ -42,4 +60,11 @@ def render(template: str, status: int = 200, policy: str = POLICY, **context):
     """A page as a response: the template rendered with the shared styles, as HTML under its
     Content-Security-Policy."""
     headers = {"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy}
-    return make_response(render_template(template, css=CSS, **context), status, headers)
+    body = render_template(template, css=CSS, base=base_url(), **context)
+    return make_response(body, status, headers)
+
+
+def render_text(template: str, mimetype: str, **context):
+    """A text resource (the sitemap, robots.txt) rendered from ``template``."""
+    headers = {"Content-Type": f"{mimetype}; charset=utf-8"}
+    return make_response(render_template(template, **context), 200, headers)

@@ -108,8 +108,17 @@ def problem(status, name, detail, *, errors=None, headers=None):
     """
     title = PROBLEMS[name][1] if name else HTTPStatus(status).phrase
     blueprint = current_app.blueprints.get(request.blueprint)
-    if getattr(blueprint, "html_pages", False) and html.wants_html():
-        response = html.render("error.html", status, title=title, detail=detail)
+    # A browser gets a page on the HTML pages, and on a path that is no page at all (a 404).
+    pages = getattr(blueprint, "html_pages", False) or request.blueprint is None
+    if pages and html.wants_html():
+        response = html.render(
+            "error.html",
+            status,
+            title=title,
+            detail=detail,
+            error_status=status,
+            description=f"{title}: {detail}",
+        )
         response.headers.update(headers or {})
         return response
     if len(detail) > MAX_DETAIL_CHARS:

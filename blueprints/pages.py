@@ -1,0 +1,100 @@
+"""The public pages a person reads in a browser: the landing page's matches, the track record
+with its charts, and what search engines read (``/sitemap.xml``, ``/robots.txt``)."""
+
+from flask.views import MethodView
+
+from errors import NotFound
+from services import pages
+from web import charts, html
+from web.access import PUBLIC, current_viewer, guard, now, settings
+from web.blueprint import Blueprint
+from web.caching import cached
+from web.links import base_url
+
+blp = Blueprint(
+    "pages",
+    __name__,
+    description="Server-rendered pages for people (no script, under a strict "
+    "Content-Security-Policy), and the sitemap and robots.txt for search engines.",
+    access=PUBLIC,
+    html_pages=True,
+)
+
+HTML = {"text/html": {"schema": {"type": "string"}}}
+
+
+def _landing():
+    """The landing page: today's and the coming days' matches."""
+    page = pages.landing(current_viewer(), now())
+    return html.render(
+        "landing.html",
+        page=page,
+        title="Football predictions and rated picks for the coming days",
+        description="Our forecasts of the coming days' football matches: the 1x2 probabilities, "
+        "the picks we rate A, B or C, and a public track record of every pick.",
+        canonical=f"{base_url()}/",
+    )
+
+
+#: The landing page as ``GET /`` serves it to a browser (``Accept: text/html``): behind the
+#: public access rule and its rate limit, through the answer cache; API clients keep the index.
+landing = guard(PUBLIC, cached(_landing, variant=lambda: "html"))
+
+
+@blp.route("/track-record")
+class TrackRecordPage(MethodView):
+    @blp.cached()
+    @blp.doc(responses={200: {"description": "The page.", "content": HTML}})
+    def get(self):
+        """The track record as a page: live and backfilled picks apart, charts, the ledger"""
+        page = pages.track_record_page(settings())
+        return html.render(
+            "track_record.html",
+            page=page,
+            charts=charts.for_track_record(page),
+            market_names=pages.MARKET_NAMES,
+            title="Track record of every pick, live and backfilled",
+            description="How our football picks did: the live record (every pick published "
+            "before kick-off in a signed ledger) and the walk-forward backfill, with ROI, its "
+            "standard error, closing-line value and calibration.",
+            canonical=f"{base_url()}/track-record",
+        )
+
+
+@blp.route("/sitemap.xml")
+class Sitemap(MethodView):
+    @blp.cached()
+    @blp.doc(
+        responses={
+            200: {
+                "description": "The sitemap (sitemaps.org protocol): the landing page, the "
+                "track record and the prediction pages of recent and upcoming matches, each "
+                "with its `lastmod`.",
+                "content": {"application/xml": {"schema": {"type": "string"}}},
+            }
+        }
+    )
+    @blp.problems(404, "not-found")
+    def get(self):
+        """The sitemap: the pages search engines should know, with when each last changed"""
+        base = base_url()
+        if not base:
+            raise NotFound("A sitemap names absolute URLs: set PUBLIC_BASE_URL.")
+        return html.render_text(
+            "sitemap.xml", "application/xml", base=base, page=pages.sitemap(now())
+        )
+
+
+@blp.route("/robots.txt")
+class Robots(MethodView):
+    @blp.doc(
+        responses={
+            200: {
+                "description": "Crawl anything public; the sitemap's address.",
+                "content": {"text/plain": {"schema": {"type": "string"}}},
+            }
+        }
+    )
+    def get(self):
+        """robots.txt: what crawlers may read, and where the sitemap is"""
+        return html.render_text("robots.txt", "text/plain", base=base_url())

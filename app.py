@@ -11,6 +11,7 @@ from clock import utcnow
 from config import config_from_env
 from schemas.ops import RESULT_SCHEMAS, result_component
 from services.accounts import PasswordHasher
+from services.health import Readiness
 from store.database import db, open_database
 from web import hooks, paths, problems, ratelimits, sessions
 from web.caching import AnswerCache
@@ -40,6 +41,7 @@ def create_app(overrides=None):
         started_at=time.monotonic(),
         clock=clock,
         answer_cache=AnswerCache(app.config["ANSWER_CACHE_BYTES"]),
+        readiness=Readiness(app.config["READINESS_CACHE_SECONDS"]),
         password_hasher=PasswordHasher(
             app.config["PASSWORD_HASH_METHOD"], app.config["PASSWORD_HASH_CONCURRENCY"]
         ),

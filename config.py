@@ -34,6 +34,7 @@ DEFAULTS: dict[str, object] = {
     "ALLOWED_HOSTS": "localhost,127.0.0.1,::1",  # hosts a link may name without PUBLIC_BASE_URL
     "DATABASE_CONNECT_TIMEOUT": 3.0,
     "DATABASE_STATEMENT_TIMEOUT": 10.0,  # 0: none (long one-off commands)
+    "READINESS_CACHE_SECONDS": 1.0,  # how long /readyz keeps its verdict (one probe connection)
     "PASSWORD_HASH_CONCURRENCY": 2,
     "RATELIMIT_ENABLED": True,
     "RATELIMIT_STORAGE_URI": "memory://",

@@ -15,7 +15,7 @@ ON_POSTGRES = not ON_SQLITE
 
 @pytest.mark.skipif(not ON_SQLITE, reason="the SQLite file")
 def test_a_deleted_sqlite_file_is_a_503_and_no_new_database(make_app, tmp_path):
-    app = make_app()
+    app = make_app(READINESS_CACHE_SECONDS=0)  # every probe asks the database
     client = app.test_client()
     with app.app_context():
         factories.user("me@example.com")

@@ -57,7 +57,9 @@ class Exports(MethodView):
         ExportJSONSchema,
         description="The export, streamed in its format: `json` as this object, `csv` with a "
         "header row and one flat row per line, `ndjson` one JSON object per line. Every format "
-        "carries `X-Export-Id` and `X-Row-Count`.",
+        "carries `X-Export-Id` and `X-Row-Count`. In CSV, a text cell that a spreadsheet would "
+        "run as a formula (one starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is "
+        "written with a `'` before it, as OWASP advises; JSON and NDJSON carry text as stored.",
         headers={
             "X-Export-Id": {"description": "The export's id.", "schema": {"type": "integer"}},
             "X-Row-Count": {"description": "Rows in the export.", "schema": {"type": "integer"}},

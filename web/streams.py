@@ -5,12 +5,17 @@ import io
 import json
 
 from flask import Response, stream_with_context
+from marshmallow import fields
 
 from schemas.common import flat_rows
 from schemas.exports import ROWS, ExportJSONSchema
 
 #: Bytes gathered before each write.
 CHUNK = 64 * 1024
+
+#: What a spreadsheet reads as the start of a formula in a cell (OWASP, "CSV Injection"): a cell
+#: of text that starts with one of them is written with a ``'`` before it, so it shows as text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 MEDIA_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -50,16 +55,26 @@ def headers(record) -> dict[str, str]:
 def _chunks(record, rows, separator: str, booleans=(True, False)):
     """The rows serialised one by one (CSV lines or JSON objects), gathered into chunks of
     about ``CHUNK`` characters joined by ``separator``."""
-    names, convert = flat_rows(ROWS[record.resource](), booleans)
+    schema = ROWS[record.resource]()
+    names, convert = flat_rows(schema, booleans)
     if record.format == "csv":
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="")
+        # Line ends as the terminator, so a cell holding one (CR or LF) is quoted: with an empty
+        # terminator the writer would leave it bare and split the row.
+        writer = csv.writer(buffer, lineterminator="\r\n")
+        texts = [
+            index
+            for index, field in enumerate(schema.fields.values())
+            if isinstance(field, fields.String)
+        ]
 
         def serialise(values):
+            for index in texts:
+                values[index] = neutralised(values[index])
             buffer.seek(0)
             buffer.truncate()
             writer.writerow(values)
-            return buffer.getvalue()
+            return buffer.getvalue()[:-2]
 
     else:
         encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
@@ -77,6 +92,15 @@ def _chunks(record, rows, separator: str, booleans=(True, False)):
             parts, size = [], 0
     if parts:
         yield separator.join(parts)
+
+
+def neutralised(value):
+    """A CSV cell of text that a spreadsheet would run as a formula (``=HYPERLINK(…)``, ``+1``,
+    ``-2+3``, ``@SUM(…)``, or a tab or carriage return first), prefixed with ``'`` as OWASP
+    advises; any other value as it is. Only text columns pass here: numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _csv(record, rows):

@@ -239,6 +239,7 @@ class Snapshot:
     def __init__(self, url: str, **timeouts):
         self.database = open_database(url, pooled=False, **timeouts)
         self.connection = None
+        self.cursors = set()  # those of rows() not read to the end yet
 
     def open(self) -> "Snapshot":
         """Connect and start the snapshot (it is taken at the first read)."""
@@ -257,9 +258,14 @@ class Snapshot:
         return self
 
     def close(self) -> None:
-        """End the snapshot and its connection (safe to call again)."""
+        """End the snapshot and its connection (safe to call again): its open cursors first, so
+        a rows() generator dropped half-read finds nothing left to close on a closed connection
+        (SQLite would raise "Cannot operate on a closed database" from its finaliser)."""
         if self.connection is None:
             return
+        for cursor in self.cursors:
+            cursor.close()
+        self.cursors.clear()
         self.connection = None
         self.database.close()  # a read-only transaction ends with its connection
 
@@ -278,12 +284,15 @@ class Snapshot:
         else:
             cursor = self.connection.cursor(name=f"rows_{id(self)}")  # server-side
             cursor.itersize = batch
-        cursor.execute(sql, params)
+        self.cursors.add(cursor)
         try:
+            cursor.execute(sql, params)
             while chunk := cursor.fetchmany(batch):
                 yield from chunk
         finally:
-            cursor.close()
+            if cursor in self.cursors:  # else close() has closed it with the connection
+                self.cursors.discard(cursor)
+                cursor.close()
 
 
 def writing():

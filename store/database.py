@@ -92,6 +92,12 @@ def _open_sqlite(path: str, pooled: bool, statement_timeout):
     options = {
         "pragmas": {**SQLITE_PRAGMAS, "busy_timeout": busy},
         "check_same_thread": not pooled,  # a pooled connection moves between threads
+        # Every transaction takes the write lock when it begins, waiting for it up to the busy
+        # timeout. A deferred one reads first, and when another connection commits a write
+        # meanwhile its snapshot cannot become a write: SQLite refuses at once ("database is
+        # locked"), without waiting. So every path that writes (requests, the quota counter,
+        # CLI commands, the worker) begins IMMEDIATE; snapshots begin their own reads.
+        "lock_type": "IMMEDIATE",
     }
     name = path
     if path and path != ":memory:":
@@ -297,6 +303,7 @@ class Snapshot:
 
 def writing():
     """A transaction that writes: on SQLite it takes the write lock when it begins (waiting for
-    it up to the busy timeout), so a transaction that reads before it writes is never refused
-    its write because another connection wrote in between. Elsewhere a plain transaction."""
-    return db.atomic("IMMEDIATE") if is_sqlite() else db.atomic()
+    it up to the busy timeout), as every transaction there does (see :func:`_open_sqlite`), so
+    a transaction that reads before it writes is never refused its write because another
+    connection wrote in between. Elsewhere a plain transaction."""
+    return db.atomic()

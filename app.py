@@ -40,7 +40,9 @@ def create_app(overrides=None):
     app.extensions.update(
         started_at=time.monotonic(),
         clock=clock,
-        answer_cache=AnswerCache(app.config["ANSWER_CACHE_BYTES"]),
+        answer_cache=AnswerCache(
+            app.config["ANSWER_CACHE_BYTES"], app.config["ANSWER_CACHE_ENTRIES"]
+        ),
         readiness=Readiness(app.config["READINESS_CACHE_SECONDS"]),
         password_hasher=PasswordHasher(
             app.config["PASSWORD_HASH_METHOD"], app.config["PASSWORD_HASH_CONCURRENCY"]

@@ -61,6 +61,7 @@ DEFAULTS: dict[str, object] = {
     "VOID_AFTER_HOURS": 48,
     "OPERATION_STALE_SECONDS": 900,
     "ANSWER_CACHE_BYTES": 32 * 1024 * 1024,
+    "ANSWER_CACHE_ENTRIES": 20_000,
     "PUBLIC_MAX_AGE": 30,
     # The best calibrated on Pinnacle's closing lines (bench/margins.py): see the README.
     "MARGIN_METHOD": "power",

@@ -11,6 +11,7 @@ from clock import utcnow
 from config import config_from_env
 from schemas.ops import RESULT_SCHEMAS, result_component
 from services.accounts import PasswordHasher
+from services.explorer import ComparableIndex
 from services.health import Readiness
 from store.database import db, open_database
 from web import hooks, paths, problems, ratelimits, sessions
@@ -44,6 +45,7 @@ def create_app(overrides=None):
             app.config["ANSWER_CACHE_BYTES"], app.config["ANSWER_CACHE_ENTRIES"]
         ),
         readiness=Readiness(app.config["READINESS_CACHE_SECONDS"]),
+        comparable_index=ComparableIndex(),
         password_hasher=PasswordHasher(
             app.config["PASSWORD_HASH_METHOD"], app.config["PASSWORD_HASH_CONCURRENCY"]
         ),

@@ -17,6 +17,7 @@ from store.database import db, open_database
 from web import hooks, paths, problems, ratelimits, sessions
 from web.caching import AnswerCache
 from web.extensions import api
+from web.streams import ExportStreams
 
 
 def create_app(overrides=None):
@@ -46,6 +47,11 @@ def create_app(overrides=None):
         ),
         readiness=Readiness(app.config["READINESS_CACHE_SECONDS"]),
         comparable_index=ComparableIndex(),
+        export_streams=ExportStreams(
+            app.config["EXPORT_STREAMS_PER_USER"],
+            app.config["EXPORT_STREAMS_PER_PROCESS"],
+            app.config["EXPORT_SEND_TIMEOUT"],
+        ),
         password_hasher=PasswordHasher(
             app.config["PASSWORD_HASH_METHOD"], app.config["PASSWORD_HASH_CONCURRENCY"]
         ),

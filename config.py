@@ -60,6 +60,9 @@ DEFAULTS: dict[str, object] = {
     "RATING_B_QUALITY": 0.6,
     "VOID_AFTER_HOURS": 48,
     "OPERATION_STALE_SECONDS": 900,
+    "EXPORT_STREAMS_PER_USER": 2,
+    "EXPORT_STREAMS_PER_PROCESS": 4,  # below GUNICORN_THREADS: the rest serve everything else
+    "EXPORT_SEND_TIMEOUT": 30.0,  # seconds a reader may leave one chunk (64 KiB) unread
     "ANSWER_CACHE_BYTES": 32 * 1024 * 1024,
     "ANSWER_CACHE_ENTRIES": 20_000,
     "PUBLIC_MAX_AGE": 30,
@@ -174,9 +177,17 @@ def check_worker(settings, production: bool) -> None:
     if not schedule or any(step < 0 for step in schedule):
         raise RuntimeError("WEBHOOK_RETRY_SCHEDULE needs at least one delay, none negative")
     settings["WEBHOOK_RETRY_SCHEDULE"] = tuple(schedule)
+    if settings["EXPORT_SEND_TIMEOUT"] <= 0:
+        raise RuntimeError("EXPORT_SEND_TIMEOUT must be a positive number of seconds")
     if settings["WEBHOOK_LEASE_SECONDS"] <= settings["WEBHOOK_TIMEOUT"]:
         raise RuntimeError("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_TIMEOUT")
-    for name in ("WORKER_THREADS", "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_CONCURRENCY"):
+    for name in (
+        "WORKER_THREADS",
+        "WEBHOOK_MAX_ENDPOINTS",
+        "WEBHOOK_CONCURRENCY",
+        "EXPORT_STREAMS_PER_USER",
+        "EXPORT_STREAMS_PER_PROCESS",
+    ):
         if settings[name] < 1:
             raise RuntimeError(f"{name} must be at least 1")
 

@@ -1,12 +1,21 @@
-"""An export's response: its rows written in its format as they are read, and its headers."""
+"""An export's response: its rows written in its format as they are read, and its headers;
+how many streams a caller and a process may have open, and the cut of a reader that stalls."""
 
+import contextlib
 import csv
 import io
 import json
+import logging
+import socket
+import threading
+import time
+import weakref
+from collections import Counter
 
-from flask import Response, stream_with_context
+from flask import Response, current_app, request, stream_with_context
 from marshmallow import fields
 
+from errors import TooManyExports
 from schemas.common import flat_rows
 from schemas.exports import ROWS, ExportJSONSchema
 
@@ -24,18 +33,149 @@ MEDIA_TYPES = {
 }
 
 
-def response(prepared) -> Response:
+log = logging.getLogger("picks.exports")
+
+
+class Slot:
+    """One open export stream: whose it is, its client's socket (when the server gives it) and
+    the time by which the chunk being sent must have gone."""
+
+    def __init__(self, streams, user_id, sock):
+        self.streams = streams
+        self.user_id = user_id
+        self.sock = sock
+        self.deadline = None
+        self.cut = False
+        self.released = False
+
+    def sending(self) -> None:
+        """A chunk is handed to the server: it must be sent within the send timeout."""
+        if self.sock is not None:
+            self.deadline = time.monotonic() + self.streams.send_timeout
+            self.streams.watch()
+
+    def sent(self) -> None:
+        """The chunk has gone (the server asked for the next one)."""
+        self.deadline = None
+
+    def release(self) -> None:
+        """Give the stream's place back (safe to call again)."""
+        self.streams.release(self)
+
+
+class ExportStreams:
+    """The export streams one process has open, bounded per caller and in all, so exports can
+    never hold every serving thread: probes and other requests keep the rest. A stream whose
+    reader leaves a chunk unsent for ``send_timeout`` seconds is cut (its socket shut down, so
+    the thread blocked writing to it is freed and its snapshot closed) by one watcher thread."""
+
+    def __init__(self, per_user: int, per_process: int, send_timeout: float):
+        self.per_user = per_user
+        self.per_process = per_process
+        self.send_timeout = send_timeout
+        self.lock = threading.Lock()
+        self.by_user = Counter()
+        self.open = set()
+        self.watcher = None
+
+    def claim(self, user_id, sock=None) -> Slot:
+        """A place for one more stream of ``user_id``, or TooManyExports (a 429)."""
+        with self.lock:
+            if self.by_user[user_id] >= self.per_user:
+                raise TooManyExports("The account", self.per_user)
+            if len(self.open) >= self.per_process:
+                raise TooManyExports("The server", self.per_process)
+            slot = Slot(self, user_id, sock)
+            self.by_user[user_id] += 1
+            self.open.add(slot)
+            return slot
+
+    def release(self, slot: Slot) -> None:
+        with self.lock:
+            if slot.released:
+                return
+            slot.released = True
+            self.open.discard(slot)
+            self.by_user[slot.user_id] -= 1
+            if self.by_user[slot.user_id] <= 0:
+                del self.by_user[slot.user_id]
+
+    def watch(self) -> None:
+        """Start the watcher thread, once per process (it runs as long as the process)."""
+        with self.lock:
+            if self.watcher is None or not self.watcher.is_alive():
+                self.watcher = threading.Thread(
+                    target=self._watch, name="export-send-timeout", daemon=True
+                )
+                self.watcher.start()
+
+    def _watch(self) -> None:
+        tick = min(1.0, self.send_timeout / 4)
+        while True:
+            time.sleep(tick)
+            now = time.monotonic()
+            with self.lock:
+                stalled = [
+                    slot
+                    for slot in self.open
+                    if slot.deadline is not None and slot.deadline <= now and not slot.cut
+                ]
+                for slot in stalled:
+                    slot.cut = True
+            for slot in stalled:
+                log.warning(
+                    "export stream cut: its reader left a chunk unread for %s s (user=%s)",
+                    self.send_timeout,
+                    slot.user_id,
+                )
+                # The thread blocked sending to it gets EPIPE, and the server closes the
+                # response (and with it the snapshot) as for a client gone; a socket closed
+                # meanwhile has nothing left to cut.
+                with contextlib.suppress(OSError):
+                    slot.sock.shutdown(socket.SHUT_RDWR)
+
+
+def stream(user, prepare) -> Response:
+    """The streamed answer of the export ``prepare()`` counts, charges and records for
+    ``user``, once it has a place among the caller's and the process's open streams (else a
+    429 before anything is charged)."""
+    streams = current_app.extensions["export_streams"]
+    slot = streams.claim(user.id, request.environ.get("gunicorn.socket"))
+    try:
+        prepared = prepare()
+    except BaseException:
+        slot.release()
+        raise
+    return response(prepared, slot)
+
+
+def response(prepared, slot: Slot | None = None) -> Response:
     """The streamed answer to a prepared export (``services.exports.Prepared``): its snapshot
-    closes when the body is written, and also when the body is never read."""
+    closes and its place is given back when the body is written, when the body is never read,
+    and when the response is dropped unsent."""
+
+    def close():
+        prepared.close()
+        if slot is not None:
+            slot.release()
 
     def body():
         try:
-            yield from WRITERS[prepared.record.format](prepared.record, prepared.rows)
+            for chunk in WRITERS[prepared.record.format](prepared.record, prepared.rows):
+                if slot is not None:
+                    slot.sending()
+                yield chunk
+                if slot is not None:
+                    slot.sent()
         finally:
-            prepared.close()
+            close()
 
-    answer = Response(stream_with_context(body()), headers=headers(prepared.record))
-    answer.call_on_close(prepared.close)
+    rows = body()
+    # Also when the body is dropped unread and the response never closed (a response thrown
+    # away for an error): its place and its snapshot must not wait for ever.
+    weakref.finalize(rows, close)
+    answer = Response(stream_with_context(rows), headers=headers(prepared.record))
+    answer.call_on_close(close)
     return answer
 
 

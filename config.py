@@ -156,6 +156,7 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         )
     settings["ALLOWED_HOSTS"] = host_names(settings["ALLOWED_HOSTS"])
     check_worker(settings, production)
+    check_exports(settings)
     settings["RATELIMIT_HEADERS_ENABLED"] = False  # ratelimits.headers() writes them all
     settings["RATELIMIT_KEY_PREFIX"] = "picks"
     settings["JWT_ACCESS_TOKEN_EXPIRES"] = settings["ACCESS_TOKEN_EXPIRES"]
@@ -177,19 +178,20 @@ def check_worker(settings, production: bool) -> None:
     if not schedule or any(step < 0 for step in schedule):
         raise RuntimeError("WEBHOOK_RETRY_SCHEDULE needs at least one delay, none negative")
     settings["WEBHOOK_RETRY_SCHEDULE"] = tuple(schedule)
-    if settings["EXPORT_SEND_TIMEOUT"] <= 0:
-        raise RuntimeError("EXPORT_SEND_TIMEOUT must be a positive number of seconds")
     if settings["WEBHOOK_LEASE_SECONDS"] <= settings["WEBHOOK_TIMEOUT"]:
         raise RuntimeError("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_TIMEOUT")
-    for name in (
-        "WORKER_THREADS",
-        "WEBHOOK_MAX_ENDPOINTS",
-        "WEBHOOK_CONCURRENCY",
-        "EXPORT_STREAMS_PER_USER",
-        "EXPORT_STREAMS_PER_PROCESS",
-    ):
+    for name in ("WORKER_THREADS", "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_CONCURRENCY"):
         if settings[name] < 1:
             raise RuntimeError(f"{name} must be at least 1")
+
+
+def check_exports(settings) -> None:
+    """Refuse export stream bounds that would allow no export, or never cut a stalled one."""
+    for name in ("EXPORT_STREAMS_PER_USER", "EXPORT_STREAMS_PER_PROCESS"):
+        if settings[name] < 1:
+            raise RuntimeError(f"{name} must be at least 1")
+    if settings["EXPORT_SEND_TIMEOUT"] <= 0:
+        raise RuntimeError("EXPORT_SEND_TIMEOUT must be a positive number of seconds")
 
 
 def app_env(value) -> str:

@@ -11,10 +11,13 @@ from clock import utcnow
 from config import config_from_env
 from schemas.ops import RESULT_SCHEMAS, result_component
 from services.accounts import PasswordHasher
+from services.explorer import ComparableIndex
+from services.health import Readiness
 from store.database import db, open_database
 from web import hooks, paths, problems, ratelimits, sessions
 from web.caching import AnswerCache
 from web.extensions import api
+from web.streams import ExportStreams
 
 
 def create_app(overrides=None):
@@ -39,7 +42,16 @@ def create_app(overrides=None):
     app.extensions.update(
         started_at=time.monotonic(),
         clock=clock,
-        answer_cache=AnswerCache(app.config["ANSWER_CACHE_BYTES"]),
+        answer_cache=AnswerCache(
+            app.config["ANSWER_CACHE_BYTES"], app.config["ANSWER_CACHE_ENTRIES"]
+        ),
+        readiness=Readiness(app.config["READINESS_CACHE_SECONDS"]),
+        comparable_index=ComparableIndex(),
+        export_streams=ExportStreams(
+            app.config["EXPORT_STREAMS_PER_USER"],
+            app.config["EXPORT_STREAMS_PER_PROCESS"],
+            app.config["EXPORT_SEND_TIMEOUT"],
+        ),
         password_hasher=PasswordHasher(
             app.config["PASSWORD_HASH_METHOD"], app.config["PASSWORD_HASH_CONCURRENCY"]
         ),

@@ -34,6 +34,7 @@ DEFAULTS: dict[str, object] = {
     "ALLOWED_HOSTS": "localhost,127.0.0.1,::1",  # hosts a link may name without PUBLIC_BASE_URL
     "DATABASE_CONNECT_TIMEOUT": 3.0,
     "DATABASE_STATEMENT_TIMEOUT": 10.0,  # 0: none (long one-off commands)
+    "READINESS_CACHE_SECONDS": 1.0,  # how long /readyz keeps its verdict (one probe connection)
     "PASSWORD_HASH_CONCURRENCY": 2,
     "RATELIMIT_ENABLED": True,
     "RATELIMIT_STORAGE_URI": "memory://",
@@ -59,7 +60,11 @@ DEFAULTS: dict[str, object] = {
     "RATING_B_QUALITY": 0.6,
     "VOID_AFTER_HOURS": 48,
     "OPERATION_STALE_SECONDS": 900,
+    "EXPORT_STREAMS_PER_USER": 2,
+    "EXPORT_STREAMS_PER_PROCESS": 4,  # below GUNICORN_THREADS: the rest serve everything else
+    "EXPORT_SEND_TIMEOUT": 30.0,  # seconds a reader may leave one chunk (64 KiB) unread
     "ANSWER_CACHE_BYTES": 32 * 1024 * 1024,
+    "ANSWER_CACHE_ENTRIES": 20_000,
     "PUBLIC_MAX_AGE": 30,
     # The best calibrated on Pinnacle's closing lines (bench/margins.py): see the README.
     "MARGIN_METHOD": "power",
@@ -151,6 +156,7 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         )
     settings["ALLOWED_HOSTS"] = host_names(settings["ALLOWED_HOSTS"])
     check_worker(settings, production)
+    check_exports(settings)
     settings["RATELIMIT_HEADERS_ENABLED"] = False  # ratelimits.headers() writes them all
     settings["RATELIMIT_KEY_PREFIX"] = "picks"
     settings["JWT_ACCESS_TOKEN_EXPIRES"] = settings["ACCESS_TOKEN_EXPIRES"]
@@ -177,6 +183,15 @@ def check_worker(settings, production: bool) -> None:
     for name in ("WORKER_THREADS", "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_CONCURRENCY"):
         if settings[name] < 1:
             raise RuntimeError(f"{name} must be at least 1")
+
+
+def check_exports(settings) -> None:
+    """Refuse export stream bounds that would allow no export, or never cut a stalled one."""
+    for name in ("EXPORT_STREAMS_PER_USER", "EXPORT_STREAMS_PER_PROCESS"):
+        if settings[name] < 1:
+            raise RuntimeError(f"{name} must be at least 1")
+    if settings["EXPORT_SEND_TIMEOUT"] <= 0:
+        raise RuntimeError("EXPORT_SEND_TIMEOUT must be a positive number of seconds")
 
 
 def app_env(value) -> str:

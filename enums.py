@@ -62,6 +62,10 @@ MARGIN_METHODS = ("proportional", "additive", "power", "shin", "odds-ratio")
 #: Bounds (inclusive) of the operations' day counts, for the API and the CLI alike.
 SETTLEMENT_DAYS = (1, 3650)
 CALIBRATION_DAYS = (7, 3650)
+#: The longest team name stored (characters), and the longest each team's part of a match's
+#: slug may be: two parts, "-vs-" and the date stay within the slug route's 255.
+TEAM_NAME_MAX = 100
+SLUG_PART_MAX = 100
 #: Ids are 32-bit integers in the interface: a path or filter beyond this names nothing.
 ID_RANGE = (1, 2**31 - 1)
 #: How many comparable matches an answer may list, and how many by default.

@@ -95,6 +95,12 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "Quota exceeded",
         "The monthly Data API quota is spent. `Retry-After` gives the seconds until it resets.",
     ),
+    "too-many-exports": (
+        429,
+        "Too many exports at once",
+        "The account, or the server, is already streaming as many exports as it may at once; "
+        "nothing was charged. `Retry-After` gives the seconds to wait.",
+    ),
     "internal-error": (
         500,
         "Internal error",
@@ -282,6 +288,19 @@ class QuotaExceeded(AppError):
         super().__init__(
             f"The monthly {what} quota {room}; it resets at the start of next month (UTC).",
             headers={"Retry-After": str(max(1, int(retry_after)))},
+        )
+
+
+class TooManyExports(AppError):
+    """As many export streams as allowed are open already (the caller's, or the process's)."""
+
+    problem = "too-many-exports"
+
+    def __init__(self, whose, limit, retry_after=5):
+        super().__init__(
+            f"{whose} already streams {limit} export{'s' if limit != 1 else ''} at once, as many "
+            f"as it may; retry when one has finished. Nothing was charged.",
+            headers={"Retry-After": str(retry_after)},
         )
 
 

@@ -12,7 +12,10 @@ _shared_limits = not os.environ.get("RATELIMIT_STORAGE_URI", "memory://").starts
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2")) if _shared_limits else 1
 worker_class = "gthread"
-threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+# Exports stream on at most EXPORT_STREAMS_PER_PROCESS threads (config.py, 4 by default): at
+# least two more always serve probes and every other request.
+_export_streams = int(os.environ.get("EXPORT_STREAMS_PER_PROCESS") or "4")
+threads = max(int(os.environ.get("GUNICORN_THREADS", "8")), _export_streams + 2)
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 accesslog = None  # the app writes one access line per request itself
 errorlog = "-"

@@ -1,5 +1,6 @@
 """The tables of the whole domain and their small lookups."""
 
+import hashlib
 import re
 import secrets
 import unicodedata
@@ -35,6 +36,8 @@ from enums import (
     PICK_STATUSES,
     PREDICTION_SOURCES,
     SELECTIONS,
+    SLUG_PART_MAX,
+    TEAM_NAME_MAX,
     USER_PLANS,
     USER_ROLES,
     USER_STATUSES,
@@ -49,10 +52,19 @@ def _choices(values):
     return [(value, value) for value in values]
 
 
-def slugify(text: str) -> str:
-    """``Nott'm Forest`` → ``nott-m-forest``: ASCII letters and digits joined by hyphens."""
+def slugify(text: str, limit: int = SLUG_PART_MAX) -> str:
+    """``Nott'm Forest`` → ``nott-m-forest``: ASCII letters and digits joined by hyphens, at
+    most ``limit`` characters (cut at a hyphen where there is one). A name with no ASCII letter
+    or digit at all (``Динамо``) becomes ``team-`` and a digest of it, so distinct names keep
+    distinct, routable slugs."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    if not slug:
+        return "team-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    if len(slug) > limit:
+        cut = slug[: limit + 1].rfind("-")
+        slug = slug[: cut if cut > 0 else limit].strip("-")
+    return slug
 
 
 class BaseModel(Model):
@@ -139,7 +151,7 @@ class League(BaseModel):
 class Team(BaseModel):
     """A club or national team; the same name may exist in two countries."""
 
-    name = CharField(max_length=100)
+    name = CharField(max_length=TEAM_NAME_MAX)
     country = CharField(max_length=64)
 
     class Meta:

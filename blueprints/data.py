@@ -57,7 +57,14 @@ class Exports(MethodView):
         ExportJSONSchema,
         description="The export, streamed in its format: `json` as this object, `csv` with a "
         "header row and one flat row per line, `ndjson` one JSON object per line. Every format "
-        "carries `X-Export-Id` and `X-Row-Count`.",
+        "carries `X-Export-Id` and `X-Row-Count`. In CSV, a text cell that a spreadsheet would "
+        "run as a formula (one starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is "
+        "written with a `'` before it, as OWASP advises; JSON and NDJSON carry text as stored. "
+        "An account streams at most `EXPORT_STREAMS_PER_USER` exports at once (2 by default) "
+        "and each server process `EXPORT_STREAMS_PER_PROCESS` (4): past that the answer is a "
+        "429 `too-many-exports` before anything is charged. A reader that leaves a 64 KiB "
+        "chunk unread for `EXPORT_SEND_TIMEOUT` seconds (30) has its connection cut, so read "
+        "the body as it comes.",
         headers={
             "X-Export-Id": {"description": "The export's id.", "schema": {"type": "integer"}},
             "X-Row-Count": {"description": "Rows in the export.", "schema": {"type": "integer"}},
@@ -73,12 +80,16 @@ class Exports(MethodView):
             }
         }
     )
+    @blp.problems(429, "rate-limited", "quota-exceeded", "too-many-exports")
     def post(self, body):
         """Export a resource's rows, filtered, as CSV, JSON or NDJSON (streamed)"""
-        export = exports.prepare(
-            current_viewer(), body["resource"], body["filters"], body["format"], settings(), now()
+        viewer = current_viewer()
+        return streams.stream(
+            viewer,
+            lambda: exports.prepare(
+                viewer, body["resource"], body["filters"], body["format"], settings(), now()
+            ),
         )
-        return streams.response(export)
 
 
 @blp.route("/usage")

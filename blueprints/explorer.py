@@ -1,5 +1,6 @@
 """The explorer: a day's slate of one market, and comparable past matches."""
 
+from flask import current_app
 from flask.views import MethodView
 
 from schemas.explorer import ComparableArgsSchema, ComparableSchema, SlateArgsSchema, SlateSchema
@@ -34,4 +35,9 @@ class Comparable(MethodView):
     @blp.problems(404, "not-found")
     def get(self, query):
         """Finished earlier matches whose forecasts were nearest to this match's"""
-        return explorer.comparable(viewer=current_viewer(), now=now(), **query)
+        return explorer.comparable(
+            viewer=current_viewer(),
+            now=now(),
+            index=current_app.extensions["comparable_index"],
+            **query,
+        )

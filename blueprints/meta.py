@@ -1,14 +1,14 @@
 """About the API itself: where things are, and what each problem type means."""
 
+from flask import current_app
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
 from blueprints import pages
 from errors import PROBLEMS, NotFound, ServiceUnavailable
 from schemas.common import ProblemDescriptionSchema
-from services import health
 from web import html
-from web.access import settings
+from web.access import now, settings
 from web.blueprint import Blueprint
 from web.links import base_url, problem_type
 
@@ -87,7 +87,11 @@ class Readiness(MethodView):
     @blp.response(200, ProbeSchema)
     @blp.problems(503, "service-unavailable")
     def get(self):
-        """Readiness: the database answers a new connection within the configured timeouts"""
-        if not health.database_answers(settings()):
+        """Readiness: the database answers a new connection within the configured timeouts
+
+        The verdict is kept for `READINESS_CACHE_SECONDS` (1 s by default): however often it is
+        asked, a process opens at most one probe connection in that time.
+        """
+        if not current_app.extensions["readiness"].ready(settings(), now()):
             raise ServiceUnavailable()
         return {"status": "ok"}

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 from engine.markets import MARKETS
 from engine.records import LeagueRecord, MatchRecord, OddsRecord, RejectedRow
+from enums import TEAM_NAME_MAX
 
 #: football-data's division codes and the competitions they stand for.
 DIVISIONS: dict[str, LeagueRecord] = {
@@ -184,11 +185,12 @@ def parse(text: str, default_kickoff: time = DEFAULT_KICKOFF) -> ParsedFile:
     The season comes from the file's earliest date (see ``season_label``). A row is rejected,
     with its 1-based physical line number, when Div, Date or a team is missing, Div is unknown,
     the date or time cannot be read, goals are not non-negative integers, a score is half given,
-    the teams are the same, half-time goals exceed full-time goals, or FTR disagrees with the
-    goals. A price set (bookmaker, market, pre-match or closing) with any leg blank, not a
-    number, or not above 1.0 is dropped whole and its non-blank cells counted in
-    ``prices_skipped``; the row still loads. Raises FootballDataError when the header is
-    missing or lacks one of Div, Date, HomeTeam, AwayTeam, or the text is not valid CSV.
+    the teams are the same, a team's name is longer than ``TEAM_NAME_MAX``, half-time goals
+    exceed full-time goals, or FTR disagrees with the goals. A price set (bookmaker, market,
+    pre-match or closing) with any leg blank, not a number, or not above 1.0 is dropped whole
+    and its non-blank cells counted in ``prices_skipped``; the row still loads. Raises
+    FootballDataError when the header is missing or lacks one of Div, Date, HomeTeam,
+    AwayTeam, or the text is not valid CSV.
     """
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
     header = next(reader, None)
@@ -252,6 +254,11 @@ def _read_row(cells, kickoffs, line, default_kickoff) -> tuple[date, MatchRecord
     if league is None:
         raise _RowError(f"Div {code!r} is not a known division")
     home_team, away_team = cells["HomeTeam"], cells["AwayTeam"]
+    for name in ("HomeTeam", "AwayTeam"):
+        if len(cells[name]) > TEAM_NAME_MAX:
+            raise _RowError(
+                f"{name} is {len(cells[name])} characters long (at most {TEAM_NAME_MAX})"
+            )
     if home_team == away_team:
         raise _RowError(f"HomeTeam and AwayTeam are both {home_team!r}")
     date_text, time_text = cells["Date"], cells["Time"]

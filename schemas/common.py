@@ -60,11 +60,13 @@ class CamelSchema(Schema):
 
     def on_bind_field(self, field_name, field_obj):
         field_obj.data_key = camelcase(field_obj.data_key or field_name)
-        # The fields are this schema instance's own copies, so the checks never pile up.
+        # The fields are this instance's shallow copies (marshmallow's Field.__deepcopy__), so
+        # they share the class's list of validators: a new list each time, or every instance
+        # made (several a request) would append to the one list for ever.
         if isinstance(field_obj, fields.String):
-            field_obj.validators.append(plain_text)
+            field_obj.validators = [*field_obj.validators, plain_text]
         elif isinstance(field_obj, fields.Integer):
-            field_obj.validators.append(int32)
+            field_obj.validators = [*field_obj.validators, int32]
 
 
 class UTCDateTime(fields.DateTime):

@@ -235,7 +235,11 @@ class Prepared:
         self.snapshot = snapshot
 
     def close(self) -> None:
-        """Let go of the snapshot, whether or not the rows were read (safe to call again)."""
+        """Let go of the rows, then of the snapshot they are read from, whether or not they were
+        read (safe to call again)."""
+        close_rows = getattr(self.rows, "close", None)
+        if close_rows is not None:
+            close_rows()
         if self.snapshot is not None:
             self.snapshot.close()
 

@@ -1,5 +1,6 @@
 """Health of what the service depends on: database, rate-limit storage, and fresh results."""
 
+import threading
 import time
 from datetime import timedelta
 from importlib.metadata import version
@@ -97,3 +98,28 @@ def database_answers(settings) -> bool:
     finally:
         database.close()
     return True
+
+
+class Readiness:
+    """The readiness verdict of one process, probed at most once per ``seconds`` of the clock
+    it is given: a probe opens a new connection, so probes looped by many clients (a load
+    balancer's, a platform's, an attacker's) would otherwise open one each. One caller probes
+    at a time; the others wait for its verdict rather than opening connections of their own."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._lock = threading.Lock()
+        self._verdict = None
+        self._probed_at = None
+
+    def ready(self, settings, now) -> bool:
+        """Whether the database answers: the last verdict when it is younger than the interval
+        at ``now``, else a new probe (:func:`database_answers`)."""
+        with self._lock:
+            fresh = self._probed_at is not None and (
+                timedelta(0) <= now - self._probed_at < timedelta(seconds=self.seconds)
+            )
+            if not fresh:
+                self._verdict = database_answers(settings)
+                self._probed_at = now
+            return self._verdict

@@ -52,10 +52,12 @@ def import_file(path) -> ImportSummary:
         summary = store(parsed.matches)
     summary.rows_read = parsed.rows_read
     summary.prices_skipped = parsed.prices_skipped
-    summary.rows_rejected = len(parsed.rejected)
+    rejected = [{"line": row.line, "reason": row.reason} for row in parsed.rejected]
+    rejected += summary.rejected  # rows that read well but cannot be stored
     summary.rejected = [
-        {"file": str(path), "line": row.line, "reason": row.reason} for row in parsed.rejected
+        {"file": str(path), **row} for row in sorted(rejected, key=lambda row: row["line"] or 0)
     ]
+    summary.rows_rejected = len(summary.rejected)
     return summary
 
 
@@ -129,9 +131,63 @@ def _updates(existing, record):
     return changes
 
 
+def _record_key(record) -> tuple:
+    """A record's match by names: its league, season and teams (one match in the database)."""
+    return (record.league.code, record.season, record.home_team, record.away_team)
+
+
+def _slug_clashes(records) -> tuple[list, list[dict]]:
+    """The records whose match keeps a slug of its own, and a rejection for each other one.
+
+    A slug names one match's page, and two matches may slug alike (``Foo FC`` and ``Foo-FC``
+    against the same side on one day): the first one, in the database or else in ``records``,
+    keeps it, and a later record that would take it is rejected with its reason, so one such
+    row never loses the rest of its file.
+    """
+    latest = {_record_key(record): record for record in records}  # a repeated row: the last
+    slugs = {
+        key: Match.slug_for(record.home_team, record.away_team, record.kickoff_at)
+        for key, record in latest.items()
+    }
+    home, away = Team.alias(), Team.alias()
+    owners = {}
+    for chunk in _chunks(sorted(set(slugs.values())), 500):
+        query = (
+            Match.select(Match.slug, League.code, Match.season, home.name, away.name)
+            .join(League, on=Match.league == League.id)
+            .switch(Match)
+            .join(home, on=Match.home_team == home.id)
+            .switch(Match)
+            .join(away, on=Match.away_team == away.id)
+            .where(Match.slug.in_(chunk))
+        )
+        for slug, *key in query.tuples():
+            owners[slug] = (tuple(key), "a stored match")
+    kept, rejected = [], []
+    for record in records:
+        key = _record_key(record)
+        slug = slugs[key]
+        owner, where = owners.setdefault(slug, (key, f"line {record.line}"))
+        if owner == key:
+            kept.append(record)
+            continue
+        _league, _season, home_team, away_team = owner
+        rejected.append(
+            {
+                "line": record.line,
+                "reason": f"{record.home_team} v {record.away_team} would take the address "
+                f"{slug!r} of {home_team} v {away_team} ({where}) on the same day",
+            }
+        )
+    return kept, rejected
+
+
 def store(records) -> ImportSummary:
-    """Store match records with their odds (the caller owns the transaction)."""
+    """Store match records with their odds (the caller owns the transaction); a record whose
+    match would take another's slug is left out and listed in ``rejected``."""
     summary = ImportSummary()
+    records, summary.rejected = _slug_clashes(records)
+    summary.rows_rejected = len(summary.rejected)
     if not records:
         return summary
     league_ids, leagues_changed = _leagues(records)

@@ -92,6 +92,12 @@ def _open_sqlite(path: str, pooled: bool, statement_timeout):
     options = {
         "pragmas": {**SQLITE_PRAGMAS, "busy_timeout": busy},
         "check_same_thread": not pooled,  # a pooled connection moves between threads
+        # Every transaction takes the write lock when it begins, waiting for it up to the busy
+        # timeout. A deferred one reads first, and when another connection commits a write
+        # meanwhile its snapshot cannot become a write: SQLite refuses at once ("database is
+        # locked"), without waiting. So every path that writes (requests, the quota counter,
+        # CLI commands, the worker) begins IMMEDIATE; snapshots begin their own reads.
+        "lock_type": "IMMEDIATE",
     }
     name = path
     if path and path != ":memory:":
@@ -239,6 +245,7 @@ class Snapshot:
     def __init__(self, url: str, **timeouts):
         self.database = open_database(url, pooled=False, **timeouts)
         self.connection = None
+        self.cursors = set()  # those of rows() not read to the end yet
 
     def open(self) -> "Snapshot":
         """Connect and start the snapshot (it is taken at the first read)."""
@@ -257,9 +264,14 @@ class Snapshot:
         return self
 
     def close(self) -> None:
-        """End the snapshot and its connection (safe to call again)."""
+        """End the snapshot and its connection (safe to call again): its open cursors first, so
+        a rows() generator dropped half-read finds nothing left to close on a closed connection
+        (SQLite would raise "Cannot operate on a closed database" from its finaliser)."""
         if self.connection is None:
             return
+        for cursor in self.cursors:
+            cursor.close()
+        self.cursors.clear()
         self.connection = None
         self.database.close()  # a read-only transaction ends with its connection
 
@@ -278,16 +290,20 @@ class Snapshot:
         else:
             cursor = self.connection.cursor(name=f"rows_{id(self)}")  # server-side
             cursor.itersize = batch
-        cursor.execute(sql, params)
+        self.cursors.add(cursor)
         try:
+            cursor.execute(sql, params)
             while chunk := cursor.fetchmany(batch):
                 yield from chunk
         finally:
-            cursor.close()
+            if cursor in self.cursors:  # else close() has closed it with the connection
+                self.cursors.discard(cursor)
+                cursor.close()
 
 
 def writing():
     """A transaction that writes: on SQLite it takes the write lock when it begins (waiting for
-    it up to the busy timeout), so a transaction that reads before it writes is never refused
-    its write because another connection wrote in between. Elsewhere a plain transaction."""
-    return db.atomic("IMMEDIATE") if is_sqlite() else db.atomic()
+    it up to the busy timeout), as every transaction there does (see :func:`_open_sqlite`), so
+    a transaction that reads before it writes is never refused its write because another
+    connection wrote in between. Elsewhere a plain transaction."""
+    return db.atomic()

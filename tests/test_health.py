@@ -1,6 +1,6 @@
 """GET /api/v1/ops/health/services: dependencies, latency, freshness of results."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from clock import utcnow
 from models import Operation
@@ -89,3 +89,49 @@ def test_probes_are_documented_without_security(client):
         operation = spec["paths"][path]["get"]
         assert "security" not in operation or operation["security"] == []
     assert "503" in spec["paths"]["/readyz"]["get"]["responses"]
+
+
+def test_readyz_opens_at_most_one_probe_connection_per_second(make_app, monkeypatch):
+    """Probes looped by many clients share one verdict per second of the app's clock: counted
+    by the connections the probe really opens."""
+    from services import health
+
+    opened = []
+
+    def counted(*args, **kwargs):
+        database = open_database(*args, **kwargs)
+        opened.append(database)
+        return database
+
+    open_database = health.open_database
+    monkeypatch.setattr(health, "open_database", counted)
+    instant = [datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)]
+    client = make_app(CLOCK=lambda: instant[0]).test_client()
+    for _ in range(50):
+        assert client.get("/readyz").status_code == 200
+    assert len(opened) == 1
+    instant[0] += timedelta(milliseconds=999)
+    assert client.get("/readyz").status_code == 200
+    assert len(opened) == 1
+    instant[0] += timedelta(milliseconds=1)
+    for _ in range(50):
+        assert client.get("/readyz").status_code == 200
+    assert len(opened) == 2
+    instant[0] -= timedelta(hours=1)  # a clock stepped back does not pin an old verdict
+    assert client.get("/readyz").status_code == 200
+    assert len(opened) == 3
+
+
+def test_readyz_keeps_a_failed_verdict_for_its_interval_too(make_app, tmp_path):
+    from tests import asserts
+
+    instant = [datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)]
+    app = make_app(CLOCK=lambda: instant[0])
+    good = app.config["DATABASE_URL"]
+    app.config["DATABASE_URL"] = f"sqlite:///{tmp_path / 'gone' / 'missing.db'}"
+    client = app.test_client()
+    asserts.problem(client.get("/readyz"), 503, "service-unavailable")
+    app.config["DATABASE_URL"] = good
+    asserts.problem(client.get("/readyz"), 503, "service-unavailable")  # the kept verdict
+    instant[0] += timedelta(seconds=1)
+    assert client.get("/readyz").status_code == 200

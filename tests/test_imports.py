@@ -125,3 +125,79 @@ def test_the_cli_reports_rows_files_and_totals(app, tmp_path):
     assert f"{bad}:2: rejected: Div 'XX' is not a known division" in result.stderr
     assert "missing.csv: not imported" in result.stderr
     assert "1 of 3 files could not be imported" in result.output
+
+
+HEADER = "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,PSH,PSD,PSA"
+
+
+def _file(tmp_path, *rows, name="rows.csv"):
+    path = tmp_path / name
+    path.write_text("\n".join([HEADER, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_slug_clash_rejects_its_row_and_loads_the_rest(ctx, tmp_path):
+    """``Foo FC`` and ``Foo-FC`` against the same side on one day slug alike: the second row is
+    rejected with its reason, the rest of the file loads, and a later file that clashes with a
+    stored match is rejected the same way."""
+    path = _file(
+        tmp_path,
+        "E0,17/08/2024,15:00,Foo FC,Bar,1,0,H,2,3,4",
+        "E0,17/08/2024,15:00,Foo-FC,Bar,0,0,D,2,3,4",
+        "E0,17/08/2024,15:00,Arsenal,Wolves,2,0,H,1.3,5.5,10",
+    )
+    summary = imports.import_file(path)
+    assert (summary.rows_read, summary.matches_new, summary.rows_rejected) == (3, 2, 1)
+    assert [row["line"] for row in summary.rejected] == [3]
+    assert "foo-fc-vs-bar-2024-08-17" in summary.rejected[0]["reason"]
+    assert "Foo FC v Bar" in summary.rejected[0]["reason"]
+    assert Match.select().count() == 2
+    assert Team.select().where(Team.name == "Foo-FC").count() == 0  # nothing of the row stays
+    later = imports.import_file(_file(tmp_path, "E0,17/08/2024,15:00,Foo-FC,Bar,,,,2,3,4"))
+    assert (later.matches_new, later.rows_rejected) == (0, 1)
+    assert "a stored match" in later.rejected[0]["reason"]
+    again = imports.import_file(path)  # the stored match keeps its slug: the same row is fine
+    assert (again.matches_new, again.rows_rejected) == (0, 1)
+
+
+def test_all_non_ascii_names_get_distinct_routable_slugs(ctx, tmp_path, client):
+    summary = imports.import_file(
+        _file(
+            tmp_path,
+            "E0,17/08/2024,15:00,Динамо,Спартак,1,0,H,2,3,4",
+            "E0,17/08/2024,17:30,Зенит,ЦСКА,1,1,D,2,3,4",
+        )
+    )
+    assert (summary.matches_new, summary.rows_rejected) == (2, 0)
+    slugs = [match.slug for match in Match.select()]
+    assert len(set(slugs)) == 2
+    for slug in slugs:
+        assert slug.startswith("team-") and "-vs-team-" in slug
+        assert client.get(f"/api/v1/seo/predictions/{slug}").status_code == 200
+
+
+def test_a_team_name_over_100_characters_rejects_its_row_only(ctx, tmp_path):
+    long_name = "Long" * 30
+    summary = imports.import_file(
+        _file(
+            tmp_path,
+            f"E0,17/08/2024,15:00,{long_name},Bar,1,0,H,2,3,4",
+            "E0,17/08/2024,15:00,Arsenal,Wolves,2,0,H,1.3,5.5,10",
+        )
+    )
+    assert (summary.matches_new, summary.rows_rejected) == (1, 1)
+    assert summary.rejected[0]["line"] == 2
+    assert "HomeTeam is 120 characters long (at most 100)" in summary.rejected[0]["reason"]
+
+
+def test_every_slug_stays_within_the_route_limit(ctx, tmp_path, client):
+    """Names of 100 characters (and characters that spell out long in ASCII) give a slug the
+    slug route still matches, and its page answers."""
+    wide = "ﷺ" * 100  # one character, 18 ASCII letters under NFKD
+    summary = imports.import_file(
+        _file(tmp_path, f"E0,17/08/2024,15:00,{'x' * 100},{wide},1,0,H,2,3,4")
+    )
+    assert (summary.matches_new, summary.rows_rejected) == (1, 0)
+    slug = Match.get().slug
+    assert len(slug) <= 255
+    assert client.get(f"/api/v1/seo/predictions/{slug}").status_code == 200

@@ -640,3 +640,27 @@ def test_a_cached_page_links_to_the_host_it_was_asked_on(client, world):
         body = ok(client.get(path, base_url=host))
         assert body["canonicalUrl"] == f"{base}{path}"
         assert body["structuredData"]["url"] == f"{base}{path}"
+
+
+def test_comparable_reads_the_history_once_per_data_version(client, world):
+    """Each market's finished history is read once per data version by the process, so a new
+    ``limit`` (or match) costs array masks, not a read of every past forecast; a change to the
+    data is seen at once. Every limit is a slice of the same ranking."""
+    from models import bump_data_version
+    from services.explorer import ComparableIndex, comparable
+
+    index = world.extensions["comparable_index"]
+    target = Match.select().where(Match.status == "scheduled").order_by(Match.kickoff_at).first()
+    path = f"/api/explorer/comparable?matchId={target.id}&scope=global"
+    longest = ok(get(client, world, f"{path}&limit=100"))["items"]
+    history = index.history("1x2")
+    for limit in (1, 7, 20, 99):
+        items = ok(get(client, world, f"{path}&limit={limit}"))["items"]
+        assert items == longest[:limit]
+        assert index.history("1x2") is history  # not read again
+    fresh = comparable(target.id, scope="global", limit=100, now=NOW, index=ComparableIndex())
+    assert [item["match"]["id"] for item in fresh["items"]] == [
+        item["match"]["id"] for item in longest
+    ]
+    bump_data_version()
+    assert index.history("1x2") is not history

@@ -160,21 +160,22 @@ def _describe(summary):
 @data_group.command("demo")
 def data_demo():
     """Load the deterministic demo world, then backfill, settle and calibrate over it."""
+    now = current_app.extensions["clock"]()  # the app's clock: a test builds it at a fixed instant
     bar = Progress("building the demo world")
     bar.update(0, 4)
-    loaded = demo.load()
+    loaded = demo.load(now=now)
     bar.echo(
         f"demo world: {len(loaded['leagues'])} leagues, {loaded['matches']} matches, "
         f"{loaded['odds']} odds"
     )
     bar.update(1, 4, "backfilling")
     backfilled = operations.backfill(
-        current_app.config, progress=lambda done, total: bar.update(done, total)
+        current_app.config, progress=lambda done, total: bar.update(done, total), now=now
     )
     bar.update(2, 4, "settling")
-    settled = operations.settle(SETTLEMENT_DAYS[1], current_app.config)
+    settled = operations.settle(SETTLEMENT_DAYS[1], current_app.config, now=now)
     bar.update(3, 4, "calibrating")
-    calibrated = operations.calibrate(CALIBRATION_DAYS[1], current_app.config)
+    calibrated = operations.calibrate(CALIBRATION_DAYS[1], current_app.config, now=now)
     bar.update(4, 4, "done")
     bar.close()
     for operation in (backfilled, settled, calibrated):

@@ -1,8 +1,6 @@
 """Match cards: a fixed number of queries whatever the number of matches, the premium rule, the
 stored intelligence read back through its schema, and answers that never outlive their data."""
 
-import logging
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,7 +9,7 @@ from app import create_app
 from models import Match, MatchIntelligence, OddsSummary, Pick, data_version
 from services import cards, predictions, premium, settlement
 from tests import asserts, factories
-from tests.conftest import settings
+from tests.helpers import counted_queries, settings
 
 DAY_ONE = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
 DAY_MANY = datetime(2026, 3, 4, tzinfo=UTC)
@@ -32,26 +30,6 @@ ODDS = [
     *quotes("pinnacle", "ou25", (1.9, 1.95)),
     *quotes("pinnacle", "1x2", (2.0, 3.5, 3.8), closing=True),
 ]
-
-
-@contextmanager
-def counted_queries():
-    """Count the SQL statements Peewee runs inside the block."""
-    statements = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            statements.append(record.getMessage())
-
-    logger = logging.getLogger("peewee")
-    handler, level = Collect(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        yield statements
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import pytest
 from itsdangerous import URLSafeSerializer
 from itsdangerous.encoding import base64_encode
 
-from app import create_app
 from engine.markets import MARKETS
 from enums import COMPETITION_TYPES, EXPORT_FORMATS, EXPORT_RESOURCES, PICK_RATINGS
 from models import (
@@ -27,10 +26,8 @@ from models import (
     Prediction,
     Team,
 )
-from store.schema import create_tables, drop_tables
 from tests import asserts, factories
-from tests.conftest import settings
-from tests.test_cards import counted_queries
+from tests.helpers import UNLIMITED, counted_queries, ok
 
 MATCHES = "/api/v1/data/matches"
 TRACK_RECORD = "/api/v1/data/track-record"
@@ -41,20 +38,9 @@ MEDIA_TYPES = {"csv": "text/csv", "json": "application/json", "ndjson": "applica
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(demo_world):
     """The demo world with one user of each kind; rate limits out of the way."""
-    app = create_app(
-        settings(
-            tmp_path_factory.mktemp("data-api"),
-            RATELIMIT_PUBLIC="100000 per minute",
-            RATELIMIT_AUTH="100000 per minute",
-        )
-    )
-    with app.app_context():
-        drop_tables()
-        create_tables()
-    result = app.test_cli_runner().invoke(args=["data", "demo"])
-    assert result.exit_code == 0, result.output
+    app = demo_world("data-api", **UNLIMITED)
     with app.app_context():
         people = factories.people()
         app.people = {kind: headers for kind, (_, headers) in people.items()}
@@ -116,13 +102,6 @@ def bounds(first: date, last: date) -> tuple[datetime, datetime]:
         datetime.combine(first, time(), tzinfo=UTC),
         datetime.combine(last + timedelta(days=1), time(), tzinfo=UTC),
     )
-
-
-def ok(response, mimetype="application/json"):
-    """The JSON body of a 200 of ``mimetype``."""
-    assert response.status_code == 200, response.get_data(as_text=True)
-    assert response.mimetype == mimetype
-    return response.get_json()
 
 
 def usage(client, world, kind="pro"):

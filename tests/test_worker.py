@@ -14,7 +14,7 @@ from huey import SqliteHuey
 from models import Delivery, Operation, Pick
 from services import schedule
 from tests import factories
-from tests.conftest import SECRET
+from tests.helpers import SECRET
 from tests.receiver import receiving
 from tests.servers import ROOT, traceback_in
 from worker import Worker, make_huey, queue_path

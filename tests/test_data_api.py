@@ -29,6 +29,8 @@ from models import (
 from tests import asserts, factories
 from tests.helpers import UNLIMITED, counted_queries, ok
 
+pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module
+
 MATCHES = "/api/v1/data/matches"
 TRACK_RECORD = "/api/v1/data/track-record"
 EXPORTS = "/api/v1/data/exports"

@@ -10,6 +10,8 @@ from engine.markets import MARKETS
 from models import League, Match, MatchIntelligence, Operation, Pick, Prediction
 from tests import factories
 
+pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module
+
 
 @pytest.fixture(scope="module")
 def world(demo_world):

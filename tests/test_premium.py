@@ -19,6 +19,8 @@ from models import Match, MatchIntelligence, OddsSummary, Pick, Prediction, bump
 from tests import factories
 from tests.helpers import NOW, UNLIMITED
 
+pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module
+
 KINDS = ("anonymous", "free")
 
 

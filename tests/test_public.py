@@ -12,6 +12,8 @@ from models import League, Match, Pick, Prediction
 from tests import asserts, factories
 from tests.helpers import NOW, UNLIMITED, ok
 
+pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module
+
 KINDS = ("anonymous", "free", "pro", "admin")
 #: What a locked pick hides: what to back, at what price, why, and what gives the price back.
 HIDDEN = ("selection", "odds", "bookmaker", "probability", "edge", "profit", "closingOdds", "clv")

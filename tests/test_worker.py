@@ -62,6 +62,7 @@ def scheduled(kind):
     )
 
 
+@pytest.mark.slow  # three days of a moving clock, minute by minute, through a real huey queue
 def test_the_schedule_settles_and_calibrates_on_time_and_health_stays_ok(
     app, client, people, worker, clock
 ):

@@ -72,6 +72,20 @@ def test_a_card_list_costs_the_same_queries_for_one_match_or_forty(two_days):
     assert counts[0] == counts[1] == 1 + len(cards.RELATIONS)
 
 
+def test_a_card_from_a_select_in_another_column_order_is_the_same_card(two_days, monkeypatch):
+    """Rows are read by name: every card query's columns, reversed, give the same cards."""
+    ids = [m.id for m in Match.select().where(Match.kickoff_at >= DAY_ONE).order_by(Match.id)]
+    original = cards.load(ids, include=cards.RELATIONS, now=DAY_ONE)
+    assert all(card["odds"] and card["predictions"] and card["picks"] for card in original[1:])
+    for name in ("PICK_FIELDS", "PREDICTION_FIELDS", "SUMMARY_FIELDS"):
+        monkeypatch.setattr(cards, name, tuple(reversed(getattr(cards, name))))
+    reordered = cards.matches(*reversed(cards.named(cards.MATCH_COLUMNS)))
+    rebuilt = cards.build(
+        reordered.where(Match.id.in_(ids)).order_by(Match.id), include=cards.RELATIONS, now=DAY_ONE
+    )
+    assert rebuilt == original
+
+
 @pytest.mark.parametrize(
     "path",
     [

@@ -22,7 +22,13 @@ SELECTIONS = tuple(name for names in MARKET_SELECTIONS.values() for name in name
 PICK_RATINGS = ("A", "B", "C")
 PICK_STATUSES = ("pending", "won", "lost", "void")
 #: The kinds the Operations API starts, then the one only the CLI records.
-OPERATION_KINDS = ("intelligence-refresh", "settlement-run", "calibration-run", "model-backfill")
+OPERATION_KINDS = (
+    "intelligence-refresh",
+    "settlement-run",
+    "calibration-run",
+    "model-backfill",
+    "ledger-checkpoint",
+)
 OPERATION_STATUSES = ("queued", "running", "succeeded", "failed")
 COMPARABLE_SCOPES = ("league", "teams", "global")
 EXPORT_FORMATS = ("csv", "json", "ndjson")

@@ -13,6 +13,7 @@ from enums import (
     SETTLEMENT_DAYS,
 )
 from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field
+from schemas.ledger import CheckpointSchema
 
 
 class ServiceHealthSchema(CamelSchema):
@@ -67,12 +68,17 @@ class BackfillRequestSchema(CamelSchema):
     rebuild = fields.Boolean(load_default=False)
 
 
+class LedgerCheckpointRequestSchema(CamelSchema):
+    """A scheduled ledger checkpoint takes no parameters."""
+
+
 #: What each kind records as its parameters.
 PARAMS_SCHEMAS = {
     "intelligence-refresh": RefreshRequestSchema,
     "settlement-run": SettlementRequestSchema,
     "calibration-run": CalibrationRequestSchema,
     "model-backfill": BackfillRequestSchema,
+    "ledger-checkpoint": LedgerCheckpointRequestSchema,
 }
 
 
@@ -227,12 +233,24 @@ class BackfillResultSchema(CamelSchema):
     settlement = fields.Nested(SettlementCountsSchema)
 
 
+class LedgerCheckpointResultSchema(CheckpointSchema):
+    """The result of a scheduled ledger checkpoint (run by the worker when entries were appended
+    since the latest one): the checkpoint it signed."""
+
+    timestamp_error = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Why the checkpoint carries no time-stamp, if it was asked for."},
+    )
+
+
 #: Each kind's result shape.
 RESULT_SCHEMAS = {
     "intelligence-refresh": RefreshResultSchema,
     "settlement-run": SettlementResultSchema,
     "calibration-run": CalibrationResultSchema,
     "model-backfill": BackfillResultSchema,
+    "ledger-checkpoint": LedgerCheckpointResultSchema,
 }
 
 

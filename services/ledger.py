@@ -262,6 +262,32 @@ def checkpoint(now: datetime, settings) -> dict | None:
     return _checkpoint(row)
 
 
+def unsigned() -> bool:
+    """Whether entries were appended since the latest checkpoint (none signs them yet)."""
+    return size() > _latest_size()
+
+
+def scheduled_checkpoint(now: datetime, settings) -> dict:
+    """The schedule's checkpoint: one signed now if entries were appended since the latest (see
+    :func:`checkpoint`), else the latest as it stands (another run signed them first)."""
+    made = checkpoint(now, settings)
+    if made is not None:
+        return made
+    return {name: value for name, value in head(settings).items() if name in CHECKPOINT_FIELDS}
+
+
+#: What a checkpoint record holds (:func:`head` adds the log's name and key).
+CHECKPOINT_FIELDS = (
+    "size",
+    "root_hash",
+    "published_at",
+    "signed_note",
+    "key_id",
+    "timestamp_token",
+    "timestamp_error",
+)
+
+
 def _checkpoint(row) -> dict:
     return {
         "size": row.size,

@@ -13,12 +13,13 @@ worker's lock for its kind, so two runs of one kind never overlap. A scheduled r
 or running while nobody holds its kind's lock (its worker died) is handed back by :func:`tick`
 to be run again: :func:`execute` runs a run only while it is unfinished.
 
-**Adding a job** (the ledger's checkpoint, once the ledger is merged): give it an operation
-kind (``enums.OPERATION_KINDS`` with its schemas in ``schemas/ops.py``) and append a
-:class:`Job` to ``JOBS`` naming its schedule setting (``SCHEDULE_LEDGER_CHECKPOINT`` is in
-``config.py`` already), its parameters, its work, and ``wanted`` (for the checkpoint: whether
-ledger entries wait for one), which lets an instant pass without a run when there is nothing to
-do.
+The jobs: settlement (``SCHEDULE_SETTLEMENT``), calibration (``SCHEDULE_CALIBRATION``) and
+the ledger's checkpoint (``SCHEDULE_LEDGER_CHECKPOINT``), which runs only when entries were
+appended since the latest checkpoint: its ``wanted`` lets an instant pass without a run.
+
+**Adding a job**: give it an operation kind (``enums.OPERATION_KINDS`` with its schemas in
+``schemas/ops.py``) and append a :class:`Job` to ``JOBS`` naming its schedule setting (in
+``config.py``), its parameters, its work, and, if some instants have nothing to do, ``wanted``.
 """
 
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from huey import crontab
 
 from models import Operation
 from schemas.ops import PARAMS_SCHEMAS
-from services import calibration, operations, settlement
+from services import calibration, ledger, operations, settlement
 
 UNFINISHED = ("queued", "running")
 
@@ -64,6 +65,15 @@ JOBS = (
         "SCHEDULE_CALIBRATION",
         lambda settings: {"window_days": settings["SCHEDULE_CALIBRATION_WINDOW_DAYS"]},
         lambda params, settings, now: calibration.run(params["window_days"], settings, now),
+    ),
+    Job(
+        "ledger-checkpoint",
+        "SCHEDULE_LEDGER_CHECKPOINT",
+        lambda settings: {},
+        lambda params, settings, now: ledger.scheduled_checkpoint(now, settings),
+        # Operations that append sign their own checkpoint; this one signs what any left
+        # unsigned (one that failed after appending, a publication outside an operation).
+        lambda settings, now: ledger.unsigned(),
     ),
 )
 

@@ -1,4 +1,5 @@
-"""Fixtures: a fresh app and database per test, on SQLite or on TEST_DATABASE_URL."""
+"""Fixtures: a fresh app and database per test, on SQLite or on TEST_DATABASE_URL; the demo world
+built once and copied for each module that reads it."""
 
 import os
 
@@ -7,38 +8,9 @@ import pytest
 from app import create_app
 from store.database import db
 from store.schema import create_tables, drop_tables
-from tests import factories
+from tests import factories, helpers
+from tests.helpers import LEDGER_KEY, SECRET, settings, test_database_url  # noqa: F401 (old homes)
 from web.extensions import limiter
-
-SECRET = "test-only-secret-that-is-long-enough-for-hs256-0123456789"
-#: The tests' ledger signing key (never a real one): checkpoints are signed test.example/ledger.
-LEDGER_KEY = "PRIVATE+KEY+test.example/ledger+cbd80a5f+AQ9reeSsP+qsBMSentkNy+zelPtilYQJsf4X/Ra0VvGr"
-
-
-def test_database_url(tmp_path):
-    """TEST_DATABASE_URL when CI gives one (the suite may wipe it), else a fresh SQLite file."""
-    return os.environ.get("TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'test.db'}"
-
-
-def settings(tmp_path, **overrides):
-    """Test configuration: nothing from a developer's own environment leaks in but the storage."""
-    return {
-        "APP_ENV": "test",
-        "DATABASE_URL": test_database_url(tmp_path),
-        "JWT_SECRET_KEY": SECRET,
-        "LEDGER_SIGNING_KEY": LEDGER_KEY,
-        "PUBLIC_BASE_URL": None,
-        "ACCESS_TOKEN_EXPIRES": 3600,
-        "PASSWORD_HASH_METHOD": "scrypt:1024:8:1",  # real scrypt, at a cost tests can afford
-        "RATELIMIT_ENABLED": True,
-        "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
-        "RATELIMIT_STRATEGY": "sliding-window-counter",
-        "PROXY_FIX_HOPS": 0,  # tests playing several clients by X-Forwarded-For set 1
-        "RATELIMIT_PUBLIC": "120 per minute",
-        "RATELIMIT_AUTH": "20 per minute",
-        "RATELIMIT_REGISTER": "5 per hour",
-        **overrides,
-    }
 
 
 @pytest.fixture
@@ -82,3 +54,23 @@ def people(app):
     """One signed-in user of each kind, as {kind: (user, auth headers)}."""
     with app.app_context():
         return factories.people()
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory):
+    """The demo world at ``helpers.NOW`` in a SQLite file, built once for the whole run (None on
+    TEST_DATABASE_URL, where each world is built in the one database)."""
+    if os.environ.get("TEST_DATABASE_URL"):
+        return None
+    return helpers.demo_template(tmp_path_factory.mktemp("demo-template"))
+
+
+@pytest.fixture(scope="session")
+def demo_world(tmp_path_factory, demo_template):
+    """``demo_world(name, clock=None, **overrides)``: an app on its own copy of the demo world at
+    ``helpers.NOW`` (see ``helpers.demo_world``); for module-scoped fixtures."""
+
+    def build(name, clock=None, **overrides):
+        return helpers.demo_world(tmp_path_factory.mktemp(name), demo_template, clock, **overrides)
+
+    return build

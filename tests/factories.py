@@ -5,12 +5,16 @@ from datetime import timedelta
 from flask import current_app
 from flask_jwt_extended import create_access_token
 
-from clock import utcnow
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import Match, Pick
 from services import imports, users
 
 PASSWORD = "correct-horse-battery"
+
+
+def now():
+    """The app's clock (frozen where a test froze it; needs an app context)."""
+    return current_app.extensions["clock"]()
 
 
 def settings():
@@ -73,9 +77,10 @@ def match(
 ):
     """A stored match with its odds, through the importer (needs an app context).
 
-    ``odds`` are ``(bookmaker, market, selection, price, is_closing)`` tuples.
+    ``odds`` are ``(bookmaker, market, selection, price, is_closing)`` tuples; ``kickoff``
+    defaults to a day before the app's clock.
     """
-    kickoff = kickoff or utcnow() - timedelta(days=1)
+    kickoff = kickoff or now() - timedelta(days=1)
     home_goals, away_goals = goals if status == "finished" else (None, None)
     record = MatchRecord(
         league=LeagueRecord(*league),

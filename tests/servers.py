@@ -11,7 +11,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.conftest import LEDGER_KEY, SECRET
+from tests.helpers import LEDGER_KEY, SECRET
 
 ROOT = Path(__file__).resolve().parents[1]
 

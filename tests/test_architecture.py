@@ -99,3 +99,57 @@ def test_every_module_is_in_the_picture():
     missing = [path.name for path in places if f"`{path.name}" not in picture]
     missing = [name for name in missing if name not in ("tests",)]
     assert missing == []
+
+
+def test_modules_imported(source: str) -> set[str]:
+    """The test modules (``test_*``) and ``conftest`` that ``source`` (a module of ``tests/``)
+    imports, however it spells the import."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:  # relative: from within tests/
+                module = f"tests.{module}".rstrip(".")
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    found = set()
+    for name in names:
+        parts = name.split(".")
+        module = parts[1] if parts[0] == "tests" and len(parts) > 1 else parts[0]
+        if module.startswith("test_") or module == "conftest":
+            found.add(module)
+    return found
+
+
+test_modules_imported.__test__ = False  # a helper, whatever its name says
+
+
+def test_no_test_module_imports_another():
+    """What test modules share lives in ``tests/helpers.py`` (or ``factories``, ``asserts``):
+    importing a test module or ``conftest`` runs it again under another name, and its tests
+    and fixtures come along."""
+    found = {}
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        imports = test_modules_imported(path.read_text(encoding="utf-8"))
+        if imports:
+            found[path.name] = sorted(imports)
+    assert found == {}
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("from tests.test_cards import counted_queries", {"test_cards"}),
+        ("from tests import asserts, test_cards", {"test_cards"}),
+        ("import tests.test_cards", {"test_cards"}),
+        ("from tests.conftest import settings", {"conftest"}),
+        ("from .test_cards import counted_queries", {"test_cards"}),
+        ("from . import conftest", {"conftest"}),
+        ("from tests.helpers import test_database_url", set()),
+        ("from tests import factories, helpers", set()),
+    ],
+)
+def test_the_import_check_sees_every_spelling(source, expected):
+    assert test_modules_imported(source) == expected

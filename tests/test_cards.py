@@ -1,8 +1,6 @@
 """Match cards: a fixed number of queries whatever the number of matches, the premium rule, the
 stored intelligence read back through its schema, and answers that never outlive their data."""
 
-import logging
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,7 +9,7 @@ from app import create_app
 from models import Match, MatchIntelligence, OddsSummary, Pick, data_version
 from services import cards, predictions, premium, settlement
 from tests import asserts, factories
-from tests.conftest import settings
+from tests.helpers import counted_queries, settings
 
 DAY_ONE = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
 DAY_MANY = datetime(2026, 3, 4, tzinfo=UTC)
@@ -32,26 +30,6 @@ ODDS = [
     *quotes("pinnacle", "ou25", (1.9, 1.95)),
     *quotes("pinnacle", "1x2", (2.0, 3.5, 3.8), closing=True),
 ]
-
-
-@contextmanager
-def counted_queries():
-    """Count the SQL statements Peewee runs inside the block."""
-    statements = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            statements.append(record.getMessage())
-
-    logger = logging.getLogger("peewee")
-    handler, level = Collect(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        yield statements
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 @pytest.fixture
@@ -92,6 +70,20 @@ def test_a_card_list_costs_the_same_queries_for_one_match_or_forty(two_days):
         assert all(card["odds"] and card["predictions"] and card["intelligence"] for card in loaded)
         counts.append(len(statements))
     assert counts[0] == counts[1] == 1 + len(cards.RELATIONS)
+
+
+def test_a_card_from_a_select_in_another_column_order_is_the_same_card(two_days, monkeypatch):
+    """Rows are read by name: every card query's columns, reversed, give the same cards."""
+    ids = [m.id for m in Match.select().where(Match.kickoff_at >= DAY_ONE).order_by(Match.id)]
+    original = cards.load(ids, include=cards.RELATIONS, now=DAY_ONE)
+    assert all(card["odds"] and card["predictions"] and card["picks"] for card in original[1:])
+    for name in ("PICK_FIELDS", "PREDICTION_FIELDS", "SUMMARY_FIELDS"):
+        monkeypatch.setattr(cards, name, tuple(reversed(getattr(cards, name))))
+    reordered = cards.matches(*reversed(cards.named(cards.MATCH_COLUMNS)))
+    rebuilt = cards.build(
+        reordered.where(Match.id.in_(ids)).order_by(Match.id), include=cards.RELATIONS, now=DAY_ONE
+    )
+    assert rebuilt == original
 
 
 @pytest.mark.parametrize(

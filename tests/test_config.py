@@ -4,7 +4,7 @@ import pytest
 
 from config import as_bool, config_from_env
 from engine import notes
-from tests.conftest import LEDGER_KEY
+from tests.helpers import LEDGER_KEY
 
 
 def test_defaults_are_the_contract(tmp_path):

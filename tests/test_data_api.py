@@ -13,7 +13,6 @@ import pytest
 from itsdangerous import URLSafeSerializer
 from itsdangerous.encoding import base64_encode
 
-from app import create_app
 from engine.markets import MARKETS
 from enums import COMPETITION_TYPES, EXPORT_FORMATS, EXPORT_RESOURCES, PICK_RATINGS
 from models import (
@@ -27,10 +26,12 @@ from models import (
     Prediction,
     Team,
 )
-from store.schema import create_tables, drop_tables
+from schemas.exports import ROWS
+from services.exports import row_names
 from tests import asserts, factories
-from tests.conftest import settings
-from tests.test_cards import counted_queries
+from tests.helpers import UNLIMITED, counted_queries, ok
+
+pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module
 
 MATCHES = "/api/v1/data/matches"
 TRACK_RECORD = "/api/v1/data/track-record"
@@ -38,26 +39,12 @@ EXPORTS = "/api/v1/data/exports"
 USAGE = "/api/v1/data/usage"
 ALL_INCLUDES = "odds,predictions,picks,intelligence"
 MEDIA_TYPES = {"csv": "text/csv", "json": "application/json", "ndjson": "application/x-ndjson"}
-#: The instant the demo world is built at and the app clock stands at.
-NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(demo_world):
     """The demo world with one user of each kind; rate limits out of the way."""
-    app = create_app(
-        settings(
-            tmp_path_factory.mktemp("data-api"),
-            RATELIMIT_PUBLIC="100000 per minute",
-            RATELIMIT_AUTH="100000 per minute",
-            CLOCK=lambda: NOW,  # the demo world is built at this instant, whatever the day
-        )
-    )
-    with app.app_context():
-        drop_tables()
-        create_tables()
-    result = app.test_cli_runner().invoke(args=["data", "demo"])
-    assert result.exit_code == 0, result.output
+    app = demo_world("data-api", **UNLIMITED)
     with app.app_context():
         people = factories.people()
         app.people = {kind: headers for kind, (_, headers) in people.items()}
@@ -119,13 +106,6 @@ def bounds(first: date, last: date) -> tuple[datetime, datetime]:
         datetime.combine(first, time(), tzinfo=UTC),
         datetime.combine(last + timedelta(days=1), time(), tzinfo=UTC),
     )
-
-
-def ok(response, mimetype="application/json"):
-    """The JSON body of a 200 of ``mimetype``."""
-    assert response.status_code == 200, response.get_data(as_text=True)
-    assert response.mimetype == mimetype
-    return response.get_json()
 
 
 def usage(client, world, kind="pro"):
@@ -654,6 +634,81 @@ def test_the_three_formats_carry_the_same_rows(client, world, facts, resource):
     assert rows["csv"] == [
         {name: as_text(value) for name, value in row.items()} for row in rows["json"]
     ]
+
+
+def wire_names(resource) -> list[str]:
+    """The wire names of ``resource``'s row schema, in its order."""
+    return [field.data_key or name for name, field in ROWS[resource]().fields.items()]
+
+
+def stored_row(resource, row) -> dict:
+    """The stored record behind an export row (read by its wire names), as ``{field name:
+    value}`` for every field of the row schema: each found by name on the record, else on a
+    record it refers to (``league_name`` is its league's ``name``, ``kickoff_at`` its match's)."""
+    if resource == "predictions":
+        record = Prediction.get(
+            (Prediction.match == row["matchId"]) & (Prediction.market == row["market"])
+        )
+        selection = row["selection"]
+        given = {
+            "selection": selection,
+            "probability": record.probabilities[selection],
+            "model_probability": record.model_probabilities[selection],
+            "market_probability": (record.market_probabilities or {}).get(selection),
+        }
+    elif resource == "odds":
+        record = OddsQuote.get(
+            (OddsQuote.match == row["matchId"])
+            & (OddsQuote.bookmaker == row["bookmaker"])
+            & (OddsQuote.market == row["market"])
+            & (OddsQuote.selection == row["selection"])
+            & (OddsQuote.is_closing == (row["isClosing"] == "true"))
+        )
+        given = {}
+    else:
+        model = {"matches": Match, "picks": Pick, "teams": Team, "leagues": League}[resource]
+        record, given = model.get_by_id(int(row["id"])), {}
+    match = record if isinstance(record, Match) else getattr(record, "match", None)
+    related = []
+    if match is not None:
+        related = [
+            ("home_team_", match.home_team),
+            ("away_team_", match.away_team),
+            ("league_", match.league),
+            ("", match.league),
+            ("", match),
+        ]
+    values = {}
+    for name in row_names(resource):
+        if name in given:
+            values[name] = given[name]
+        elif hasattr(record, name):
+            values[name] = getattr(record, name)
+        else:
+            owner, attribute = next(
+                (owner, name.removeprefix(prefix))
+                for prefix, owner in related
+                if name.startswith(prefix) and hasattr(owner, name.removeprefix(prefix))
+            )
+            values[name] = getattr(owner, attribute)
+    return values
+
+
+@pytest.mark.parametrize("resource", EXPORT_RESOURCES)
+def test_each_csv_column_is_its_row_schema_field_by_name(client, world, facts, resource):
+    """The header is the row schema's fields, in its order; and under each name stands that
+    field's stored value, whatever order a query selects its columns in."""
+    response = export(client, world, resource, "csv", base_parameters(facts, resource))
+    header, rows = rows_of(response, "csv")
+    assert header == wire_names(resource) == facts.fields[resource]
+    if resource == "track-record":  # no table: its values are checked against its endpoint
+        return
+    schema = ROWS[resource]()
+    sample = rows[:40] + rows[-40:]
+    assert sample
+    for row in sample:
+        expected = schema.dump(stored_row(resource, row))
+        assert row == {name: as_text(value) for name, value in expected.items()}
 
 
 # Exports: filters

@@ -9,7 +9,7 @@ from engine import market_ratings as mr
 from engine import timeline
 from engine import walkforward as wf
 from engine.scores import market_probabilities, score_matrix
-from tests.test_engine_walkforward import assert_same_rows, epoch, schedule
+from tests.helpers import assert_same_rows, epoch, schedule
 
 HOUR = 3600
 CONFIG = mr.RatingsConfig()

@@ -1,7 +1,6 @@
 """Walk-forward orchestration: no look-ahead, invariance to later matches, every row predicted."""
 
 from dataclasses import replace
-from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -11,42 +10,9 @@ from engine import timeline
 from engine import walkforward as wf
 from engine.markets import MARKETS
 from engine.scores import market_probabilities, score_matrix
+from tests.helpers import assert_same_rows, epoch, schedule
 
-HOUR = 3600
 CONFIG = replace(wf.ModelConfig(), min_pool_rows=30)
-
-
-def epoch(*args):
-    """Epoch seconds of a UTC date-time."""
-    return int(datetime(*args, tzinfo=UTC).timestamp())
-
-
-def round_robin_rounds(teams):
-    """Double round robin by the circle method: a list of rounds of (home, away) pairs."""
-    teams = list(teams)
-    n = len(teams)
-    rounds = []
-    for r in range(n - 1):
-        pairs = [(teams[i], teams[n - 1 - i]) for i in range(n // 2)]
-        rounds.append([(h, a) if r % 2 else (a, h) for h, a in pairs])
-        teams = [teams[0], teams[-1], *teams[1:-1]]
-    return rounds + [[(a, h) for h, a in rnd] for rnd in rounds]
-
-
-def schedule(groups):
-    """(kickoff, group, home, away) of every match, sorted: each group of ``groups`` (id → teams)
-    plays a double round robin, one round a week, in seasons 2021/22 and 2022/23; group 1 swaps
-    team 111 for the newcomer 112 in season two."""
-    rows = []
-    for season, start in enumerate((epoch(2021, 8, 7, 15), epoch(2022, 8, 6, 15))):
-        for group, teams in groups.items():
-            if group == 1 and season == 1:
-                teams = [*teams[:-1], 112]
-            for week, rnd in enumerate(round_robin_rounds(teams)):
-                for k, (h, a) in enumerate(rnd):
-                    kickoff = start + week * timeline.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
-                    rows.append((kickoff, group, h, a))
-    return sorted(rows)
 
 
 def build_world(seed=1):
@@ -125,13 +91,6 @@ def row_outputs(out, rows):
         fields[f"published {name}"] = out.published[name]
         fields[f"weight {name}"] = out.pool_weight[name]
     return {name: values[rows] for name, values in fields.items()}
-
-
-def assert_same_rows(a, b, atol=1e-12):
-    """Two row_outputs dictionaries agree field by field."""
-    assert a.keys() == b.keys()
-    for name in a:
-        np.testing.assert_allclose(a[name], b[name], rtol=0, atol=atol, err_msg=name)
 
 
 @pytest.fixture(scope="module")

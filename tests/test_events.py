@@ -3,7 +3,7 @@
 admins, and an owner who lost Pro receives nothing (so never a locked pick)."""
 
 import contextlib
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -14,13 +14,11 @@ from services import deliveries, demo, imports, operations, predictions, settlem
 from store.database import db
 from store.schema import create_tables, drop_tables
 from tests import factories
-from tests.conftest import settings
+from tests.helpers import NOW, settings
 from tests.receiver import receiving
 
 pytestmark = pytest.mark.slow
 
-#: The moment the demo world is built around: fixed, so no test depends on the day it runs.
-NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 EVERYTHING = [
     "pick.published",
     "pick.settled",

@@ -6,6 +6,8 @@ import pytest
 
 from tests.servers import call, flask, gunicorn
 
+pytestmark = pytest.mark.slow  # real gunicorn processes
+
 
 @pytest.fixture
 def served(app):

@@ -1,11 +1,13 @@
 """Importing football-data files: real files, idempotent re-import, bad rows, later updates."""
 
+import pytest
+
 from models import League, Match, OddsQuote, Team
 from services import imports
 from tests.data import FOOTBALL_DATA as DATA
 from tests.data import needs_football_data
 
-pytestmark = needs_football_data
+pytestmark = [needs_football_data, pytest.mark.slow]
 
 
 def test_a_season_imports_with_its_league_teams_results_and_odds(ctx):

@@ -2,7 +2,7 @@
 the 409s, the interrupted-operation rule, 404s, bounds and who may call it."""
 
 import itertools
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -196,7 +196,7 @@ def test_a_failing_operation_is_recorded_with_its_error(
 
 def stored_operation(status, age_seconds=0, started=True):
     """An operation row of ``status`` created (and started, if ``started``) that long ago."""
-    moment = utcnow() - timedelta(seconds=age_seconds)
+    moment = factories.now() - timedelta(seconds=age_seconds)
     return Operation.create(
         kind="settlement-run",
         status=status,
@@ -231,7 +231,8 @@ def test_the_result_of_an_unfinished_operation_is_a_409(client, people, ctx, sta
 def test_an_operation_left_unfinished_too_long_reads_as_interrupted(
     make_app, status, started, age, stale, interrupted
 ):
-    app = make_app(**({"OPERATION_STALE_SECONDS": stale} if stale else {}))
+    frozen = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # however long the test itself takes
+    app = make_app(CLOCK=lambda: frozen, **({"OPERATION_STALE_SECONDS": stale} if stale else {}))
     client = app.test_client()
     with app.app_context():
         headers = factories.people()["operator"][1]

@@ -2,31 +2,20 @@
 calibration, intelligence, operations. Built once for the module; each test reads it."""
 
 from collections import Counter
-from datetime import UTC, datetime
 
 import pytest
 
-from app import create_app
 from engine import picks as engine_picks
 from engine.markets import MARKETS
 from models import League, Match, MatchIntelligence, Operation, Pick, Prediction
-from store.schema import create_tables, drop_tables
 from tests import factories
-from tests.conftest import settings
 
-#: The instant the demo world is built at: fixed, so no test depends on the day it runs.
-NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    app = create_app(settings(tmp_path_factory.mktemp("demo"), CLOCK=lambda: NOW))
-    with app.app_context():
-        drop_tables()
-        create_tables()
-    result = app.test_cli_runner().invoke(args=["data", "demo"])
-    assert result.exit_code == 0, result.output
-    app.demo_output = result.output
+def world(demo_world):
+    app = demo_world("pipeline")
     with app.app_context():
         yield app
 

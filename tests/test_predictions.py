@@ -40,6 +40,7 @@ def _backfill(files):
     }
 
 
+@pytest.mark.slow
 @needs_football_data
 def test_a_prediction_never_changes_when_later_matches_are_added(ctx):
     alone, alone_picks = _backfill(["D1_2223.csv"])
@@ -49,6 +50,7 @@ def test_a_prediction_never_changes_when_later_matches_are_added(ctx):
     assert {key: later_picks[key] for key in alone_picks} == alone_picks
 
 
+@pytest.mark.slow
 @needs_football_data
 def test_changing_a_later_result_leaves_earlier_predictions_alone(ctx):
     before, _ = _backfill(["D1_2223.csv"])

@@ -11,18 +11,16 @@ value would now read differently.
 """
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
-from app import create_app
 from models import Match, MatchIntelligence, OddsSummary, Pick, Prediction, bump_data_version
-from services import demo, predictions, settlement
-from store.schema import create_tables, drop_tables
 from tests import factories
-from tests.conftest import settings
+from tests.helpers import NOW, UNLIMITED
 
-NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module
+
 KINDS = ("anonymous", "free")
 
 
@@ -43,22 +41,10 @@ class Clock:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(demo_world):
     clock = Clock(NOW)
-    app = create_app(
-        settings(
-            tmp_path_factory.mktemp("premium"),
-            RATELIMIT_PUBLIC="100000 per minute",
-            RATELIMIT_AUTH="100000 per minute",
-            CLOCK=clock,
-        )
-    )
+    app = demo_world("premium", clock, **UNLIMITED)
     with app.app_context():
-        drop_tables()
-        create_tables()
-        demo.load(now=NOW)
-        predictions.backfill(factories.settings(), now=NOW)
-        settlement.run(3650, factories.settings(), now=NOW)
         app.people = {kind: headers for kind, (_, headers) in factories.people().items()}
         app.people["anonymous"] = {}
         app.clock = clock

@@ -7,39 +7,21 @@ import numpy as np
 import pytest
 
 import schemas.common
-from app import create_app
 from engine import metrics, picks
 from models import League, Match, Pick, Prediction
-from services import demo, predictions, settlement
-from store.schema import create_tables, drop_tables
 from tests import asserts, factories
-from tests.conftest import settings
+from tests.helpers import NOW, UNLIMITED, ok
+
+pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module
 
 KINDS = ("anonymous", "free", "pro", "admin")
 #: What a locked pick hides: what to back, at what price, why, and what gives the price back.
 HIDDEN = ("selection", "odds", "bookmaker", "probability", "edge", "profit", "closingOdds", "clv")
 
 
-#: The moment the demo world is built around: fixed, so no test depends on the day it runs.
-NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
-
-
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    app = create_app(
-        settings(
-            tmp_path_factory.mktemp("public"),
-            RATELIMIT_PUBLIC="100000 per minute",
-            RATELIMIT_AUTH="100000 per minute",
-            CLOCK=lambda: NOW,
-        )
-    )
-    with app.app_context():
-        drop_tables()
-        create_tables()
-        demo.load(now=NOW)
-        predictions.backfill(factories.settings(), now=NOW)
-        settlement.run(3650, factories.settings(), now=NOW)
+def world(demo_world):
+    app = demo_world("public", **UNLIMITED)
     with app.app_context():
         app.people = {kind: headers for kind, (_, headers) in factories.people().items()}
     app.people["anonymous"] = {}
@@ -55,13 +37,6 @@ def client(world):
 def get(client, world, path, kind="anonymous", **headers):
     """GET ``path`` as a caller of ``kind``; asserts nothing."""
     return client.get(path, headers={**world.people[kind], **headers})
-
-
-def ok(response):
-    """The JSON body of a 200."""
-    assert response.status_code == 200, response.get_data(as_text=True)
-    assert response.mimetype == "application/json"
-    return response.get_json()
 
 
 def days_with_picks(live=None):

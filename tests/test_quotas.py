@@ -11,13 +11,21 @@ from tests import asserts, factories
 
 USAGE = "/api/v1/data/usage"
 CATALOG = "/api/v1/data/catalog"
+#: The app's frozen clock: a minute before a month ends, so a test that read the wall clock
+#: instead would see another month's counters and another reset.
+NOW = datetime(2026, 11, 30, 23, 59, tzinfo=UTC)
+
+
+@pytest.fixture
+def app(make_app):
+    """The app with the default configuration, its clock frozen at NOW."""
+    return make_app(CLOCK=lambda: NOW)
 
 
 def test_usage_reports_the_period_and_counters(client, people):
     body = client.get(USAGE, headers=people["pro"][1]).get_json()
-    now = datetime.now(UTC)
-    assert body["period"]["start"] == f"{now:%Y-%m}-01T00:00:00Z"
-    assert body["resetsAt"] == body["period"]["end"] > body["period"]["start"]
+    assert body["period"] == {"start": "2026-11-01T00:00:00Z", "end": "2026-12-01T00:00:00Z"}
+    assert body["resetsAt"] == body["period"]["end"]
     assert body["plan"] == "pro" and body["state"] == "ok"
     assert body["requests"] == {"used": 0, "limit": 50_000, "remaining": 50_000}
     assert body["exports"] == {"used": 0, "limit": 500, "remaining": 500}
@@ -41,11 +49,9 @@ def test_admins_are_counted_but_unlimited(client, people):
 
 
 def test_the_quota_runs_out_with_a_warning_first(make_app):
-    app = make_app(QUOTA_PRO_REQUESTS=5, RATELIMIT_AUTH="100 per minute")
+    app = make_app(QUOTA_PRO_REQUESTS=5, RATELIMIT_AUTH="100 per minute", CLOCK=lambda: NOW)
     client = app.test_client()
     with app.app_context():
-        from tests import factories
-
         headers = factories.people()["pro"][1]
     states = []
     for _ in range(5):
@@ -55,9 +61,7 @@ def test_the_quota_runs_out_with_a_warning_first(make_app):
     refused = client.get(CATALOG, headers=headers)
     body = asserts.problem(refused, 429, "quota-exceeded")
     assert "request" in body["detail"]
-    now = datetime.now(UTC)
-    _, end = quotas.period_of(now)
-    assert abs(int(refused.headers["Retry-After"]) - (end - now).total_seconds()) < 5
+    assert refused.headers["Retry-After"] == "60"  # to the month's end
     assert client.get(USAGE, headers=headers).get_json()["requests"] == {
         "used": 5,
         "limit": 5,

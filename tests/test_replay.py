@@ -12,6 +12,7 @@ from models import LedgerCheckpoint, LedgerEntry, Pick
 from services import replay
 from tests import factories
 from tests.data import FOOTBALL_DATA, needs_football_data
+from tests.helpers import NOW
 from tests.verifier import client_fetcher, load_verifier
 
 verifier = load_verifier()
@@ -95,7 +96,7 @@ def test_an_import_run_day_by_day_is_verified_green(make_app):
 
 @pytest.mark.slow
 def test_the_demo_world_replayed_is_verified_green(make_app):
-    now = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+    now = NOW
     app = make_app()
     world = demo_engine.generate(now)
     with app.app_context():

@@ -11,10 +11,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from huey import SqliteHuey
 
-from models import Delivery, Operation, Pick
-from services import schedule
+from models import Delivery, LedgerCheckpoint, Operation, Pick
+from services import ledger, schedule
+from store.database import db
 from tests import factories
-from tests.conftest import SECRET
+from tests.helpers import SECRET
 from tests.receiver import receiving
 from tests.servers import ROOT, traceback_in
 from worker import Worker, make_huey, queue_path
@@ -62,6 +63,7 @@ def scheduled(kind):
     )
 
 
+@pytest.mark.slow  # three days of a moving clock, minute by minute, through a real huey queue
 def test_the_schedule_settles_and_calibrates_on_time_and_health_stays_ok(
     app, client, people, worker, clock
 ):
@@ -146,6 +148,62 @@ def test_a_run_a_dead_worker_left_running_is_run_again(app, worker, clock):
     with app.app_context():
         assert Operation.get_by_id(run.id).status == "succeeded"
         assert len(scheduled("settlement-run")) == 1
+
+
+def publish(kickoff, home):
+    """A live pick on a match at ``kickoff`` entered into the ledger as a store of picks outside
+    an operation would: appended, no checkpoint."""
+    match = factories.match(home, "Visitors", kickoff=kickoff, status="scheduled")
+    factories.pick(match, is_live=True)
+    with db.atomic():
+        assert ledger.publish_new([match.id], START, "test-1") == 1
+
+
+def test_the_ledger_checkpoint_runs_once_per_ten_minutes_only_when_entries_wait(
+    app, client, people, worker, clock
+):
+    """An instant with nothing to sign passes without a run; entries appended later are signed
+    at the next minute if their ten minutes have had no run yet, else at the next mark."""
+    operator = people["operator"][1]
+    minute = START.replace(minute=0)
+    appended = {minute + timedelta(minutes=m) for m in (23, 45, 47)}
+    for _ in range(60):  # 09:20 to 10:19, minute by minute
+        with app.app_context():
+            if clock() in appended:
+                publish(START + timedelta(days=1), f"Home {clock():%H%M}")
+        drive(worker, clock())
+        clock.advance(minutes=1)
+    with app.app_context():
+        runs = [(run.scheduled_for, run.started_at) for run in scheduled("ledger-checkpoint")]
+        statuses = {run.status for run in scheduled("ledger-checkpoint")}
+        signed = [(row.size, row.published_at) for row in LedgerCheckpoint.select()]
+        last = scheduled("ledger-checkpoint")[-1].id
+    at = [minute + timedelta(minutes=m) for m in (20, 23, 40, 45, 50)]
+    assert runs == [(at[0], at[1]), (at[2], at[3]), (at[4], at[4])] and statuses == {"succeeded"}
+    assert signed == [(1, at[1]), (2, at[3]), (3, at[4])]  # none at 10:00 or 10:10
+    record = client.get(f"{OPS}/operations/{last}", headers=operator).get_json()
+    assert record["createdBy"] == "scheduler" and record["params"] == {}
+    result = client.get(f"{OPS}/operations/{last}/result", headers=operator).get_json()
+    assert result["size"] == 3 and result["publishedAt"] == "2026-11-23T09:50:00Z"
+    assert result["signedNote"].startswith("test.example/ledger\n3\n")
+
+
+def test_a_checkpoint_already_signed_is_the_result_of_a_late_run(app, worker, clock):
+    with app.app_context():
+        publish(START + timedelta(days=1), "Early")
+        ledger.checkpoint(clock(), app.config)
+        run = Operation.create(
+            kind="ledger-checkpoint",
+            status="queued",
+            params={},
+            created_at=clock() - timedelta(minutes=5),
+            scheduled_for=clock().replace(minute=10),
+        )
+    drive(worker, clock())  # handed back past its grace: nothing new to sign, none signed twice
+    with app.app_context():
+        finished = Operation.get_by_id(run.id)
+        assert finished.status == "succeeded" and finished.result["size"] == 1
+        assert LedgerCheckpoint.select().count() == 1
 
 
 def test_the_schedule_is_configuration(make_app):

@@ -1,0 +1,182 @@
+"""What the test modules share besides their data (``factories``) and assertions (``asserts``):
+the test settings, the demo world at a fixed instant, and small readers of answers and queries.
+
+No test module imports another test module (or ``conftest``): what two of them need lives here.
+"""
+
+import contextlib
+import logging
+import os
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from app import create_app
+from engine import timeline
+from store.database import db
+from store.schema import create_tables, drop_tables
+
+SECRET = "test-only-secret-that-is-long-enough-for-hs256-0123456789"
+#: The tests' ledger signing key (never a real one): checkpoints are signed test.example/ledger.
+LEDGER_KEY = "PRIVATE+KEY+test.example/ledger+cbd80a5f+AQ9reeSsP+qsBMSentkNy+zelPtilYQJsf4X/Ra0VvGr"
+
+#: The moment the demo world is built around: fixed, so no test depends on the day it runs.
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+
+#: Rate limits out of the way of tests that send many requests as one caller.
+UNLIMITED = {"RATELIMIT_PUBLIC": "100000 per minute", "RATELIMIT_AUTH": "100000 per minute"}
+
+
+def test_database_url(tmp_path):
+    """TEST_DATABASE_URL when CI gives one (the suite may wipe it), else a fresh SQLite file."""
+    return os.environ.get("TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'test.db'}"
+
+
+# Not a test, whatever its name says.
+test_database_url.__test__ = False
+
+
+def settings(tmp_path, **overrides):
+    """Test configuration: nothing from a developer's own environment leaks in but the storage."""
+    return {
+        "APP_ENV": "test",
+        "DATABASE_URL": test_database_url(tmp_path),
+        "JWT_SECRET_KEY": SECRET,
+        "LEDGER_SIGNING_KEY": LEDGER_KEY,
+        "PUBLIC_BASE_URL": None,
+        "ACCESS_TOKEN_EXPIRES": 3600,
+        "PASSWORD_HASH_METHOD": "scrypt:1024:8:1",  # real scrypt, at a cost tests can afford
+        "RATELIMIT_ENABLED": True,
+        "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
+        "RATELIMIT_STRATEGY": "sliding-window-counter",
+        "PROXY_FIX_HOPS": 0,  # tests playing several clients by X-Forwarded-For set 1
+        "RATELIMIT_PUBLIC": "120 per minute",
+        "RATELIMIT_AUTH": "20 per minute",
+        "RATELIMIT_REGISTER": "5 per hour",
+        **overrides,
+    }
+
+
+# The demo world
+
+
+def build_demo(app) -> None:
+    """Fill ``app``'s database with the demo world, as ``flask data demo`` does, at the app's
+    clock: fresh tables, then the world loaded, backfilled, settled and calibrated."""
+    with app.app_context():
+        drop_tables()
+        create_tables()
+    result = app.test_cli_runner().invoke(args=["data", "demo"])
+    assert result.exit_code == 0, result.output
+
+
+def demo_template(folder: Path) -> Path:
+    """A SQLite file holding the demo world built at :data:`NOW` (see :func:`build_demo`)."""
+    app = create_app(
+        settings(folder, CLOCK=lambda: NOW, DATABASE_URL=f"sqlite:///{folder}/demo.db")
+    )
+    build_demo(app)
+    if not db.is_closed():
+        db.close()
+    return folder / "demo.db"
+
+
+def copy_sqlite(source: Path, target: Path) -> None:
+    """Copy a SQLite database file whole, through SQLite's backup (so nothing is left behind in
+    its write-ahead log)."""
+    with (
+        contextlib.closing(sqlite3.connect(source)) as read,
+        contextlib.closing(sqlite3.connect(target)) as write,
+    ):
+        read.backup(write)
+
+
+def demo_world(folder: Path, template: Path | None, clock=None, **overrides):
+    """An app on its own copy of the demo world at :data:`NOW`, its clock ``clock`` (default:
+    frozen at NOW). On SQLite the world is copied from ``template``; on TEST_DATABASE_URL (one
+    database for everything) it is built again. Users are not part of it."""
+    clock = clock or (lambda: NOW)
+    config = settings(folder, CLOCK=clock, **overrides)
+    if template is None:
+        app = create_app(config)
+        build_demo(app)
+        return app
+    copy_sqlite(template, folder / "test.db")
+    return create_app(config)
+
+
+# Answers and queries
+
+
+def ok(response, mimetype="application/json"):
+    """The JSON body of a 200 of ``mimetype``."""
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.mimetype == mimetype
+    return response.get_json()
+
+
+@contextlib.contextmanager
+def counted_queries():
+    """Count the SQL statements Peewee runs inside the block."""
+    statements = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            statements.append(record.getMessage())
+
+    logger = logging.getLogger("peewee")
+    handler, level = Collect(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield statements
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+# Synthetic fixture lists for the engine's walk-forward tests
+
+HOUR = 3600
+
+
+def epoch(*args):
+    """Epoch seconds of a UTC date-time."""
+    return int(datetime(*args, tzinfo=UTC).timestamp())
+
+
+def round_robin_rounds(teams):
+    """Double round robin by the circle method: a list of rounds of (home, away) pairs."""
+    teams = list(teams)
+    n = len(teams)
+    rounds = []
+    for r in range(n - 1):
+        pairs = [(teams[i], teams[n - 1 - i]) for i in range(n // 2)]
+        rounds.append([(h, a) if r % 2 else (a, h) for h, a in pairs])
+        teams = [teams[0], teams[-1], *teams[1:-1]]
+    return rounds + [[(a, h) for h, a in rnd] for rnd in rounds]
+
+
+def schedule(groups):
+    """(kickoff, group, home, away) of every match, sorted: each group of ``groups`` (id → teams)
+    plays a double round robin, one round a week, in seasons 2021/22 and 2022/23; group 1 swaps
+    team 111 for the newcomer 112 in season two."""
+    rows = []
+    for season, start in enumerate((epoch(2021, 8, 7, 15), epoch(2022, 8, 6, 15))):
+        for group, teams in groups.items():
+            if group == 1 and season == 1:
+                teams = [*teams[:-1], 112]
+            for week, rnd in enumerate(round_robin_rounds(teams)):
+                for k, (h, a) in enumerate(rnd):
+                    kickoff = start + week * timeline.WEEK + (k % 3) * 2 * HOUR + (group - 1) * HOUR
+                    rows.append((kickoff, group, h, a))
+    return sorted(rows)
+
+
+def assert_same_rows(a, b, atol=1e-12):
+    """Two row_outputs dictionaries agree field by field."""
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_allclose(a[name], b[name], rtol=0, atol=atol, err_msg=name)

@@ -16,7 +16,7 @@ from app import create_app
 from engine import demo as demo_engine
 from models import League, LedgerCheckpoint, LedgerEntry, Match, Pick
 from services import demo
-from tests.conftest import settings
+from tests.helpers import settings
 from tests.servers import ROOT, gunicorn
 
 pytestmark = pytest.mark.slow

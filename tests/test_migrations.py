@@ -21,7 +21,7 @@ from models import Match, Operation, User
 from store import migrate
 from store.database import db, discard_connections, is_sqlite
 from tests import asserts, factories
-from tests.conftest import LEDGER_KEY, SECRET
+from tests.helpers import LEDGER_KEY, SECRET
 from tests.schema_state import describe, differences
 
 ROOT = Path(__file__).resolve().parent.parent

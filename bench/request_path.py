@@ -47,6 +47,7 @@ from bench.common import (
     start_gunicorn,
     stop_on_sigterm,
 )
+from engine import notes
 from models import Match, Pick
 from store.database import db, open_database
 from store.schema import drop_tables
@@ -494,6 +495,7 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
         "APP_ENV": "production",
         "DATABASE_URL": database_url,
         "JWT_SECRET_KEY": args.jwt_secret,
+        "LEDGER_SIGNING_KEY": args.ledger_key,  # production refuses to start without one
         "RATELIMIT_STORAGE_URI": storage,
         "LOG_LEVEL": "WARNING",  # one access line per request would measure the logging
         "HOST": "127.0.0.1",
@@ -626,6 +628,7 @@ def main():
         parser.error("--load wrk: wrk is not installed")
     password = secrets.token_urlsafe(16)
     args.jwt_secret = secrets.token_urlsafe(48)
+    args.ledger_key = notes.generate("bench.example/ledger").encode()
     with tempfile.TemporaryDirectory(prefix="bench-http-") as name:
         folder = Path(name)
         (folder / f"{BARE_MODULE}.py").write_text(BARE_APP)

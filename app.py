@@ -12,7 +12,7 @@ from config import config_from_env
 from schemas.ops import RESULT_SCHEMAS, result_component
 from services.accounts import PasswordHasher
 from store.database import db, open_database
-from web import hooks, paths, problems, ratelimits, sessions
+from web import cors, hooks, paths, problems, ratelimits, sessions
 from web.caching import AnswerCache
 from web.extensions import api
 
@@ -59,6 +59,7 @@ def create_app(overrides=None):
         )
     )
     hooks.init_app(app)
+    cors.init_app(app)
     sessions.init_app(app)
     ratelimits.init_app(app)
     api.init_app(app)

@@ -81,6 +81,43 @@ class UTCDateTime(fields.DateTime):
             raise ValidationError("Out of the supported date range.") from exc
 
 
+#: Decimal places on the wire: money (units staked and won) to the cent, probabilities and the
+#: ratios made of them (edges, CLV, ROI, hit rates) to a millionth. Enough for any sum a client
+#: makes, and no ``-3.9100000000000024`` from the float arithmetic behind them.
+MONEY_PLACES = 2
+PROBABILITY_PLACES = 6
+
+
+class Rounded(fields.Float):
+    """A number written rounded to ``places`` decimals (``-0.0`` written ``0.0``); the OpenAPI
+    description says so. Loading is a plain float."""
+
+    def __init__(self, places: int, **kwargs):
+        self.places = places
+        metadata = dict(kwargs.pop("metadata", {}))
+        said = metadata.get("description", "").rstrip()
+        metadata["description"] = f"{said} Rounded to {places} decimals.".lstrip()
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else round_to(value, self.places)
+
+
+def round_to(value, places: int):
+    """``value`` rounded to ``places`` decimals as a float (``None`` stays ``None``)."""
+    return None if value is None else round(float(value), places) + 0.0
+
+
+def money(**kwargs) -> Rounded:
+    """Units staked, won or lost: written to 2 decimals."""
+    return Rounded(MONEY_PLACES, **kwargs)
+
+
+def ratio(**kwargs) -> Rounded:
+    """A probability, or a ratio made of them (edge, CLV, ROI): written to 6 decimals."""
+    return Rounded(PROBABILITY_PLACES, **kwargs)
+
+
 @dataclass(frozen=True)
 class Span:
     """What a date argument names: a bare date's whole UTC day [start, end), or one instant
@@ -279,6 +316,8 @@ def flat_rows(schema: Schema, booleans=(True, False)):
         names.append(field.data_key or name)
         if isinstance(field, fields.DateTime):
             converters.append(_utc_text)
+        elif isinstance(field, Rounded):
+            converters.append(lambda value, places=field.places: round_to(value, places))
         elif isinstance(field, fields.Boolean):
             converters.append(boolean)
         else:

@@ -155,6 +155,7 @@ class DayOrInstant(fields.String):
         "invalid": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time such as "
         "2026-11-21T19:45:00Z.",
         "range": "Out of the supported range of dates.",
+        "not_real": "{input} is not a real date.",
     }
 
     def __init__(self, **kwargs):
@@ -185,10 +186,21 @@ class DayOrInstant(fields.String):
                 raise self.make_error("invalid")
             span.whole_day()  # every argument may be read as its day: that day must end
         except ValueError as exc:
+            if self.DATE.fullmatch(text[:10]) and not _real_day(text[:10]):  # 2026-02-30
+                raise self.make_error("not_real", input=text[:10]) from exc
             raise self.make_error("invalid") from exc
         except OverflowError as exc:
             raise self.make_error("range") from exc
         return span
+
+
+def _real_day(text: str) -> bool:
+    """Whether ``YYYY-MM-DD`` names a day that exists."""
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def now() -> datetime:

@@ -12,7 +12,7 @@ from config import config_from_env
 from schemas.ops import RESULT_SCHEMAS, result_component
 from services.accounts import PasswordHasher
 from store.database import db, open_database
-from web import cors, hooks, paths, problems, ratelimits, sessions
+from web import cors, hooks, openapi, paths, problems, ratelimits, sessions
 from web.caching import AnswerCache
 from web.extensions import api
 
@@ -63,6 +63,7 @@ def create_app(overrides=None):
     sessions.init_app(app)
     ratelimits.init_app(app)
     api.init_app(app)
+    openapi.init_app(api)
     api.spec.components.security_scheme(
         "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
     )

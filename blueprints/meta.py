@@ -35,6 +35,14 @@ class ProbeSchema(Schema):
 @blp.route("/")
 class Index(MethodView):
     @blp.response(200, IndexSchema)
+    @blp.doc(
+        operationId="getIndex",
+        security=[],
+        description=(
+            "No token, no rate limit. Links to `/openapi.json` and `/docs`, absolute when the "
+            "service knows its public base URL."
+        ),
+    )
     def get(self):
         """Where the OpenAPI description and the docs are"""
         return {
@@ -48,6 +56,14 @@ class Index(MethodView):
 class Problem(MethodView):
     @blp.response(200, ProblemDescriptionSchema)
     @blp.problems(404, "not-found")
+    @blp.doc(
+        operationId="getProblemType",
+        security=[],
+        description=(
+            "No token, no rate limit. What the problem type `name` (the last segment of a "
+            "problem's `type`) means: its status, title and description."
+        ),
+    )
     def get(self, name):
         """What a problem type means"""
         if name not in PROBLEMS:
@@ -65,6 +81,14 @@ class Problem(MethodView):
 @blp.route("/healthz")
 class Liveness(MethodView):
     @blp.response(200, ProbeSchema)
+    @blp.doc(
+        operationId="checkLiveness",
+        security=[],
+        description=(
+            "No token, no rate limit: for the platform's liveness probe. 200 while the "
+            "process answers; nothing else is checked."
+        ),
+    )
     def get(self):
         """Liveness: the process answers (nothing else is checked)"""
         return {"status": "ok"}
@@ -74,6 +98,15 @@ class Liveness(MethodView):
 class Readiness(MethodView):
     @blp.response(200, ProbeSchema)
     @blp.problems(503, "service-unavailable")
+    @blp.doc(
+        operationId="checkReadiness",
+        security=[],
+        description=(
+            "No token, no rate limit: for the platform's readiness probe. 200 when the "
+            "database answers within the configured timeouts, else 503 `service-unavailable` "
+            "with `Retry-After`."
+        ),
+    )
     def get(self):
         """Readiness: the database answers a new connection within the configured timeouts"""
         if not health.database_answers(settings()):

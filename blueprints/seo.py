@@ -36,6 +36,7 @@ class PredictionPage(MethodView):
     )
     @blp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
     @blp.problems(404, "not-found")
+    @blp.doc(operationId="getPredictionPage")
     def get(self, slug):
         """A match's prediction page: title, description, canonical URL and SportsEvent"""
         page = seo.page(slug, base_url(), current_viewer(), now())

@@ -151,6 +151,10 @@ class DayOrInstant(fields.String):
     DATE_TIME = re.compile(
         r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?"
     )
+    PATTERN = (
+        r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+        r"([Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?([Zz]|[+-][0-9]{2}:[0-9]{2})?)?$"
+    )
     default_error_messages = {
         "invalid": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time such as "
         "2026-11-21T19:45:00Z.",
@@ -160,10 +164,16 @@ class DayOrInstant(fields.String):
 
     def __init__(self, **kwargs):
         metadata = {
-            "anyOf": [{"format": "date"}, {"format": "date-time"}],
+            # One string type with its pattern, not an anyOf of formats: a generated client
+            # then takes a string, not Any. The description says what the forms mean.
+            "pattern": self.PATTERN,
             "example": "2026-11-21",
             **kwargs.pop("metadata", {}),
         }
+        metadata["description"] = (
+            f"{metadata.get('description', '')} `YYYY-MM-DD` (that whole UTC day) or an ISO 8601 "
+            "date-time (`2026-11-21T19:45:00Z`; without an offset it is UTC)."
+        ).strip()
         super().__init__(metadata=metadata, **kwargs)
 
     def _serialize(self, value, attr, obj, **kwargs):
@@ -266,28 +276,74 @@ def one_of(values, **kwargs):
 
 class CommaList(fields.String):
     """One or more of ``choices``, comma-separated (``rating=A,B``), loaded as a tuple of distinct
-    values in the order given; anything else is a 422 naming the allowed values."""
+    values in the order given; anything else is a 422 naming the allowed values.
+
+    A query parameter: documented as an array of the enumeration sent comma-separated (OpenAPI's
+    ``style: form, explode: false``), so a generated client takes a list of enum members.
+    """
 
     def __init__(self, choices, **kwargs):
         self.choices = tuple(choices)
-        alternatives = "|".join(re.escape(choice) for choice in self.choices)
         metadata = {
-            "description": f"One or more of {', '.join(self.choices)}, comma-separated.",
-            "pattern": f"^({alternatives})(,({alternatives}))*$",
+            "description": self.description(),
+            **self.documented(),
             **kwargs.pop("metadata", {}),
         }
         super().__init__(metadata=metadata, **kwargs)
+
+    def description(self) -> str:
+        """What the OpenAPI description says of the field."""
+        return f"One or more of {', '.join(self.choices)}, comma-separated."
+
+    def documented(self) -> dict:
+        """The field's OpenAPI schema."""
+        return {
+            "type": "array",
+            "items": {"type": "string", "enum": list(self.choices)},
+            "minItems": 1,
+        }
 
     def _serialize(self, value, attr, obj, **kwargs):
         return None if value is None else ",".join(value)
 
     def _deserialize(self, value, attr, data, **kwargs):
-        parts = super()._deserialize(value, attr, data, **kwargs).split(",")
+        if isinstance(value, list | tuple) and self.accepts_lists and value:
+            parts = [part if isinstance(part, str) else None for part in value]
+        else:
+            parts = super()._deserialize(value, attr, data, **kwargs).split(",")
         if any(part not in self.choices for part in parts):
             raise ValidationError(
                 f"Must be one or more of: {', '.join(self.choices)} (comma-separated)."
             )
         return tuple(dict.fromkeys(parts))
+
+    accepts_lists = False
+
+
+class CommaListBody(CommaList):
+    """:class:`CommaList` in a JSON body: a list of the values (``["A", "B"]``) or the same
+    comma-separated string (``"A,B"``); answers echo it as the string."""
+
+    accepts_lists = True
+
+    def description(self) -> str:
+        return (
+            f'One or more of {", ".join(self.choices)}: a list (`["A", "B"]`) or '
+            'comma-separated (`"A,B"`); answers echo it comma-separated.'
+        )
+
+    def documented(self) -> dict:
+        alternatives = "|".join(re.escape(choice) for choice in self.choices)
+        return {
+            "anyOf": [
+                {
+                    "type": "array",
+                    "items": {"type": "string", "enum": list(self.choices)},
+                    "minItems": 1,
+                },
+                {"type": "string", "pattern": f"^({alternatives})(,({alternatives}))*$"},
+            ],
+        }
 
 
 def dump_known(schema: Schema, value: dict) -> dict:

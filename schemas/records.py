@@ -6,7 +6,7 @@ from marshmallow import fields, validate, validates_schema
 from enums import COMPETITION_TYPES, MARKETS, PICK_RATINGS
 from schemas.common import (
     CamelSchema,
-    CommaList,
+    CommaListBody,
     DayOrInstant,
     check_range,
     enum_of,
@@ -136,8 +136,8 @@ class TrackRecordSchema(CamelSchema):
 class BacktestRequestSchema(CamelSchema):
     """Which backfilled picks to backtest; every field is optional."""
 
-    rating = CommaList(PICK_RATINGS, load_default=None)
-    market = CommaList(MARKETS, load_default=None)
+    rating = CommaListBody(PICK_RATINGS, load_default=None)
+    market = CommaListBody(MARKETS, load_default=None)
     min_edge = fields.Float(
         load_default=None,
         allow_nan=False,

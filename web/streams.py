@@ -4,8 +4,9 @@ import csv
 import io
 import json
 
-from flask import Response, stream_with_context
+from flask import Response, request, stream_with_context
 
+from errors import NotAcceptable
 from schemas.common import flat_rows
 from schemas.exports import ROWS, ExportJSONSchema
 
@@ -17,6 +18,18 @@ MEDIA_TYPES = {
     "json": "application/json",
     "ndjson": "application/x-ndjson",
 }
+
+
+def check_accept(export_format: str) -> None:
+    """A 406 ``not-acceptable`` when the request's ``Accept`` admits no media type of the
+    format asked for, before anything is counted or charged (no ``Accept`` admits any)."""
+    media_type = MEDIA_TYPES[export_format].split(";")[0]
+    accept = request.accept_mimetypes
+    if accept.provided and accept.quality(media_type) <= 0:
+        raise NotAcceptable(
+            f"A {export_format} export is {media_type}; the request's Accept header admits "
+            f"only {accept.to_header()}."
+        )
 
 
 def response(prepared) -> Response:

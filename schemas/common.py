@@ -307,24 +307,29 @@ class CommaList(fields.String):
         return None if value is None else ",".join(value)
 
     def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, list | tuple) and self.accepts_lists and value:
-            parts = [part if isinstance(part, str) else None for part in value]
-        else:
-            parts = super()._deserialize(value, attr, data, **kwargs).split(",")
+        # A query may also repeat the parameter (``rating=A&rating=B``, as clients that explode
+        # arrays send it); a JSON body may give a list.
+        values = list(value) if isinstance(value, list | tuple) else [value]
+        if not values or not all(isinstance(item, str) for item in values):
+            raise self.make_error("invalid")
+        parts = [
+            part
+            for item in values
+            for part in super(CommaList, self)._deserialize(item, attr, data, **kwargs).split(",")
+        ]
         if any(part not in self.choices for part in parts):
             raise ValidationError(
                 f"Must be one or more of: {', '.join(self.choices)} (comma-separated)."
             )
         return tuple(dict.fromkeys(parts))
 
-    accepts_lists = False
+    #: webargs reads every value of a repeated query parameter.
+    is_multiple = True
 
 
 class CommaListBody(CommaList):
     """:class:`CommaList` in a JSON body: a list of the values (``["A", "B"]``) or the same
     comma-separated string (``"A,B"``); answers echo it as the string."""
-
-    accepts_lists = True
 
     def description(self) -> str:
         return (

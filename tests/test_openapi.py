@@ -198,3 +198,10 @@ def test_a_backtest_takes_its_lists_as_arrays_or_comma_separated(client, people)
     for bad in (["A", "Z"], [], [1], "A,Z"):
         response = client.post("/api/backtest/run", json={"rating": bad}, headers=headers)
         assert response.status_code == 422, bad
+
+
+def test_a_comma_list_may_also_repeat_its_parameter(client):
+    for query in ("rating=A&rating=B,C", "rating=A,B,C", "rating=C&rating=A&rating=B"):
+        assert client.get(f"/api/picks/today?{query}").status_code == 200, query
+    bad = client.get("/api/picks/today?rating=A&rating=Z")
+    assert bad.status_code == 422 and "rating" in bad.get_json()["errors"]

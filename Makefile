@@ -21,7 +21,7 @@ $(STAMP): setup.cfg pyproject.toml | $(PYTHON)
 install: $(STAMP)
 
 run: install
-	$(FLASK) db init
+	$(FLASK) db upgrade
 	$(FLASK) data demo
 	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn --config gunicorn.conf.py wsgi:app
 

@@ -17,8 +17,8 @@ from engine import notes
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
 from schemas.ops import OperationResultSchema
-from services import demo, imports, ledger, odds, operations, replay, users
-from store.schema import create_tables
+from services import demo, imports, ledger, operations, replay, users
+from store import migrate
 
 
 def _fail(error):
@@ -134,15 +134,33 @@ def db_group():
     """The database."""
 
 
+@db_group.command("upgrade")
+def db_upgrade():
+    """Apply the pending migration steps (safe to run again, and from two places at once: the
+    second waits for the first, then finds nothing to do). The release step."""
+    _upgrade()
+
+
 @db_group.command("init")
 def db_init():
-    """Create the tables, columns and indexes that are missing (safe to run again), and the odds
-    summaries of matches stored before summaries existed."""
-    create_tables()
-    summarised = odds.summarise_missing()
-    if summarised:
-        click.echo(f"odds summaries: {summarised} rows for matches that had none")
+    """Make the database, or bring it to the newest schema: the same as `db upgrade`."""
+    _upgrade()
+
+
+def _upgrade():
+    for name in migrate.upgrade(current_app.config["DATABASE_URL"]):
+        click.echo(f"applied {name}")
     click.echo("database ready")
+
+
+@db_group.command("status")
+def db_status():
+    """The migration steps applied and pending; exits 1 while some are pending."""
+    done = set(migrate.applied())
+    for name in migrate.steps():
+        click.echo(f"{'applied' if name in done else 'pending'} {name}")
+    if not done.issuperset(migrate.steps()):
+        raise click.ClickException("migration steps pending: run `flask db upgrade`")
 
 
 @click.group("users", cls=AppGroup)

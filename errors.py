@@ -111,6 +111,12 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "Service unavailable",
         "The database cannot be reached. `Retry-After` gives the seconds to wait.",
     ),
+    "schema-outdated": (
+        503,
+        "Schema outdated",
+        "The database's schema is older than this version of the service: an operator runs "
+        "`flask db upgrade` (the release step). `Retry-After` gives the seconds to wait.",
+    ),
 }
 
 
@@ -261,6 +267,19 @@ class ServiceUnavailable(AppError):
     def __init__(self, retry_after=5):
         super().__init__(
             "The database cannot be reached right now.",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
+class SchemaOutdated(AppError):
+    """The database has not applied every migration step of this version (``pending``)."""
+
+    problem = "schema-outdated"
+
+    def __init__(self, pending, retry_after=30):
+        super().__init__(
+            "The database's schema is behind this version of the service (pending migration "
+            f"steps: {', '.join(pending)}): run `flask db upgrade`.",
             headers={"Retry-After": str(retry_after)},
         )
 

@@ -36,6 +36,7 @@ from huey.storage import RedisExpireStorage
 
 from clock import utcnow
 from services import deliveries, schedule
+from store import migrate
 from store.database import db
 
 log = logging.getLogger("picks.worker")
@@ -158,6 +159,13 @@ def main():
     from app import create_app  # the composition root: settings, database, logging
 
     app = create_app()
+    with app.app_context(), db.connection_context():
+        missing = migrate.pending()
+    if missing:  # its tasks would fail on what the schema lacks; the platform starts it again
+        raise SystemExit(
+            "the database's schema is behind this version (pending migration steps: "
+            f"{', '.join(missing)}): run `flask db upgrade` (the release step)"
+        )
     for name in ("huey", "picks"):
         logging.getLogger(name).setLevel(app.config["LOG_LEVEL"])
     handler = next(iter(logging.getLogger("picks").handlers), None)

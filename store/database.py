@@ -39,8 +39,8 @@ def open_database(url: str, pooled: bool = True, *, connect_timeout=None, statem
     longer, and a server that stops answering at all (paused, or its network gone) is given up
     on by the client after the same time (see :func:`_wait`). On SQLite the statement timeout is
     how long a writer waits for another's lock. An SQLite file is opened, never created: only
-    :func:`create_tables` (``db init``) makes one, so a database deleted under a running service
-    is an error, not a new empty database.
+    ``db upgrade`` (:func:`store.migrate.upgrade`) makes one, so a database deleted under a
+    running service is an error, not a new empty database.
     """
     scheme, rest = url.split("://", 1)
     scheme = {"postgres": "postgresql"}.get(scheme, scheme).removesuffix("+pool")

@@ -1,6 +1,10 @@
-"""The schema: creating every table, column and index (safe to run again), and dropping them."""
+"""The schema as the models describe it: creating every table, index and trigger at once, and
+dropping them (the test suite's fast reset).
 
-from playhouse.migrate import SchemaMigrator, migrate
+A real database gets its schema from the migrations (``store/migrations/``, ``flask db
+upgrade``); ``tests/test_migrations.py`` proves the two make the same schema, on SQLite and on
+PostgreSQL, so a model changed without its migration fails the suite.
+"""
 
 from models import (
     LEDGER_TABLES,
@@ -21,6 +25,7 @@ from models import (
     User,
     WebhookEndpoint,
 )
+from store import migrate
 from store.database import create_database_file, db, is_sqlite
 
 TABLES = [
@@ -45,37 +50,17 @@ TABLES = [
 
 
 def create_tables():
-    """Create the database file (SQLite), then every missing table, column and index (safe to
-    run again): the one place a database comes into being."""
+    """Create the database file (SQLite), then every missing table, index and trigger of the
+    models, and record every migration step as applied: the newest schema in one go."""
     create_database_file()
-    # Tables first, then the columns older tables lack, then indexes (which may name them).
     with db.atomic():
         for model in TABLES:
             model._schema.create_sequences()
             model._schema.create_table(safe=True)
-    _add_missing_columns()
-    with db.atomic():
-        for model in TABLES:
             model._schema.create_indexes(safe=True)
     _append_only(LEDGER_TABLES)
     DataVersion.insert(id=1, value=0).on_conflict_ignore().execute()
-
-
-def _add_missing_columns():
-    """Add the nullable columns a newer version of a table has gained to a database made before
-    it (``create_tables`` never alters an existing table)."""
-    migrator = SchemaMigrator.from_database(db.obj)
-    steps = []
-    for model in TABLES:
-        table = model._meta.table_name
-        present = {column.name for column in db.get_columns(table)}
-        for field in model._meta.sorted_fields:
-            if field.column_name not in present:
-                if not field.null:
-                    raise RuntimeError(f"{table}.{field.column_name} is missing and not nullable")
-                steps.append(migrator.add_column(table, field.column_name, field))
-    if steps:
-        migrate(*steps)
+    migrate.stamp()
 
 
 def _append_only(models) -> None:
@@ -106,6 +91,8 @@ def _append_only(models) -> None:
 
 
 def drop_tables():
-    """Drop every table (the test suite's reset; never called by the app)."""
+    """Drop every table and the migration history (the test suite's reset; never called by the
+    app)."""
     create_database_file()
     db.drop_tables(TABLES, safe=True)
+    db.execute_sql(f'DROP TABLE IF EXISTS "{migrate.HISTORY_TABLE}"')

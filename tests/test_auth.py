@@ -295,15 +295,17 @@ def test_the_bearer_scheme_is_case_insensitive(client, people, scheme):
 
 
 def test_accounts_made_before_token_stamps_sign_in_once_the_column_is_added(app, client):
-    """A database made before the stamp existed gains the column at ``db init``; its users,
-    stamp null, sign in and use their tokens."""
+    """A database made (by ``db init``, before migrations) before the stamp existed gains the
+    column at ``db upgrade``; its users, stamp null, sign in and use their tokens."""
+    from store import migrate
     from store.database import db
-    from store.schema import create_tables
 
     with app.app_context():
         factories.user("old@example.com")
         db.execute_sql('ALTER TABLE "user" DROP COLUMN "token_stamp"')
-        create_tables()
+        db.execute_sql(f'DROP TABLE "{migrate.HISTORY_TABLE}"')
+        db.close()
+        assert "001_release_0_1_0" in migrate.upgrade(app.config["DATABASE_URL"])
         db.execute_sql('UPDATE "user" SET "token_stamp" = NULL')
     token = _sign_in(client, "old@example.com")
     assert client.post("/api/backtest/run", json={}, headers=token).status_code == 200

@@ -1,4 +1,5 @@
-"""The Flask CLI: db init and the user commands, idempotent and with clear errors."""
+"""The Flask CLI: db init/upgrade/status and the user commands, idempotent and with clear
+errors."""
 
 import io
 import logging
@@ -8,6 +9,8 @@ import pytest
 import cli
 from cli import Progress
 from models import OddsSummary, User
+from store import migrate
+from store.database import db
 from tests import factories
 
 
@@ -115,13 +118,17 @@ def test_model_backfill_through_a_pipe_prints_plain_lines(app):
 
 
 def test_db_init_summarises_the_odds_of_a_database_made_before_summaries(app):
+    """A database made by ``db init`` before migrations and before summaries (no history, no
+    summaries) is adopted by the first step, which fills the summaries."""
     with app.app_context():
         match = factories.match(
             odds=[("bet365", "1x2", s, 2.5, False) for s in ("home", "draw", "away")]
         )
         OddsSummary.delete().execute()  # as a database made before summaries has them
+        db.execute_sql(f'DROP TABLE "{migrate.HISTORY_TABLE}"')  # and before migrations
     result = app.test_cli_runner().invoke(args=["db", "init"])
-    assert result.exit_code == 0 and "odds summaries: 3 rows" in result.output
+    assert result.exit_code == 0, result.output
+    assert "applied 001_release_0_1_0" in result.output
     with app.app_context():
         rows = OddsSummary.select().where(OddsSummary.match == match)
         assert {(row.selection, row.best_price, row.best_bookmaker) for row in rows} == {
@@ -130,7 +137,18 @@ def test_db_init_summarises_the_odds_of_a_database_made_before_summaries(app):
             ("away", 2.5, "bet365"),
         }
     again = app.test_cli_runner().invoke(args=["db", "init"])
-    assert "odds summaries" not in again.output  # nothing left to do
+    assert again.exit_code == 0 and "applied" not in again.output  # nothing left to do
+
+
+def test_db_status_lists_the_steps_and_fails_while_some_are_pending(app, run):
+    assert run("db", "status").exit_code == 0
+    with app.app_context():
+        db.execute_sql(f"DELETE FROM \"{migrate.HISTORY_TABLE}\" WHERE name = '002_since_release'")
+    result = run("db", "status")
+    assert result.exit_code == 1
+    assert "applied 001_release_0_1_0" in result.output
+    assert "pending 002_since_release" in result.output
+    assert "flask db upgrade" in result.output
 
 
 def test_users_create_asks_for_a_hidden_confirmed_password(app):

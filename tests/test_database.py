@@ -30,7 +30,7 @@ def test_a_deleted_sqlite_file_is_a_503_and_no_new_database(make_app, tmp_path):
     asserts.problem(client.get("/readyz"), 503, "service-unavailable")
     assert not path.exists()  # nothing made a new, empty database
     with app.app_context():
-        create_tables()  # `db init`: the one place a database comes into being
+        create_tables()  # as `db upgrade` would: the only ways a database comes into being
     assert path.exists() and client.get("/readyz").status_code == 200
     asserts.unauthorized(client.post("/api/auth/login", json=body))  # an empty database now
 

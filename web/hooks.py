@@ -1,5 +1,6 @@
-"""What every request passes through: its id, the access log, the rate-limit and security
-headers, closing its database connection; and the one-line log format."""
+"""What every request passes through: its id, the check that the database's schema is current,
+the access log, the rate-limit and security headers, closing its database connection; and the
+one-line log format."""
 
 import itertools
 import logging
@@ -8,8 +9,10 @@ import secrets
 import sys
 import time
 
-from flask import g, request
+from flask import current_app, g, request
 
+from errors import SchemaOutdated
+from store import migrate
 from store.database import db
 from web import ratelimits
 
@@ -59,16 +62,49 @@ class RequestIds:
         return f"{self.prefix}{next(self.counter):08x}"
 
 
+#: Endpoints that answer without the database, so they answer while its schema is behind:
+#: liveness (restarting the process would not help), the documentation and the problem pages.
+WITHOUT_DATABASE = frozenset(
+    {"static", "api-docs.openapi_json", "meta.Index", "meta.Problem", "meta.Liveness"}
+)
+
+
+def _reads_database(endpoint) -> bool:
+    """Whether the endpoint may read the database (None: no route, a 404 or 405)."""
+    return bool(endpoint) and endpoint not in WITHOUT_DATABASE and not endpoint.startswith("docs.")
+
+
+class SchemaCheck:
+    """Whether the database has applied every migration step this version has. Asked at each
+    request until the answer is yes (one small query), never again after: a release applies its
+    steps (``flask db upgrade``) before or while its processes start, never after them."""
+
+    def __init__(self):
+        self.current = False
+
+    def require(self) -> None:
+        """Raise SchemaOutdated while steps are pending."""
+        if self.current:
+            return
+        missing = migrate.pending()
+        if missing:
+            raise SchemaOutdated(missing)
+        self.current = True
+
+
 def init_app(app):
-    """Request ids, the access log, the per-request headers and closing the database
-    connection: one hook before each request and one after it."""
+    """Request ids, the schema check, the access log, the per-request headers and closing the
+    database connection: one hook before each request and one after it."""
     ids = RequestIds()
+    app.extensions["schema_check"] = SchemaCheck()
 
     @app.before_request
     def start_request():
         given = request.headers.get("X-Request-ID", "")
         g.request_id = given if REQUEST_ID.match(given) else ids.next()
         g.started = time.perf_counter()
+        if _reads_database(request.endpoint):
+            current_app.extensions["schema_check"].require()
 
     @app.after_request
     def finish_request(response):

@@ -47,7 +47,8 @@ class ProblemApi(Api):
             error_response(
                 http.HTTPStatus.INTERNAL_SERVER_ERROR,
                 "Problem details: `internal-error` (500), `service-unavailable` (503, with "
-                "`Retry-After`).",
+                "`Retry-After`), `schema-outdated` (503, with `Retry-After`: the database awaits "
+                "`flask db upgrade`).",
             ),
             lazy=True,
         )

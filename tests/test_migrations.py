@@ -1,0 +1,357 @@
+"""Schema migrations: the steps make exactly the models' schema, step 001 exactly the schema of
+the release before migrations, a database that release made (with its data) upgrades and then
+answers on every endpoint, two runners never race, and a database behind the newest step
+answers 503 ``schema-outdated`` rather than 500s.
+
+Each test runs on the suite's database: a temporary SQLite file, or TEST_DATABASE_URL.
+"""
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg2
+import pytest
+
+from models import Match, Operation, User
+from store import migrate
+from store.database import db, discard_connections, is_sqlite
+from tests import asserts, factories
+from tests.conftest import LEDGER_KEY, SECRET
+from tests.schema_state import describe, differences
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+RELEASE = "4826b13"
+#: The instant the release database's world was built around (its demo "today").
+RELEASE_NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+PASSWORD = "correct-horse-battery"  # the release fixture's accounts
+
+
+def wipe(url: str) -> None:
+    """An empty database at ``url``: no table, trigger, function or migration history."""
+    discard_connections()
+    if url.startswith("sqlite"):
+        path = Path(url.split(":///", 1)[1])
+        for suffix in ("", "-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        return
+    with psycopg2.connect(url) as connection, connection.cursor() as cursor:
+        cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    connection.close()
+
+
+def load_release(url: str) -> None:
+    """The database the release before migrations made, with its data, from the fixture dump
+    (see tests/fixtures/make_release_database.py for how it was produced)."""
+    wipe(url)
+    if url.startswith("sqlite"):
+        script = (FIXTURES / f"release_{RELEASE}.sqlite.sql").read_text()
+        connection = sqlite3.connect(url.split(":///", 1)[1])
+        connection.executescript(script)
+        connection.close()
+        return
+    dump = (FIXTURES / f"release_{RELEASE}.postgres.sql").read_text()
+    script = "\n".join(line for line in dump.splitlines() if not line.startswith("\\"))
+    connection = psycopg2.connect(url)  # its own session: the dump empties the search path
+    with connection, connection.cursor() as cursor:
+        cursor.execute(script)
+    connection.close()
+
+
+def schema_of(url: str) -> dict:
+    """The description of the schema at ``url``, read on a connection of its own."""
+    from store.database import open_database
+
+    database = open_database(url, pooled=False)
+    try:
+        return describe(database)
+    finally:
+        database.close()
+
+
+@pytest.fixture
+def url(app):
+    return app.config["DATABASE_URL"]
+
+
+def test_the_migrations_make_exactly_the_models_schema(app, url):
+    """A fresh database upgraded to the newest step has the schema ``store/schema.py`` makes
+    from the models: columns, types, nullability, defaults, keys, indexes, triggers and
+    functions. A model changed without a migration (or the reverse) fails here."""
+    models_schema = schema_of(url)  # the app fixture made it with create_tables()
+    wipe(url)
+    assert migrate.upgrade(url) == migrate.steps()
+    found = differences(models_schema, schema_of(url), ("models", "migrations"))
+    assert not found, "the migrations and the models disagree:\n" + "\n".join(found)
+
+
+def test_the_first_step_is_the_release_schema(app, url):
+    """Step 001 makes the schema the release before migrations made with its ``db init``."""
+    load_release(url)
+    release = schema_of(url)
+    wipe(url)
+    assert migrate.upgrade(url, "001_release_0_1_0") == ["001_release_0_1_0"]
+    found = differences(release, schema_of(url), (RELEASE, "step 001"))
+    assert not found, f"001 differs from {RELEASE}:\n" + "\n".join(found)
+
+
+def test_a_database_newer_than_the_models_is_told_from_one_older(app, url):
+    """The comparison sees a missing column, index and trigger (so it can fail at all)."""
+    before = schema_of(url)
+    with app.app_context():
+        db.execute_sql('ALTER TABLE "prediction" DROP COLUMN "margin_method"')
+        db.execute_sql('DROP INDEX "operation_kind_scheduled_for"')
+        trigger = "ledger_seal_no_update" if is_sqlite() else "ledger_seal_append_only"
+        db.execute_sql(f'DROP TRIGGER "{trigger}"' + ("" if is_sqlite() else ' ON "ledger_seal"'))
+    found = "\n".join(differences(before, schema_of(url)))
+    assert "prediction.columns.margin_method" in found
+    assert "operation.indexes.operation_kind_scheduled_for" in found
+    assert f"triggers.{trigger}" in found
+
+
+def _headers(app, email):
+    with app.app_context():
+        return factories.bearer(factories.token(User.get(User.email == email)))
+
+
+def _ids(app):
+    with app.app_context():
+        upcoming = Match.select().where(Match.status == "scheduled").order_by(Match.kickoff_at)
+        return {
+            "match_id": Match.select().order_by(Match.id).first().id,
+            "upcoming": upcoming.first().id,
+            "slug": Match.select().order_by(Match.id).first().slug,
+            "operation_id": Operation.select().order_by(Operation.id).first().id,
+        }
+
+
+def test_a_release_database_with_data_upgrades_and_every_endpoint_answers(make_app):
+    """The release before migrations made this database and its data; before ``db upgrade``
+    the service answers 503 ``schema-outdated`` (it answered 500s on new columns), after it
+    every endpoint answers as it should, with the release's accounts and rows."""
+    app = make_app(
+        CLOCK=lambda: RELEASE_NOW,
+        RATELIMIT_PUBLIC="1000 per minute",
+        RATELIMIT_AUTH="1000 per minute",
+        WEBHOOK_ALLOW_PRIVATE=True,
+    )
+    url = app.config["DATABASE_URL"]
+    load_release(url)
+    client = app.test_client()
+
+    body = asserts.problem(client.get("/api/picks/today"), 503, "schema-outdated")
+    assert "flask db upgrade" in body["detail"]
+    assert int(client.get("/api/picks/today").headers["Retry-After"]) >= 1
+    asserts.problem(client.get("/readyz"), 503, "schema-outdated")
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/openapi.json").status_code == 200
+
+    result = app.test_cli_runner().invoke(args=["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    assert "applied 001_release_0_1_0" in result.output
+    assert "applied 002_since_release" in result.output
+
+    login = {"email": "pro@example.com", "password": PASSWORD}
+    assert client.post("/api/auth/login", json=login).status_code == 200  # the release's hash
+    pro, admin = _headers(app, "pro@example.com"), _headers(app, "admin@example.com")
+    ids = _ids(app)
+    match_path = f"/api/matches/{ids['match_id']}"
+    gets = {
+        "/readyz": None,
+        "/api/picks/today": pro,
+        match_path: pro,
+        f"/api/matches/{ids['upcoming']}": None,
+        "/api/explorer/slate": pro,
+        f"/api/explorer/comparable?matchId={ids['match_id']}": pro,
+        "/api/track-record/by-competition-type": None,
+        "/api/track-record/ledger": None,
+        "/api/track-record/ledger/entries": None,
+        f"/api/v1/seo/predictions/{ids['slug']}": None,
+        "/api/v1/data/catalog": pro,
+        "/api/v1/data/matches": pro,
+        "/api/v1/data/matches?include=odds,predictions,picks,intelligence": pro,
+        "/api/v1/data/track-record": pro,
+        "/api/v1/data/usage": pro,
+        "/api/v1/data/webhooks": pro,
+        "/api/v1/ops/health/services": admin,
+        f"/api/v1/ops/operations/{ids['operation_id']}": admin,
+        f"/api/v1/ops/operations/{ids['operation_id']}/result": admin,
+        "/api/admin/users": admin,
+    }
+    for path, headers in gets.items():
+        response = client.get(path, headers=headers)
+        assert response.status_code == 200, (path, response.get_data(as_text=True)[:500])
+    posts = {
+        "/api/backtest/run": ({}, pro),
+        "/api/v1/data/exports": ({"resource": "matches", "format": "json"}, pro),
+        "/api/v1/ops/operations/settlement-runs": ({"lastDays": 30}, admin),
+        "/api/v1/ops/operations/calibration-runs": ({"windowDays": 90}, admin),
+        "/api/v1/ops/operations/intelligence-refreshes": ({"matchId": ids["upcoming"]}, admin),
+    }
+    for path, (json, headers) in posts.items():
+        response = client.post(path, json=json, headers=headers)
+        assert response.status_code in (200, 201, 202), (path, response.get_data(as_text=True))
+        response.get_data()  # an export streams: read it to the end
+    # A new account, and the tables the upgrade added, written and read.
+    account = {"email": "new@example.com", "password": PASSWORD}
+    assert client.post("/api/auth/register", json=account).status_code in (200, 201)
+    hook = {"url": "http://127.0.0.1:9/hooks", "events": ["pick.settled"]}
+    made = client.post("/api/v1/data/webhooks", json=hook, headers=pro)
+    assert made.status_code == 201, made.get_data(as_text=True)
+    endpoint_id = made.get_json()["id"]
+    # Every route answers without a 500 (ids that do not exist are 404s); deletions last.
+    calls = []
+    for rule in app.url_map.iter_rules():
+        path = (
+            rule.rule.replace("<int(min=1, max=2147483647):match_id>", str(ids["match_id"]))
+            .replace("<int(min=1, max=2147483647):operation_id>", str(ids["operation_id"]))
+            .replace("<int(min=1, max=2147483647):endpoint_id>", str(endpoint_id))
+            .replace("<int(min=1, max=2147483647):delivery_id>", "1")
+            .replace("<slug:slug>", ids["slug"])
+            .replace("<name>", "not-found")
+            .replace("<path:filename>", "none.css")
+        )
+        calls += [(method, path) for method in rule.methods - {"HEAD", "OPTIONS"}]
+    assert not [path for _method, path in calls if "<" in path]  # every parameter filled
+    for method, path in sorted(calls, key=lambda call: (call[0] == "DELETE", call)):
+        headers = admin if "/ops" in path or "/admin" in path else pro
+        response = client.open(path, method=method, json={}, headers=headers)
+        response.get_data()
+        assert response.status_code < 500, (method, path, response.get_data(as_text=True))
+
+
+def _cli(url, *args, **popen):
+    """``flask --app app ARGS`` in a process of its own, on the database at ``url``."""
+    env = {
+        **os.environ,
+        "APP_ENV": "test",
+        "DATABASE_URL": url,
+        "JWT_SECRET_KEY": SECRET,
+        "LEDGER_SIGNING_KEY": LEDGER_KEY,
+        "RATELIMIT_STORAGE_URI": "memory://",
+        "LOG_LEVEL": "WARNING",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "flask", "--app", "app", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **popen,
+    )
+
+
+def test_two_runners_at_once_apply_each_step_once(app, url):
+    """Two release steps started together: one applies the steps, the other waits for its
+    lock and then finds nothing left to do; the history holds each step once."""
+    wipe(url)
+    runners = [_cli(url, "db", "upgrade") for _ in range(2)]
+    outputs = [runner.communicate(timeout=120)[0] for runner in runners]
+    assert [runner.returncode for runner in runners] == [0, 0], outputs
+    applied = [line for output in outputs for line in output.splitlines() if "applied" in line]
+    assert sorted(applied) == [f"applied {name}" for name in migrate.steps()], outputs
+    with app.app_context():
+        assert migrate.applied() == migrate.steps()
+
+
+def test_a_runner_waits_for_the_lock_another_holds(app, url):
+    """While the migration lock is held (by another runner), ``db upgrade`` waits and changes
+    nothing; once it is released, it applies the steps."""
+    wipe(url)
+    if url.startswith("sqlite"):
+        import fcntl
+
+        path = url.split(":///", 1)[1]
+        sqlite3.connect(path).close()
+        handle = open(f"{path}.migrate-lock", "a")  # noqa: SIM115 - held across the wait
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        runner = _cli(url, "db", "upgrade")
+        inode = os.fstat(handle.fileno()).st_ino
+        _wait_until(lambda: _waiting_for_file_lock(inode), runner)
+        assert not migrate.applied(_open(url))
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+    else:
+        holder = psycopg2.connect(url)
+        holder.autocommit = True
+        with holder.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s)", (migrate.ADVISORY_LOCK,))
+            runner = _cli(url, "db", "upgrade")
+            _wait_until(lambda: _waiting_for_advisory_lock(cursor), runner)
+            assert not migrate.applied(_open(url))
+            cursor.execute("SELECT pg_advisory_unlock(%s)", (migrate.ADVISORY_LOCK,))
+        holder.close()
+    output = runner.communicate(timeout=120)[0]
+    assert runner.returncode == 0 and "applied 001_release_0_1_0" in output, output
+    assert migrate.applied(_open(url)) == migrate.steps()
+
+
+def _open(url):
+    from store.database import open_database
+
+    return open_database(url, pooled=False)
+
+
+def _wait_until(condition, runner, limit=120.0) -> None:
+    """Poll ``condition`` while ``runner`` runs (it must not end first), giving up after
+    ``limit`` seconds: a bound on a hang, not a measurement."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert runner.poll() is None, runner.communicate()[0]
+        assert time.monotonic() < deadline, "the runner never waited for the lock"
+        time.sleep(0.05)
+
+
+def _waiting_for_file_lock(inode: int) -> bool:
+    """Whether a process waits for a lock on the file ``inode`` (Linux lists the waiters in
+    /proc/locks as lines with ``->``, the file as ``major:minor:inode``)."""
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "->" in fields and any(field.endswith(f":{inode}") for field in fields):
+            return True
+    return False
+
+
+def _waiting_for_advisory_lock(cursor) -> bool:
+    cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+    return cursor.fetchone()[0] > 0
+
+
+def test_the_service_answers_again_once_the_database_is_upgraded(app, url):
+    """A database one step behind: 503 ``schema-outdated`` naming the command, not 500s; once
+    upgraded, the same process answers without a restart."""
+    with app.app_context():
+        db.execute_sql(f"DELETE FROM \"{migrate.HISTORY_TABLE}\" WHERE name = '002_since_release'")
+    client = app.test_client()
+    body = asserts.problem(client.get("/api/picks/today"), 503, "schema-outdated")
+    assert "002_since_release" in body["detail"] and "flask db upgrade" in body["detail"]
+    assert migrate.upgrade(url) == ["002_since_release"]  # adopts what exists already
+    assert client.get("/api/picks/today").status_code == 200
+
+
+def test_the_worker_refuses_to_start_on_a_database_behind(app, url, monkeypatch):
+    """The worker's tasks would fail on what an old schema lacks: it exits naming the command
+    (the platform starts it again after the release step)."""
+    import worker
+
+    with app.app_context():
+        db.execute_sql(f"DELETE FROM \"{migrate.HISTORY_TABLE}\" WHERE name = '002_since_release'")
+    environment = {
+        "APP_ENV": "test",
+        "DATABASE_URL": url,
+        "JWT_SECRET_KEY": SECRET,
+        "LEDGER_SIGNING_KEY": LEDGER_KEY,
+        "RATELIMIT_STORAGE_URI": "memory://",
+    }
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(
+        SystemExit, match=r"pending migration steps: 002_since_release\): run `flask db upgrade`"
+    ):
+        worker.main()

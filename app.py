@@ -14,7 +14,7 @@ from services.accounts import PasswordHasher
 from services.explorer import ComparableIndex
 from services.health import Readiness
 from store.database import db, open_database
-from web import hooks, paths, problems, ratelimits, sessions
+from web import cors, hooks, openapi, paths, problems, ratelimits, sessions
 from web.caching import AnswerCache
 from web.extensions import api
 from web.streams import ExportStreams
@@ -71,9 +71,11 @@ def create_app(overrides=None):
         )
     )
     hooks.init_app(app)
+    cors.init_app(app)
     sessions.init_app(app)
     ratelimits.init_app(app)
     api.init_app(app)
+    openapi.init_app(api)
     api.spec.components.security_scheme(
         "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
     )

@@ -1,9 +1,11 @@
 """Flask CLI commands (``flask --app app …``): the same services the API calls, for operators."""
 
 import json
+import logging
+import re
 import sys
 import time
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
@@ -27,17 +29,22 @@ class Progress:
     """A one-line progress bar with counts and elapsed time on ``stream`` when it is a terminal.
 
     Elsewhere (logs, CI, pipes) it writes nothing: the commands' plain summary lines say what
-    happened.
+    happened. While the bar is drawn, every log handler first erases it and draws it again after
+    its record, so a log line never lands on the bar's line.
     """
 
     WIDTH = 30
 
-    def __init__(self, label: str, stream=None):
+    def __init__(self, label: str, stream=None, unit: str = ""):
         self.stream = stream or sys.stderr
         self.shown = self.stream.isatty()
         self.label = label
+        self.unit = unit
         self.started = time.monotonic()
         self.last = ""
+        self.wrapped = {}
+        if self.shown:
+            self._wrap_log_handlers()
 
     def update(self, done: int, total: int, label: str | None = None) -> None:
         """Redraw the bar at ``done`` of ``total``."""
@@ -45,27 +52,81 @@ class Progress:
             self.label = label
         if not self.shown:
             return
-        filled = self.WIDTH * done // max(total, 1)
+        filled = self.WIDTH * min(done, total) // max(total, 1)
         bar = "#" * filled + "." * (self.WIDTH - filled)
         elapsed = time.monotonic() - self.started
-        self.last = f"{self.label} [{bar}] {done}/{total} {elapsed:6.1f} s"
-        self.stream.write("\r" + self.last)
-        self.stream.flush()
+        unit = f" {self.unit}" if self.unit else ""
+        self.clear()
+        self.last = f"{self.label} [{bar}] {done}/{total}{unit} {elapsed:6.1f} s"
+        self.redraw()
+
+    def clear(self) -> None:
+        """Erase the bar's line (the cursor back at its start)."""
+        if self.shown and self.last:
+            self.stream.write("\r" + " " * len(self.last) + "\r")
+            self.stream.flush()
+
+    def redraw(self) -> None:
+        """Draw the bar again where the cursor is."""
+        if self.shown and self.last:
+            self.stream.write("\r" + self.last)
+            self.stream.flush()
 
     def echo(self, message: str, err: bool = False) -> None:
         """Print a line above the bar, then redraw it."""
-        if self.shown and self.last:
-            self.stream.write("\r" + " " * len(self.last) + "\r")
+        self.clear()
         click.echo(message, err=err)
-        if self.shown and self.last:
-            self.stream.write(self.last)
-            self.stream.flush()
+        self.redraw()
 
     def close(self) -> None:
-        """End the bar's line."""
+        """End the bar's line and give the log handlers back."""
+        for handler, own in self.wrapped.items():
+            if own is None:
+                del handler.emit  # the class's method again
+            else:
+                handler.emit = own
+        self.wrapped = {}
         if self.shown and self.last:
             self.stream.write("\n")
             self.stream.flush()
+            self.last = ""
+
+    def _wrap_log_handlers(self) -> None:
+        handlers = set(logging.getLogger().handlers)
+        for logger in logging.Logger.manager.loggerDict.values():
+            if isinstance(logger, logging.Logger):
+                handlers.update(logger.handlers)
+        if logging.lastResort is not None:
+            handlers.add(logging.lastResort)
+        for handler in handlers:
+            self.wrapped[handler] = vars(handler).get("emit")
+
+            def emit(record, emit=handler.emit):
+                self.clear()
+                emit(record)
+                self.redraw()
+
+            handler.emit = emit
+
+
+class StartDay(click.ParamType):
+    """``YYYY-MM-DD`` or ``YYYY-MM-DDTHH:MM:SS`` (naive, UTC); a day that does not exist
+    (2026-02-30) is said to be no real date rather than a wrong format."""
+
+    name = "date"
+    FORMATS = ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, datetime):
+            return value
+        for form in self.FORMATS:
+            try:
+                return datetime.strptime(value, form)
+            except ValueError:
+                continue
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2})?", value):
+            return self.fail(f"{value!r} is not a real date.", param, ctx)
+        return self.fail(f"{value!r} is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS.", param, ctx)
 
 
 @click.group("db", cls=AppGroup)
@@ -109,11 +170,19 @@ def users_group():
 
 @users_group.command("create")
 @click.argument("email")
-@click.option("--password", required=True, help="8 to 128 characters.")
+@click.option(
+    "--password",
+    prompt=True,
+    hide_input=True,
+    confirmation_prompt=True,
+    help="8 to 128 characters; asked for (hidden, twice) when left out.",
+)
 @click.option("--role", type=click.Choice(USER_ROLES), default="user", show_default=True)
 @click.option("--plan", type=click.Choice(USER_PLANS), default="free", show_default=True)
 def users_create(email, password, role, plan):
-    """Create a user, or set an existing one's password, role and plan."""
+    """Create a user, or set an existing one's password, role and plan. Without --password the
+    password is asked for on the terminal, hidden and confirmed, so it stays out of the shell's
+    history and the process list."""
     try:
         user, created = users.create(
             email, password, current_app.extensions["password_hasher"], role=role, plan=plan
@@ -121,6 +190,27 @@ def users_create(email, password, role, plan):
     except CommandError as error:
         _fail(error)
     click.echo(f"{'created' if created else 'updated'} {user.email} ({user.role}, {user.plan})")
+
+
+@users_group.command("list")
+@click.option("--search", help="Part of the email.")
+@click.option("--plan", type=click.Choice(USER_PLANS))
+@click.option("--status", type=click.Choice(USER_STATUSES))
+def users_list(search, plan, status):
+    """List users, newest first: id, email, role, plan, status and when each was created."""
+    page, shown = 1, 0
+    while True:
+        found = users.search(search=search, plan=plan, status=status, page=page, page_size=100)
+        for user in found["items"]:
+            click.echo(
+                f"{user.id:>6}  {user.email:<40} {user.role:<8} {user.plan:<4} {user.status:<9} "
+                f"{user.created_at:%Y-%m-%d}"
+            )
+        shown += len(found["items"])
+        if shown >= found["total"] or not found["items"]:
+            break
+        page += 1
+    click.echo(f"{found['total']} user{'' if found['total'] == 1 else 's'}")
 
 
 @users_group.command("update")
@@ -147,9 +237,12 @@ def data_group():
 def data_import(files):
     """Import football-data.co.uk CSV files (re-importing changes nothing)."""
     total, failed = imports.ImportSummary(), []
-    bar = Progress("importing")
-    for done, path in enumerate(files):
-        bar.update(done, len(files), f"importing {Path(path).name}")
+    bar = Progress("importing", unit="rows")
+    lines = [_data_lines(path) for path in files]  # the bar counts rows, known before reading
+    done = 0
+    for path, count in zip(files, lines, strict=True):
+        bar.update(done, sum(lines), f"importing {Path(path).name}")
+        done += count
         try:
             summary = imports.import_file(path)
         except (OSError, ValueError, DatabaseError) as error:  # the file's transaction rolled back
@@ -160,11 +253,20 @@ def data_import(files):
             bar.echo(f"{row['file']}:{row['line']}: rejected: {row['reason']}", err=True)
         bar.echo(f"{path}: {_describe(summary)}")
         total.add(summary)
-    bar.update(len(files), len(files), "imported")
+    bar.update(done, sum(lines), "imported")
     bar.close()
     click.echo(f"total: {_describe(total)}")
     if failed:
         raise click.ClickException(f"{len(failed)} of {len(files)} files could not be imported")
+
+
+def _data_lines(path) -> int:
+    """The lines of a CSV file after its header (0 for a file that cannot be read)."""
+    try:
+        with open(path, "rb") as file:
+            return max(sum(1 for line in file if line.strip()) - 1, 0)
+    except OSError:
+        return 0
 
 
 def _describe(summary):
@@ -286,7 +388,7 @@ def ledger_new_key(name):
 @click.option(
     "--start",
     required=True,
-    type=click.DateTime(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"]),
+    type=StartDay(),
     help="The first day (UTC; a time of day sets when each day runs, default 00:00).",
 )
 @click.option("--days", type=click.IntRange(1, 3650), default=7, show_default=True)

@@ -30,6 +30,7 @@ DEFAULTS: dict[str, object] = {
     "PUBLIC_BASE_URL": None,
     "LOG_LEVEL": "INFO",
     "PASSWORD_HASH_METHOD": "scrypt:32768:8:1",
+    "CORS_ORIGINS": "",  # browser origins allowed to call the API; none by default
     "PROXY_FIX_HOPS": 0,  # 1 behind a PaaS router; never more than the proxies really there
     "ALLOWED_HOSTS": "localhost,127.0.0.1,::1",  # hosts a link may name without PUBLIC_BASE_URL
     "DATABASE_CONNECT_TIMEOUT": 3.0,
@@ -155,6 +156,7 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
             f"(got {settings['MARGIN_METHOD']!r})"
         )
     settings["ALLOWED_HOSTS"] = host_names(settings["ALLOWED_HOSTS"])
+    settings["CORS_ORIGINS"] = cors_origins(settings["CORS_ORIGINS"])
     check_worker(settings, production)
     check_exports(settings)
     settings["RATELIMIT_HEADERS_ENABLED"] = False  # ratelimits.headers() writes them all
@@ -206,6 +208,23 @@ def host_names(value) -> frozenset[str]:
     """``ALLOWED_HOSTS`` (comma-separated, or a list) as lower-case host names without ports."""
     names = value.split(",") if isinstance(value, str) else value
     return frozenset(name.strip().strip("[]").lower() for name in names if name.strip())
+
+
+def cors_origins(value) -> tuple[str, ...]:
+    """``CORS_ORIGINS`` (comma-separated, or a list) as origins (``https://app.example``,
+    ``http://localhost:5173``) or ``*``; an origin with a path, or without a scheme, stops the
+    service at startup (a browser sends none such, so it would silently allow nothing)."""
+    names = value.split(",") if isinstance(value, str) else value
+    origins = tuple(name.strip().rstrip("/") for name in names if name.strip())
+    for origin in origins:
+        if origin == "*":
+            continue
+        parsed = urlparse(origin)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc or parsed.path:
+            raise RuntimeError(
+                f"CORS_ORIGINS must list origins such as https://app.example or * (got {origin!r})"
+            )
+    return origins
 
 
 def ledger_key_name(public_base_url) -> str:

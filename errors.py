@@ -39,6 +39,12 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "Method not allowed",
         "The path exists but not with this method; the `Allow` header lists the methods it takes.",
     ),
+    "not-acceptable": (
+        406,
+        "Not acceptable",
+        "The `Accept` header admits none of the media types the answer can have (an export's "
+        "`format` decides its type: `text/csv`, `application/json`, `application/x-ndjson`).",
+    ),
     "email-taken": (409, "Email taken", "An account with this email (in any letter case) exists."),
     "operation-not-finished": (
         409,
@@ -233,6 +239,12 @@ class UnsupportedMediaType(AppError):
     """A body that is not JSON."""
 
     problem = "unsupported-media-type"
+
+
+class NotAcceptable(AppError):
+    """The client's ``Accept`` admits no media type the answer would have."""
+
+    problem = "not-acceptable"
 
 
 class ValidationFailed(AppError):

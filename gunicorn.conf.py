@@ -23,3 +23,7 @@ errorlog = "-"
 # of: its maximum leaves room for every query the API accepts (a 254-character search of
 # four-byte characters, percent-encoded, is over 3 KiB) so the app answers them, 422s included.
 limit_request_line = 8190
+# gunicorn 25 added a control socket, shared by default by every instance a user runs
+# ($XDG_RUNTIME_DIR/gunicorn.ctl): a second instance replaced the first one's socket and removed
+# it on exit. Nothing here uses gunicornc, so no instance opens one.
+control_socket_disable = True

@@ -15,6 +15,7 @@ class Users(MethodView):
     @blp.access(ADMIN)
     @blp.arguments(UserQuerySchema, location="query")
     @blp.response(200, UserPageSchema)
+    @blp.doc(operationId="listUsers")
     def get(self, query):
         """Search users by email, plan and status, a page at a time"""
         return users.search(**query)

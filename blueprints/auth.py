@@ -19,6 +19,7 @@ class Register(MethodView):
     @blp.arguments(RegisterSchema)
     @blp.response(200, SessionSchema)
     @blp.problems(409, "email-taken")
+    @blp.doc(operationId="register")
     def post(self, body):
         """Create an account (user, free, active) and sign it in"""
         return sessions.register(**body), NO_STORE
@@ -31,6 +32,7 @@ class Login(MethodView):
     @blp.response(200, SessionSchema)
     @blp.alt_response(401, response="UNAUTHORIZED")
     @blp.problems(403, "account-suspended")
+    @blp.doc(operationId="logIn")
     def post(self, body):
         """Sign in with email and password"""
         return sessions.login(**body), NO_STORE

@@ -20,6 +20,7 @@ blp = Blueprint(
 class BacktestRun(MethodView):
     @blp.arguments(BacktestRequestSchema, required=False)
     @blp.response(200, BacktestSchema)
+    @blp.doc(operationId="runBacktest")
     def post(self, body):
         """Backtest the backfilled picks that pass the filters"""
         return backtest.run(

@@ -24,6 +24,7 @@ blp = Blueprint(
 class Catalog(MethodView):
     @blp.cached()
     @blp.response(200, CatalogSchema)
+    @blp.doc(operationId="getDataCatalog")
     def get(self):
         """Resources with their fields, filters, includes and formats; leagues with their data"""
         return catalog.catalog()
@@ -34,6 +35,7 @@ class Matches(MethodView):
     @blp.arguments(MatchesArgsSchema, location="query")
     @blp.cached()
     @blp.response(200, MatchesPageSchema)
+    @blp.doc(operationId="listDataMatches")
     def get(self, query):
         """Matches by kick-off, a page at a time, with the relations asked for"""
         return data.matches(viewer=current_viewer(), **query)
@@ -44,6 +46,7 @@ class TrackRecord(MethodView):
     @blp.arguments(KickoffRangeSchema, location="query")
     @blp.cached()
     @blp.response(200, TrackRecordSchema)
+    @blp.doc(operationId="getDataTrackRecord")
     def get(self, query):
         """Live and backfilled picks apart: overall, by month, market, rating and type"""
         return track_record.report(query.get("date_from"), query.get("date_to"))
@@ -54,17 +57,18 @@ class Exports(MethodView):
     @blp.arguments(ExportRequestSchema)
     @blp.response(
         200,
-        ExportJSONSchema,
-        description="The export, streamed in its format: `json` as this object, `csv` with a "
-        "header row and one flat row per line, `ndjson` one JSON object per line. Every format "
-        "carries `X-Export-Id` and `X-Row-Count`. In CSV, a text cell that a spreadsheet would "
-        "run as a formula (one starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is "
-        "written with a `'` before it, as OWASP advises; JSON and NDJSON carry text as stored. "
-        "An account streams at most `EXPORT_STREAMS_PER_USER` exports at once (2 by default) "
-        "and each server process `EXPORT_STREAMS_PER_PROCESS` (4): past that the answer is a "
-        "429 `too-many-exports` before anything is charged. A reader that leaves a 64 KiB "
-        "chunk unread for `EXPORT_SEND_TIMEOUT` seconds (30) has its connection cut, so read "
-        "the body as it comes.",
+        description="The export, streamed in its format: `csv` (`text/csv`) with a header row "
+        "and one flat row per line, `ndjson` (`application/x-ndjson`) one JSON object per line, "
+        "`json` (`application/json`) as the object below. Every format carries `X-Export-Id` "
+        "and `X-Row-Count`. The text types come first: a generated client reads the body as "
+        "text, whatever the format. In CSV, a text cell that a spreadsheet would run as a "
+        "formula (one starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is written "
+        "with a `'` before it, as OWASP advises; JSON and NDJSON carry text as stored. An "
+        "account streams at most `EXPORT_STREAMS_PER_USER` exports at once (2 by default) and "
+        "each server process `EXPORT_STREAMS_PER_PROCESS` (4): past that the answer is a 429 "
+        "`too-many-exports` before anything is charged. A reader that leaves a 64 KiB chunk "
+        "unread for `EXPORT_SEND_TIMEOUT` seconds (30) has its connection cut, so read the body "
+        "as it comes.",
         headers={
             "X-Export-Id": {"description": "The export's id.", "schema": {"type": "integer"}},
             "X-Row-Count": {"description": "Rows in the export.", "schema": {"type": "integer"}},
@@ -74,15 +78,23 @@ class Exports(MethodView):
         responses={
             200: {
                 "content": {
-                    "text/csv": {"schema": {"type": "string"}},
-                    "application/x-ndjson": {"schema": {"type": "string"}},
+                    "text/csv": {
+                        "schema": {"type": "string", "description": "A header row, then rows."}
+                    },
+                    "application/x-ndjson": {
+                        "schema": {"type": "string", "description": "One JSON object a line."}
+                    },
+                    "application/json": {"schema": ExportJSONSchema},
                 }
             }
         }
     )
+    @blp.problems(406, "not-acceptable")
     @blp.problems(429, "rate-limited", "quota-exceeded", "too-many-exports")
+    @blp.doc(operationId="createExport")
     def post(self, body):
         """Export a resource's rows, filtered, as CSV, JSON or NDJSON (streamed)"""
+        streams.check_accept(body["format"])
         viewer = current_viewer()
         return streams.stream(
             viewer,
@@ -96,6 +108,7 @@ class Exports(MethodView):
 class Usage(MethodView):
     @blp.access(DATA_USAGE)
     @blp.response(200, UsageSchema)
+    @blp.doc(operationId="getUsage")
     def get(self):
         """This month's consumption and quota state (this call is not counted)"""
         return quotas.usage(current_viewer(), settings(), now())

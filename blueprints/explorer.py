@@ -22,6 +22,7 @@ class Slate(MethodView):
     @blp.arguments(SlateArgsSchema, location="query")
     @blp.cached()
     @blp.response(200, SlateSchema)
+    @blp.doc(operationId="getSlate")
     def get(self, query):
         """A day's matches with one market's prediction, best prices, edges and pick"""
         return explorer.slate(viewer=current_viewer(), now=now(), **query)
@@ -33,6 +34,7 @@ class Comparable(MethodView):
     @blp.cached()
     @blp.response(200, ComparableSchema)
     @blp.problems(404, "not-found")
+    @blp.doc(operationId="listComparableMatches")
     def get(self, query):
         """Finished earlier matches whose forecasts were nearest to this match's"""
         return explorer.comparable(

@@ -36,14 +36,18 @@ class ProbeSchema(Schema):
 
 @blp.route("/")
 class Index(MethodView):
-    @blp.response(
-        200,
-        IndexSchema,
-        description="Where to start, as JSON; for `Accept: text/html` (a browser) the landing "
-        "page: today's and the coming days' matches with their forecasts and rated picks (rate "
-        "limited as the public endpoints are).",
+    @blp.response(200, IndexSchema)
+    @blp.doc(
+        operationId="getIndex",
+        security=[],
+        description=(
+            "No token. As JSON (outside every rate limit): links to `/openapi.json` and `/docs`, "
+            "absolute when the service knows its public base URL. For `Accept: text/html` (a "
+            "browser) the landing page: today's and the coming days' matches with their "
+            "forecasts and rated picks, rate limited as the public endpoints are."
+        ),
+        responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}},
     )
-    @blp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
     def get(self):
         """Where the OpenAPI description and the docs are; the landing page for a browser"""
         if html.wants_html():
@@ -60,6 +64,14 @@ class Index(MethodView):
 class Problem(MethodView):
     @blp.response(200, ProblemDescriptionSchema)
     @blp.problems(404, "not-found")
+    @blp.doc(
+        operationId="getProblemType",
+        security=[],
+        description=(
+            "No token, no rate limit. What the problem type `name` (the last segment of a "
+            "problem's `type`) means: its status, title and description."
+        ),
+    )
     def get(self, name):
         """What a problem type means"""
         if name not in PROBLEMS:
@@ -77,6 +89,14 @@ class Problem(MethodView):
 @blp.route("/healthz")
 class Liveness(MethodView):
     @blp.response(200, ProbeSchema)
+    @blp.doc(
+        operationId="checkLiveness",
+        security=[],
+        description=(
+            "No token, no rate limit: for the platform's liveness probe. 200 while the "
+            "process answers; nothing else is checked."
+        ),
+    )
     def get(self):
         """Liveness: the process answers (nothing else is checked)"""
         return {"status": "ok"}
@@ -86,12 +106,19 @@ class Liveness(MethodView):
 class Readiness(MethodView):
     @blp.response(200, ProbeSchema)
     @blp.problems(503, "service-unavailable")
+    @blp.doc(
+        operationId="checkReadiness",
+        security=[],
+        description=(
+            "No token, no rate limit: for the platform's readiness probe. 200 when the "
+            "database answers within the configured timeouts, else 503 `service-unavailable` "
+            "with `Retry-After`. The verdict is kept for `READINESS_CACHE_SECONDS` (1 s by "
+            "default): however often it is asked, a process opens at most one probe connection "
+            "in that time."
+        ),
+    )
     def get(self):
-        """Readiness: the database answers a new connection within the configured timeouts
-
-        The verdict is kept for `READINESS_CACHE_SECONDS` (1 s by default): however often it is
-        asked, a process opens at most one probe connection in that time.
-        """
+        """Readiness: the database answers a new connection within the configured timeouts"""
         if not current_app.extensions["readiness"].ready(settings(), now()):
             raise ServiceUnavailable()
         return {"status": "ok"}

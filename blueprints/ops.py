@@ -32,6 +32,7 @@ blp = Blueprint(
 @blp.route("/health/services")
 class ServiceHealth(MethodView):
     @blp.response(200, HealthSchema)
+    @blp.doc(operationId="getServiceHealth")
     def get(self):
         """Database, rate-limit storage and result freshness, with latencies"""
         return health.report(
@@ -45,6 +46,7 @@ class IntelligenceRefreshes(MethodView):
     @blp.response(200, OperationSchema)
     @blp.problems(404, "not-found")
     @blp.problems(409, "match-not-open")
+    @blp.doc(operationId="startIntelligenceRefresh")
     def post(self, body):
         """Refresh one open match's prediction, pick and intelligence"""
         return operations.refresh(body["match_id"], settings(), current_viewer(), now())
@@ -54,6 +56,7 @@ class IntelligenceRefreshes(MethodView):
 class SettlementRuns(MethodView):
     @blp.arguments(SettlementRequestSchema, required=False)
     @blp.response(200, OperationSchema)
+    @blp.doc(operationId="startSettlementRun")
     def post(self, body):
         """Settle the pending picks of matches from the last N days"""
         return operations.settle(body["last_days"], settings(), current_viewer(), now())
@@ -63,6 +66,7 @@ class SettlementRuns(MethodView):
 class CalibrationRuns(MethodView):
     @blp.arguments(CalibrationRequestSchema, required=False)
     @blp.response(200, OperationSchema)
+    @blp.doc(operationId="startCalibrationRun")
     def post(self, body):
         """Score the published probabilities of the last N days against the closing odds"""
         return operations.calibrate(body["window_days"], settings(), current_viewer(), now())
@@ -72,6 +76,7 @@ class CalibrationRuns(MethodView):
 class OperationById(MethodView):
     @blp.response(200, OperationSchema)
     @blp.problems(404, "not-found")
+    @blp.doc(operationId="getOperation")
     def get(self, operation_id):
         """An operation's record: kind, parameters, state, timing, who started it"""
         return operations.get(operation_id, settings(), now())
@@ -101,6 +106,7 @@ class OperationResult(MethodView):
     @blp.doc(responses=RESULT_DOC)
     @blp.problems(404, "not-found")
     @blp.problems(409, "operation-not-finished", "operation-failed")
+    @blp.doc(operationId="getOperationResult")
     def get(self, operation_id):
         """What a succeeded operation found, shaped by its kind"""
         return OperationResultSchema().dump(operations.result(operation_id, settings(), now()))

@@ -23,6 +23,7 @@ class PicksToday(MethodView):
     @blp.arguments(PicksTodayArgsSchema, location="query")
     @blp.cached()
     @blp.response(200, PicksOfDaySchema)
+    @blp.doc(operationId="listTodayPicks")
     def get(self, query):
         """The picks of a UTC day (default today), each with its match"""
         return picks.for_day(viewer=current_viewer(), now=now(), **query)
@@ -33,6 +34,7 @@ class MatchById(MethodView):
     @blp.cached()
     @blp.response(200, MatchCardSchema)
     @blp.problems(404, "not-found")
+    @blp.doc(operationId="getMatch")
     def get(self, match_id):
         """One match with its odds summary, predictions, picks and intelligence"""
         return cards.one(match_id, current_viewer(), now=now())

@@ -40,6 +40,7 @@ class PredictionPage(MethodView):
     )
     @blp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
     @blp.problems(404, "not-found")
+    @blp.doc(operationId="getPredictionPage")
     def get(self, slug):
         """A match's prediction page: title, description, canonical URL and SportsEvent"""
         if not html.wants_html():

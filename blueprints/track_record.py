@@ -29,6 +29,7 @@ class ByCompetitionType(MethodView):
     @blp.arguments(TrackRecordArgsSchema, location="query")
     @blp.cached()
     @blp.response(200, ByCompetitionTypeSchema)
+    @blp.doc(operationId="getTrackRecordByCompetitionType")
     def get(self, query):
         """Live (default) or backfilled picks' figures, one item per competition type"""
         return track_record.by_competition_type(query["is_live"])
@@ -37,6 +38,7 @@ class ByCompetitionType(MethodView):
 @blp.route("/ledger")
 class Ledger(MethodView):
     @blp.response(200, LedgerHeadSchema)
+    @blp.doc(operationId="getLedgerCheckpoint")
     def get(self):
         """The ledger's latest signed checkpoint and the key that signs it"""
         return ledger.head(settings())
@@ -46,6 +48,7 @@ class Ledger(MethodView):
 class LedgerEntries(MethodView):
     @blp.arguments(EntriesArgsSchema, location="query")
     @blp.response(200, EntriesSchema)
+    @blp.doc(operationId="listLedgerEntries")
     def get(self, query):
         """Entries of the signed ledger, with the reveals of the picks anyone may see"""
         return ledger.page(query["start"], query["end"], now())
@@ -55,6 +58,7 @@ class LedgerEntries(MethodView):
 class LedgerProof(MethodView):
     @blp.arguments(ProofArgsSchema, location="query")
     @blp.response(200, ProofSchema)
+    @blp.doc(operationId="getLedgerProof")
     def get(self, query):
         """An inclusion proof of an entry, or a consistency proof between two sizes"""
         return ledger.proof(**query)

@@ -36,6 +36,7 @@ ENDPOINT = id_param("endpoint_id")
 @blp.route("")
 class Endpoints(MethodView):
     @blp.response(200, EndpointListSchema)
+    @blp.doc(operationId="listWebhooks")
     def get(self):
         """The caller's webhook endpoints"""
         return webhooks.listing(current_viewer(), settings())
@@ -44,6 +45,7 @@ class Endpoints(MethodView):
     @blp.response(201, EndpointWithSecretSchema)
     @blp.problems(409, "webhook-limit-reached")
     @blp.problems(422, "validation-error", "webhook-url-refused")
+    @blp.doc(operationId="createWebhook")
     def post(self, body):
         """Register an endpoint; its signing secret is shown this once"""
         return webhooks.create(
@@ -60,6 +62,7 @@ class Endpoints(MethodView):
 class EndpointById(MethodView):
     @blp.response(200, EndpointSchema)
     @blp.problems(404, "not-found")
+    @blp.doc(operationId="getWebhook")
     def get(self, endpoint_id):
         """One of the caller's webhook endpoints"""
         return webhooks.get(current_viewer(), endpoint_id)
@@ -68,12 +71,14 @@ class EndpointById(MethodView):
     @blp.response(200, EndpointSchema)
     @blp.problems(404, "not-found")
     @blp.problems(422, "validation-error", "webhook-url-refused")
+    @blp.doc(operationId="updateWebhook")
     def patch(self, body, endpoint_id):
         """Change an endpoint's URL, events, description, or enable it again"""
         return webhooks.update(current_viewer(), endpoint_id, body, settings(), now())
 
     @blp.response(204)
     @blp.problems(404, "not-found")
+    @blp.doc(operationId="deleteWebhook")
     def delete(self, endpoint_id):
         """Delete an endpoint and its deliveries"""
         webhooks.delete(current_viewer(), endpoint_id)
@@ -83,6 +88,7 @@ class EndpointById(MethodView):
 class RotateSecret(MethodView):
     @blp.response(200, EndpointWithSecretSchema)
     @blp.problems(404, "not-found")
+    @blp.doc(operationId="rotateWebhookSecret")
     def post(self, endpoint_id):
         """A new signing secret (shown this once); the old one also signs for 24 hours"""
         return webhooks.rotate_secret(current_viewer(), endpoint_id, settings(), now())
@@ -93,6 +99,7 @@ class TestEndpoint(MethodView):
     @blp.response(202, DeliverySchema)
     @blp.problems(404, "not-found")
     @blp.problems(409, "webhook-disabled")
+    @blp.doc(operationId="sendWebhookTest")
     def post(self, endpoint_id):
         """Send the endpoint a `ping` event; answers its delivery, which the worker sends"""
         return webhooks.test(current_viewer(), endpoint_id, now())
@@ -103,6 +110,7 @@ class Deliveries(MethodView):
     @blp.arguments(DeliveryQuerySchema, location="query")
     @blp.response(200, DeliveryPageSchema)
     @blp.problems(404, "not-found")
+    @blp.doc(operationId="listWebhookDeliveries")
     def get(self, query, endpoint_id):
         """An endpoint's deliveries, newest first: status, tries, last answer, next try"""
         return webhooks.deliveries(current_viewer(), endpoint_id, **query)
@@ -113,6 +121,7 @@ class RetryDelivery(MethodView):
     @blp.response(202, DeliverySchema)
     @blp.problems(404, "not-found")
     @blp.problems(409, "webhook-disabled")
+    @blp.doc(operationId="retryWebhookDelivery")
     def post(self, endpoint_id, delivery_id):
         """Send a delivery again at once, with a fresh retry schedule"""
         return webhooks.retry(current_viewer(), endpoint_id, delivery_id, now())
@@ -169,6 +178,8 @@ def document_events(spec) -> None:
             "post": {
                 "summary": EVENT_SUMMARIES[event_type],
                 "operationId": f"event_{event_type.replace('.', '_')}",
+                # The service calls the subscriber: no bearer token, the body is signed.
+                "security": [],
                 "parameters": SIGNATURE_HEADERS,
                 "requestBody": {
                     "required": True,

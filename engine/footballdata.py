@@ -3,6 +3,7 @@
 import csv
 import io
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from zoneinfo import ZoneInfo
@@ -129,6 +130,10 @@ def season_label(first_day: date) -> str:
     """The season a file belongs to from its earliest date: July–December of Y starts "Y-(Y+1)"."""
     start = first_day.year if first_day.month >= 7 else first_day.year - 1
     return f"{start}-{(start + 1) % 100:02d}"
+
+
+#: What a football-data date looks like, whether or not the day exists.
+_DATE_SHAPE = re.compile(r"\d{1,2}/\d{1,2}/(\d{2}|\d{4})")
 
 
 def parse_date(text: str) -> date:
@@ -299,6 +304,8 @@ def _kickoff(date_text: str, time_text: str, default_kickoff: time) -> datetime:
     try:
         day = parse_date(date_text)
     except ValueError:
+        if _DATE_SHAPE.fullmatch(date_text):  # 31/02/2024: the right shape, no such day
+            raise _RowError(f"Date {date_text!r} is not a real date") from None
         raise _RowError(f"Date {date_text!r} is not dd/mm/yy or dd/mm/yyyy") from None
     try:
         clock = parse_time(time_text) if time_text else default_kickoff

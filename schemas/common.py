@@ -83,6 +83,43 @@ class UTCDateTime(fields.DateTime):
             raise ValidationError("Out of the supported date range.") from exc
 
 
+#: Decimal places on the wire: money (units staked and won) to the cent, probabilities and the
+#: ratios made of them (edges, CLV, ROI, hit rates) to a millionth. Enough for any sum a client
+#: makes, and no ``-3.9100000000000024`` from the float arithmetic behind them.
+MONEY_PLACES = 2
+PROBABILITY_PLACES = 6
+
+
+class Rounded(fields.Float):
+    """A number written rounded to ``places`` decimals (``-0.0`` written ``0.0``); the OpenAPI
+    description says so. Loading is a plain float."""
+
+    def __init__(self, places: int, **kwargs):
+        self.places = places
+        metadata = dict(kwargs.pop("metadata", {}))
+        said = metadata.get("description", "").rstrip()
+        metadata["description"] = f"{said} Rounded to {places} decimals.".lstrip()
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else round_to(value, self.places)
+
+
+def round_to(value, places: int):
+    """``value`` rounded to ``places`` decimals as a float (``None`` stays ``None``)."""
+    return None if value is None else round(float(value), places) + 0.0
+
+
+def money(**kwargs) -> Rounded:
+    """Units staked, won or lost: written to 2 decimals."""
+    return Rounded(MONEY_PLACES, **kwargs)
+
+
+def ratio(**kwargs) -> Rounded:
+    """A probability, or a ratio made of them (edge, CLV, ROI): written to 6 decimals."""
+    return Rounded(PROBABILITY_PLACES, **kwargs)
+
+
 @dataclass(frozen=True)
 class Span:
     """What a date argument names: a bare date's whole UTC day [start, end), or one instant
@@ -116,18 +153,29 @@ class DayOrInstant(fields.String):
     DATE_TIME = re.compile(
         r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?"
     )
+    PATTERN = (
+        r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+        r"([Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?([Zz]|[+-][0-9]{2}:[0-9]{2})?)?$"
+    )
     default_error_messages = {
         "invalid": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time such as "
         "2026-11-21T19:45:00Z.",
         "range": "Out of the supported range of dates.",
+        "not_real": "{input} is not a real date.",
     }
 
     def __init__(self, **kwargs):
         metadata = {
-            "anyOf": [{"format": "date"}, {"format": "date-time"}],
+            # One string type with its pattern, not an anyOf of formats: a generated client
+            # then takes a string, not Any. The description says what the forms mean.
+            "pattern": self.PATTERN,
             "example": "2026-11-21",
             **kwargs.pop("metadata", {}),
         }
+        metadata["description"] = (
+            f"{metadata.get('description', '')} `YYYY-MM-DD` (that whole UTC day) or an ISO 8601 "
+            "date-time (`2026-11-21T19:45:00Z`; without an offset it is UTC)."
+        ).strip()
         super().__init__(metadata=metadata, **kwargs)
 
     def _serialize(self, value, attr, obj, **kwargs):
@@ -150,10 +198,21 @@ class DayOrInstant(fields.String):
                 raise self.make_error("invalid")
             span.whole_day()  # every argument may be read as its day: that day must end
         except ValueError as exc:
+            if self.DATE.fullmatch(text[:10]) and not _real_day(text[:10]):  # 2026-02-30
+                raise self.make_error("not_real", input=text[:10]) from exc
             raise self.make_error("invalid") from exc
         except OverflowError as exc:
             raise self.make_error("range") from exc
         return span
+
+
+def _real_day(text: str) -> bool:
+    """Whether ``YYYY-MM-DD`` names a day that exists."""
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def now() -> datetime:
@@ -219,28 +278,79 @@ def one_of(values, **kwargs):
 
 class CommaList(fields.String):
     """One or more of ``choices``, comma-separated (``rating=A,B``), loaded as a tuple of distinct
-    values in the order given; anything else is a 422 naming the allowed values."""
+    values in the order given; anything else is a 422 naming the allowed values.
+
+    A query parameter: documented as an array of the enumeration sent comma-separated (OpenAPI's
+    ``style: form, explode: false``), so a generated client takes a list of enum members.
+    """
 
     def __init__(self, choices, **kwargs):
         self.choices = tuple(choices)
-        alternatives = "|".join(re.escape(choice) for choice in self.choices)
         metadata = {
-            "description": f"One or more of {', '.join(self.choices)}, comma-separated.",
-            "pattern": f"^({alternatives})(,({alternatives}))*$",
+            "description": self.description(),
+            **self.documented(),
             **kwargs.pop("metadata", {}),
         }
         super().__init__(metadata=metadata, **kwargs)
+
+    def description(self) -> str:
+        """What the OpenAPI description says of the field."""
+        return f"One or more of {', '.join(self.choices)}, comma-separated."
+
+    def documented(self) -> dict:
+        """The field's OpenAPI schema."""
+        return {
+            "type": "array",
+            "items": {"type": "string", "enum": list(self.choices)},
+            "minItems": 1,
+        }
 
     def _serialize(self, value, attr, obj, **kwargs):
         return None if value is None else ",".join(value)
 
     def _deserialize(self, value, attr, data, **kwargs):
-        parts = super()._deserialize(value, attr, data, **kwargs).split(",")
+        # A query may also repeat the parameter (``rating=A&rating=B``, as clients that explode
+        # arrays send it); a JSON body may give a list.
+        values = list(value) if isinstance(value, list | tuple) else [value]
+        if not values or not all(isinstance(item, str) for item in values):
+            raise self.make_error("invalid")
+        parts = [
+            part
+            for item in values
+            for part in super(CommaList, self)._deserialize(item, attr, data, **kwargs).split(",")
+        ]
         if any(part not in self.choices for part in parts):
             raise ValidationError(
                 f"Must be one or more of: {', '.join(self.choices)} (comma-separated)."
             )
         return tuple(dict.fromkeys(parts))
+
+    #: webargs reads every value of a repeated query parameter.
+    is_multiple = True
+
+
+class CommaListBody(CommaList):
+    """:class:`CommaList` in a JSON body: a list of the values (``["A", "B"]``) or the same
+    comma-separated string (``"A,B"``); answers echo it as the string."""
+
+    def description(self) -> str:
+        return (
+            f'One or more of {", ".join(self.choices)}: a list (`["A", "B"]`) or '
+            'comma-separated (`"A,B"`); answers echo it comma-separated.'
+        )
+
+    def documented(self) -> dict:
+        alternatives = "|".join(re.escape(choice) for choice in self.choices)
+        return {
+            "anyOf": [
+                {
+                    "type": "array",
+                    "items": {"type": "string", "enum": list(self.choices)},
+                    "minItems": 1,
+                },
+                {"type": "string", "pattern": f"^({alternatives})(,({alternatives}))*$"},
+            ],
+        }
 
 
 def dump_known(schema: Schema, value: dict) -> dict:
@@ -281,6 +391,8 @@ def flat_rows(schema: Schema, booleans=(True, False)):
         names.append(field.data_key or name)
         if isinstance(field, fields.DateTime):
             converters.append(_utc_text)
+        elif isinstance(field, Rounded):
+            converters.append(lambda value, places=field.places: round_to(value, places))
         elif isinstance(field, fields.Boolean):
             converters.append(boolean)
         else:

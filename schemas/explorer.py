@@ -9,7 +9,7 @@ from enums import (
     MARKETS,
     SELECTIONS,
 )
-from schemas.common import CamelSchema, day_field, enum_of, id_field, one_of
+from schemas.common import CamelSchema, day_field, enum_of, id_field, one_of, ratio
 from schemas.matches import MatchSchema, PickSchema, PredictionSchema, probability_map
 
 
@@ -32,10 +32,10 @@ class SelectionEdgeSchema(CamelSchema):
     edge (the largest edge is the pick)."""
 
     selection = enum_of(SELECTIONS, required=True)
-    probability = fields.Float(required=True, allow_none=True)
+    probability = ratio(required=True, allow_none=True)
     best_price = fields.Float(required=True, allow_none=True)
     bookmaker = fields.String(required=True, allow_none=True)
-    edge = fields.Float(
+    edge = ratio(
         required=True,
         allow_none=True,
         metadata={"description": "probability × best price − 1; null without both."},

@@ -25,7 +25,9 @@ from schemas.common import (
     UTCDateTime,
     enum_of,
     id_field,
+    money,
     one_of,
+    ratio,
 )
 from schemas.records import FiguresSchema
 
@@ -175,18 +177,18 @@ class PickRowSchema(CamelSchema):
     selection = enum_of(SELECTIONS)
     bookmaker = fields.String()
     odds = fields.Float()
-    probability = fields.Float()
-    edge = fields.Float()
+    probability = ratio()
+    edge = ratio()
     rating = enum_of(PICK_RATINGS)
     data_quality = fields.Float()
-    stake = fields.Float()
+    stake = money()
     is_live = fields.Boolean()
     status = enum_of(PICK_STATUSES)
-    profit = fields.Float(allow_none=True)
+    profit = money(allow_none=True)
     closing_odds = fields.Float(allow_none=True)
     closing_bookmaker = fields.String(allow_none=True)
-    closing_probability = fields.Float(allow_none=True)
-    clv = fields.Float(allow_none=True)
+    closing_probability = ratio(allow_none=True)
+    clv = ratio(allow_none=True)
     created_at = UTCDateTime()
     settled_at = UTCDateTime(allow_none=True)
 
@@ -197,9 +199,9 @@ class PredictionRowSchema(CamelSchema):
     match_id = fields.Integer()
     market = enum_of(MARKETS)
     selection = enum_of(SELECTIONS)
-    probability = fields.Float()
-    model_probability = fields.Float()
-    market_probability = fields.Float(allow_none=True)
+    probability = ratio()
+    model_probability = ratio()
+    market_probability = ratio(allow_none=True)
     pool_weight = fields.Float()
     source = enum_of(PREDICTION_SOURCES, allow_none=True)
     model_name = fields.String()

@@ -14,14 +14,14 @@ from enums import (
     PREDICTION_SOURCES,
     SELECTIONS,
 )
-from schemas.common import CamelSchema, UTCDateTime, enum_of
+from schemas.common import CamelSchema, UTCDateTime, enum_of, money, ratio
 
 
 def probability_map(description, **kwargs):
     """``{selection: probability}`` for one market's selections."""
     return fields.Dict(
         keys=fields.String(metadata={"enum": list(SELECTIONS)}),
-        values=fields.Float(),
+        values=ratio(),
         metadata={"description": description},
         **kwargs,
     )
@@ -192,25 +192,25 @@ class PickSchema(CamelSchema):
     selection = enum_of(SELECTIONS, required=True, allow_none=True)
     bookmaker = fields.String(required=True, allow_none=True)
     odds = fields.Float(required=True, allow_none=True)
-    probability = fields.Float(required=True, allow_none=True)
-    edge = fields.Float(
+    probability = ratio(required=True, allow_none=True)
+    edge = ratio(
         required=True,
         allow_none=True,
         metadata={"description": "probability × odds − 1 at the best pre-match price."},
     )
     rating = enum_of(PICK_RATINGS, required=True)
     data_quality = fields.Float(required=True)
-    stake = fields.Float(required=True)
+    stake = money(required=True)
     is_live = fields.Boolean(required=True)
     status = enum_of(PICK_STATUSES, required=True)
-    profit = fields.Float(required=True, allow_none=True)
+    profit = money(required=True, allow_none=True)
     closing_odds = fields.Float(required=True, allow_none=True)
-    clv = fields.Float(
+    clv = ratio(
         required=True,
         allow_none=True,
         metadata={"description": "odds ÷ closing odds − 1 (the closing price keeps its margin)."},
     )
-    closing_ev = fields.Float(
+    closing_ev = ratio(
         required=True,
         allow_none=True,
         metadata={"description": "odds × de-margined closing probability − 1."},
@@ -280,7 +280,7 @@ def market_map(description, **kwargs):
     """``{market: {selection: probability}}``."""
     return fields.Dict(
         keys=fields.String(metadata={"enum": list(MARKETS)}),
-        values=fields.Dict(keys=fields.String(), values=fields.Float(), allow_none=True),
+        values=fields.Dict(keys=fields.String(), values=ratio(), allow_none=True),
         metadata={"description": description},
         **kwargs,
     )

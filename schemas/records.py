@@ -4,7 +4,16 @@ and backtests, with the request arguments that select them."""
 from marshmallow import fields, validate, validates_schema
 
 from enums import COMPETITION_TYPES, MARKETS, PICK_RATINGS
-from schemas.common import CamelSchema, CommaList, DayOrInstant, check_range, enum_of, id_field
+from schemas.common import (
+    CamelSchema,
+    CommaListBody,
+    DayOrInstant,
+    check_range,
+    enum_of,
+    id_field,
+    money,
+    ratio,
+)
 
 
 class FiguresSchema(CamelSchema):
@@ -15,13 +24,13 @@ class FiguresSchema(CamelSchema):
     lost = fields.Integer(required=True)
     void = fields.Integer(required=True)
     pending = fields.Integer(required=True)
-    hit_rate = fields.Float(
+    hit_rate = ratio(
         required=True, allow_none=True, metadata={"description": "won ÷ (won + lost)."}
     )
-    staked = fields.Float(required=True, metadata={"description": "Units on won and lost picks."})
-    profit = fields.Float(required=True, metadata={"description": "Units, settled picks."})
-    roi = fields.Float(required=True, allow_none=True, metadata={"description": "profit ÷ staked."})
-    roi_std_error = fields.Float(
+    staked = money(required=True, metadata={"description": "Units on won and lost picks."})
+    profit = money(required=True, metadata={"description": "Units, settled picks."})
+    roi = ratio(required=True, allow_none=True, metadata={"description": "profit ÷ staked."})
+    roi_std_error = ratio(
         required=True,
         allow_none=True,
         metadata={
@@ -34,19 +43,19 @@ class FiguresSchema(CamelSchema):
         allow_none=True,
         metadata={"description": "Mean odds of the settled picks (won, lost, void)."},
     )
-    avg_edge = fields.Float(
+    avg_edge = ratio(
         required=True,
         allow_none=True,
         metadata={"description": "Mean edge of the settled picks (won, lost, void)."},
     )
-    avg_clv = fields.Float(
+    avg_clv = ratio(
         required=True,
         allow_none=True,
         metadata={
             "description": "Mean of odds ÷ closing odds − 1 (against the raw closing price)."
         },
     )
-    avg_closing_ev = fields.Float(
+    avg_closing_ev = ratio(
         required=True,
         allow_none=True,
         metadata={
@@ -55,12 +64,12 @@ class FiguresSchema(CamelSchema):
             "default) when each pick was settled."
         },
     )
-    avg_closing_ev_std_error = fields.Float(
+    avg_closing_ev_std_error = ratio(
         required=True,
         allow_none=True,
         metadata={"description": "Standard error of `avgClosingEv`. Null below two picks."},
     )
-    max_drawdown = fields.Float(
+    max_drawdown = money(
         required=True, metadata={"description": "Largest fall of cumulative profit, units."}
     )
     longest_losing_streak = fields.Integer(required=True)
@@ -127,8 +136,8 @@ class TrackRecordSchema(CamelSchema):
 class BacktestRequestSchema(CamelSchema):
     """Which backfilled picks to backtest; every field is optional."""
 
-    rating = CommaList(PICK_RATINGS, load_default=None)
-    market = CommaList(MARKETS, load_default=None)
+    rating = CommaListBody(PICK_RATINGS, load_default=None)
+    market = CommaListBody(MARKETS, load_default=None)
     min_edge = fields.Float(
         load_default=None,
         allow_nan=False,
@@ -160,7 +169,7 @@ class EquityPointSchema(CamelSchema):
     """Cumulative profit at the end of a UTC day with settled picks."""
 
     date = fields.String(required=True, metadata={"example": "2026-11-21"})
-    cumulative_profit = fields.Float(required=True)
+    cumulative_profit = money(required=True)
     settled_picks = fields.Integer(required=True)
 
 

@@ -6,7 +6,15 @@ import json
 from marshmallow import fields, validate
 
 from enums import DELIVERY_STATUSES, MARKETS, OPERATION_KINDS, OPERATION_STATUSES, WEBHOOK_EVENTS
-from schemas.common import CamelSchema, PageArgsSchema, UTCDateTime, enum_of, page_of
+from schemas.common import (
+    CamelSchema,
+    PageArgsSchema,
+    UTCDateTime,
+    enum_of,
+    money,
+    page_of,
+    ratio,
+)
 
 URL_MAX = 2048
 DESCRIPTION_MAX = 500
@@ -156,8 +164,8 @@ class PickPublishedDataSchema(PayloadDataSchema):
     selection = fields.String(required=True)
     odds = fields.Float(required=True)
     bookmaker = fields.String(required=True)
-    probability = fields.Float(required=True)
-    edge = fields.Float(required=True)
+    probability = ratio(required=True)
+    edge = ratio(required=True)
 
 
 class PickSettledDataSchema(PayloadDataSchema):
@@ -168,9 +176,9 @@ class PickSettledDataSchema(PayloadDataSchema):
     selection = fields.String(required=True)
     status = enum_of(("won", "lost", "void"), required=True)
     odds = fields.Float(required=True)
-    profit = fields.Float(required=True)
+    profit = money(required=True)
     closing_odds = fields.Float(required=True, allow_none=True)
-    clv = fields.Float(required=True, allow_none=True)
+    clv = ratio(required=True, allow_none=True)
 
 
 class MatchResultDataSchema(PayloadDataSchema):
@@ -186,7 +194,7 @@ class PredictionUpdatedDataSchema(PayloadDataSchema):
 
     match_id = fields.Integer(required=True)
     market = enum_of(MARKETS, required=True)
-    probabilities = fields.Dict(keys=fields.String(), values=fields.Float(), required=True)
+    probabilities = fields.Dict(keys=fields.String(), values=ratio(), required=True)
     source = fields.String(required=True)
     made_at = fields.String(required=True, metadata={"format": "date-time"})
 

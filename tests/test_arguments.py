@@ -32,7 +32,9 @@ def test_a_date_or_a_date_time_is_accepted(client, path, value):
     [
         ("20261121", "Must be a date"),  # ISO 8601's basic form: too easily a typo
         ("2026-11-21T19", "Must be a date"),  # an hour without its minutes
-        ("2026-02-30", "Must be a date"),
+        ("2026-02-30", "2026-02-30 is not a real date."),  # the right shape, no such day
+        ("2026-02-30T10:00:00Z", "2026-02-30 is not a real date."),
+        ("2026-13-01", "2026-13-01 is not a real date."),
         ("21/11/2026", "Must be a date"),
         ("9999-12-31", "Out of the supported range"),  # its day never ends in Python's calendar
         ("9999-12-31T12:00:00Z", "Out of the supported range"),

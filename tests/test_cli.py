@@ -2,9 +2,11 @@
 errors."""
 
 import io
+import logging
 
 import pytest
 
+import cli
 from cli import Progress
 from models import OddsSummary, User
 from store import migrate
@@ -76,7 +78,7 @@ def test_users_update_changes_plan_role_and_status(app, run):
             ("users", "update", "a@example.com", "--plan", "gold"),
             "'gold' is not one of 'free', 'pro'",
         ),
-        (("users", "create", "a@example.com"), "Missing option '--password'"),
+        (("ledger", "replay", "x.csv", "--start", "2026-02-30"), "is not a real date"),
     ],
 )
 def test_clear_errors(run, args, message):
@@ -147,3 +149,88 @@ def test_db_status_lists_the_steps_and_fails_while_some_are_pending(app, run):
     assert "applied 001_release_0_1_0" in result.output
     assert "pending 002_since_release" in result.output
     assert "flask db upgrade" in result.output
+
+
+def test_users_create_asks_for_a_hidden_confirmed_password(app):
+    runner = app.test_cli_runner()
+    result = runner.invoke(
+        args=["users", "create", "asked@example.com"],
+        input="password-1\nnot-the-same\npassword-1\npassword-1\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "Password: " in result.output and "Repeat for confirmation: " in result.output
+    assert "do not match" in result.output
+    assert "password-1" not in result.output  # never echoed
+    assert result.output.strip().endswith("created asked@example.com (user, free)")
+    login = app.test_client().post(
+        "/api/auth/login", json={"email": "asked@example.com", "password": "password-1"}
+    )
+    assert login.status_code == 200
+
+
+def test_users_create_without_a_terminal_or_password_fails(run):
+    result = run("users", "create", "a@example.com")
+    assert result.exit_code != 0
+
+
+def test_users_list_filters_by_search_plan_and_status(app, run):
+    with app.app_context():
+        factories.user("ann@example.com", plan="pro")
+        factories.user("bob@example.com")
+        factories.user("cat@other.example", plan="pro", status="suspended")
+    everyone = run("users", "list")
+    assert everyone.exit_code == 0, everyone.output
+    lines = everyone.output.strip().splitlines()
+    assert [line.split()[1] for line in lines[:-1]] == [
+        "cat@other.example",
+        "bob@example.com",
+        "ann@example.com",
+    ]
+    assert lines[-1] == "3 users"
+    pro = run("users", "list", "--plan", "pro", "--status", "active").output
+    assert "ann@example.com" in pro and "cat@" not in pro and pro.strip().endswith("1 user")
+    found = run("users", "list", "--search", "EXAMPLE.COM").output
+    assert found.strip().endswith("2 users") and "other.example" not in found
+    assert "suspended" in run("users", "list", "--status", "suspended").output
+
+
+def test_a_log_line_never_lands_on_the_bar():
+    screen = Terminal()
+    logger = logging.getLogger("picks.test-bar")
+    handler = logging.StreamHandler(screen)
+    logger.addHandler(handler)
+    try:
+        bar = Progress("fitting weeks", screen)
+        bar.update(3, 10)
+        logger.warning("a warning while the bar is drawn")
+        bar.update(4, 10)
+        bar.close()
+        logger.warning("after the bar")
+    finally:
+        logger.removeHandler(handler)
+    drawn = screen.getvalue()
+    # What stands on the warning's line before it is only erased space, ended by a return.
+    before = drawn[: drawn.index("a warning")]
+    assert before.endswith("\r") and before.rsplit("\r", 1)[-1] == ""
+    assert "\rfitting weeks [############" in drawn.split("a warning")[1]  # drawn again
+    assert "emit" not in vars(handler)  # the handler is given back
+    assert drawn.endswith("\nafter the bar\n")
+
+
+def test_the_import_bar_counts_rows(app, tmp_path, monkeypatch):
+    header = "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,PSH,PSD,PSA"
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text(
+        f"{header}\nE0,17/08/2024,15:00,Arsenal,Wolves,2,0,H,1.3,5.5,10\n"
+        "E0,17/08/2024,15:00,Chelsea,Fulham,1,1,D,2.0,3.5,4\n"
+    )
+    second.write_text(f"{header}\nE0,31/02/2024,15:00,Leeds,Hull,,,,2.0,3.4,4\n")
+    screen = Terminal()
+    monkeypatch.setattr(cli, "Progress", lambda *a, **k: Progress(*a, stream=screen, **k))
+    result = app.test_cli_runner().invoke(args=["data", "import", str(first), str(second)])
+    assert result.exit_code == 0, result.output
+    drawn = screen.getvalue()
+    assert "importing first.csv [" in drawn and "] 0/3 rows" in drawn
+    assert "importing second.csv [" in drawn and "] 2/3 rows" in drawn
+    assert "imported [##############################] 3/3 rows" in drawn
+    assert "second.csv:2: rejected: Date '31/02/2024' is not a real date" in result.stderr

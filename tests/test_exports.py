@@ -277,7 +277,7 @@ def test_admins_exports_are_counted_without_a_limit(small):
         (
             {"resource": "picks", "format": "csv", "parametersJson": '{"from": "2026-02-30"}'},
             "parametersJson.from",
-            "YYYY-MM-DD",
+            "2026-02-30 is not a real date",
         ),
         (
             {
@@ -656,3 +656,30 @@ def test_exports_past_the_callers_streams_are_429s_that_charge_nothing(small):
     response = export(client, headers, "teams", "csv")
     assert response.status_code == 200 and len(csv_rows(response.get_data(as_text=True))) == 8
     held.pop().close()
+
+
+@pytest.mark.parametrize(
+    ("format_", "accept", "status"),
+    [
+        ("csv", "application/json", 406),
+        ("json", "text/csv", 406),
+        ("ndjson", "text/*", 406),
+        ("csv", "text/*", 200),
+        ("csv", "application/json, text/csv;q=0.5", 200),
+        ("ndjson", "*/*", 200),
+        ("json", "application/json", 200),
+    ],
+)
+def test_an_export_honours_accept_before_charging_anything(small, format_, accept, status):
+    _, client, people = small()
+    headers = {**people["pro"][1], "Accept": accept}
+    response = export(client, headers, "odds", format_)
+    assert response.status_code == status
+    report = usage(client, people["pro"][1])
+    if status == 406:
+        problem = asserts.problem(response, 406, "not-acceptable")
+        assert format_ in problem["detail"] and accept.split(",")[0] in problem["detail"]
+        assert (report["exports"]["used"], report["exportRows"]["used"]) == (0, 0)
+    else:
+        assert report["exports"]["used"] == 1
+        response.close()

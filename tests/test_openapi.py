@@ -134,3 +134,74 @@ def test_every_html_answer_has_a_content_security_policy(app, client):
     for response in answers:
         assert response.mimetype == "text/html"
         assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+
+
+def test_every_operation_has_a_readable_unique_operation_id(spec):
+    ids = [
+        operation["operationId"]
+        for operations in spec["paths"].values()
+        for method, operation in operations.items()
+        if method != "parameters"
+    ]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(r"[a-z][A-Za-z]+", name) for name in ids), ids
+    assert spec["paths"]["/api/picks/today"]["get"]["operationId"] == "listTodayPicks"
+
+
+@pytest.mark.parametrize("path", ["/", "/problems/{name}", "/healthz", "/readyz"])
+def test_operations_without_a_token_say_so(spec, path):
+    assert spec["paths"][path]["get"]["security"] == []
+    assert spec["paths"][path]["get"]["description"]
+
+
+def test_every_operation_and_event_states_its_security(spec):
+    for operations in (*spec["paths"].values(), *spec["webhooks"].values()):
+        for method, operation in operations.items():
+            if method != "parameters":
+                assert "security" in operation, operation.get("operationId")
+
+
+def test_dates_are_one_string_type_with_a_pattern(spec):
+    (date,) = [
+        p for p in spec["paths"]["/api/picks/today"]["get"]["parameters"] if p["name"] == "date"
+    ]
+    assert date["schema"]["type"] == "string" and "anyOf" not in date["schema"]
+    assert re.fullmatch(date["schema"]["pattern"], "2026-11-21")
+    assert re.fullmatch(date["schema"]["pattern"], "2026-11-21T19:45:00Z")
+    assert not re.fullmatch(date["schema"]["pattern"], "21/11/2026")
+    assert "YYYY-MM-DD" in date["description"]
+
+
+def test_comma_lists_are_arrays_of_enums_sent_comma_separated(spec):
+    parameters = {p["name"]: p for p in spec["paths"]["/api/v1/data/matches"]["get"]["parameters"]}
+    for name in ("include", "status"):
+        parameter = parameters[name]
+        assert parameter["schema"]["type"] == "array" and parameter["schema"]["items"]["enum"]
+        assert (parameter["style"], parameter["explode"]) == ("form", False)
+    market = {p["name"]: p for p in spec["paths"]["/api/picks/today"]["get"]["parameters"]}
+    items = market["market"]["schema"]["items"]
+    assert items["enum"] == ["1x2", "ou25", "btts"]
+    assert items["x-enum-varnames"] == ["ONE_X_TWO", "OU25", "BTTS"]  # not VALUE_0
+
+
+def test_no_component_is_unused(spec):
+    assert "PaginationMetadata" not in spec["components"]["schemas"]
+    assert "PAGINATION" not in spec["components"].get("headers", {})
+
+
+def test_a_backtest_takes_its_lists_as_arrays_or_comma_separated(client, people):
+    headers = people["free"][1]
+    as_list = client.post("/api/backtest/run", json={"rating": ["A", "B"]}, headers=headers)
+    as_text = client.post("/api/backtest/run", json={"rating": "A,B"}, headers=headers)
+    assert as_list.status_code == as_text.status_code == 200
+    assert as_list.get_json()["params"]["rating"] == as_text.get_json()["params"]["rating"] == "A,B"
+    for bad in (["A", "Z"], [], [1], "A,Z"):
+        response = client.post("/api/backtest/run", json={"rating": bad}, headers=headers)
+        assert response.status_code == 422, bad
+
+
+def test_a_comma_list_may_also_repeat_its_parameter(client):
+    for query in ("rating=A&rating=B,C", "rating=A,B,C", "rating=C&rating=A&rating=B"):
+        assert client.get(f"/api/picks/today?{query}").status_code == 200, query
+    bad = client.get("/api/picks/today?rating=A&rating=Z")
+    assert bad.status_code == 422 and "rating" in bad.get_json()["errors"]

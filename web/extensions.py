@@ -12,7 +12,11 @@ DESCRIPTION = (Path(__file__).parents[1] / "docs" / "openapi.md").read_text(enco
 
 api = ProblemApi(
     spec_kwargs={
-        "info": {"description": DESCRIPTION},
+        "info": {
+            "description": DESCRIPTION,
+            "contact": {"name": "Sports Pick Service maintainers"},
+            "license": {"name": "MIT", "identifier": "MIT"},
+        },
         "servers": [{"url": "/", "description": "This deployment"}],
     }
 )

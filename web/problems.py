@@ -33,6 +33,10 @@ class ProblemApi(Api):
 
     ERROR_SCHEMA = ProblemSchema
 
+    def _register_pagination_header(self):
+        """Nothing: lists page in their bodies (never ``@blp.paginate``), so flask-smorest's
+        pagination header and its ``PaginationMetadata`` would be documented for no operation."""
+
     def _register_responses(self):
         for status in http.HTTPStatus:
             if status < 400:

@@ -15,7 +15,7 @@ from collections import Counter
 from flask import Response, current_app, request, stream_with_context
 from marshmallow import fields
 
-from errors import TooManyExports
+from errors import NotAcceptable, TooManyExports
 from schemas.common import flat_rows
 from schemas.exports import ROWS, ExportJSONSchema
 
@@ -133,6 +133,18 @@ class ExportStreams:
                 # meanwhile has nothing left to cut.
                 with contextlib.suppress(OSError):
                     slot.sock.shutdown(socket.SHUT_RDWR)
+
+
+def check_accept(export_format: str) -> None:
+    """A 406 ``not-acceptable`` when the request's ``Accept`` admits no media type of the
+    format asked for, before anything is counted or charged (no ``Accept`` admits any)."""
+    media_type = MEDIA_TYPES[export_format].split(";")[0]
+    accept = request.accept_mimetypes
+    if accept.provided and accept.quality(media_type) <= 0:
+        raise NotAcceptable(
+            f"A {export_format} export is {media_type}; the request's Accept header admits "
+            f"only {accept.to_header()}."
+        )
 
 
 def stream(user, prepare) -> Response:

@@ -44,7 +44,10 @@ landing = guard(PUBLIC, cached(_landing, variant=lambda: "html"))
 @blp.route("/track-record")
 class TrackRecordPage(MethodView):
     @blp.cached()
-    @blp.doc(responses={200: {"description": "The page.", "content": HTML}})
+    @blp.doc(
+        operationId="getTrackRecordPage",
+        responses={200: {"description": "The page.", "content": HTML}},
+    )
     def get(self):
         """The track record as a page: live and backfilled picks apart, charts, the ledger"""
         page = pages.track_record_page(settings())
@@ -65,6 +68,7 @@ class TrackRecordPage(MethodView):
 class Sitemap(MethodView):
     @blp.cached()
     @blp.doc(
+        operationId="getSitemap",
         responses={
             200: {
                 "description": "The sitemap (sitemaps.org protocol): the landing page, the "
@@ -72,7 +76,7 @@ class Sitemap(MethodView):
                 "with its `lastmod`.",
                 "content": {"application/xml": {"schema": {"type": "string"}}},
             }
-        }
+        },
     )
     @blp.problems(404, "not-found")
     def get(self):
@@ -88,12 +92,13 @@ class Sitemap(MethodView):
 @blp.route("/robots.txt")
 class Robots(MethodView):
     @blp.doc(
+        operationId="getRobots",
         responses={
             200: {
                 "description": "Crawl anything public; the sitemap's address.",
                 "content": {"text/plain": {"schema": {"type": "string"}}},
             }
-        }
+        },
     )
     def get(self):
         """robots.txt: what crawlers may read, and where the sitemap is"""

@@ -88,6 +88,12 @@ def create_app(overrides=None):
     return app
 
 
+def _document_results(spec):
+    """What an operation's result may be, one component per kind."""
+    for kind, schema in RESULT_SCHEMAS.items():
+        spec.components.schema(result_component(kind), schema=schema)
+
+
 def register_blueprints(app):
     """Every endpoint group."""
     from blueprints import (
@@ -122,7 +128,6 @@ def register_blueprints(app):
         pages,
     ):
         api.register_blueprint(module.blp)
-    webhooks.document_events(api.spec)
-    for kind, schema in RESULT_SCHEMAS.items():  # what an operation's result may be
-        api.spec.components.schema(result_component(kind), schema=schema)
+    api.document(webhooks.document_events)
+    api.document(_document_results)
     app.register_blueprint(docs.blp)  # pages, not part of the API they describe

@@ -1,6 +1,8 @@
 """/openapi.json and /docs: every endpoint with its security, schemas and problem responses."""
 
+import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -205,3 +207,16 @@ def test_a_comma_list_may_also_repeat_its_parameter(client):
         assert client.get(f"/api/picks/today?{query}").status_code == 200, query
     bad = client.get("/api/picks/today?rating=A&rating=Z")
     assert bad.status_code == 422 and "rating" in bad.get_json()["errors"]
+
+
+def test_the_description_written_on_first_read_is_whole_whoever_reads_it_first(make_app):
+    """The operations are documented when the description is first read, not when the app is
+    made: eight threads reading it at once from a new app all get the whole description, the
+    same as a new app read alone (and as the same app read again)."""
+    alone = make_app().test_client().get("/openapi.json").get_data()
+    client = make_app().test_client()
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: client.get("/openapi.json").get_data(), range(8)))
+    assert set(answers) == {alone}
+    assert client.get("/openapi.json").get_data() == alone
+    assert len(json.loads(alone)["paths"]) > 30

@@ -5,6 +5,7 @@ how the OpenAPI description documents them."""
 import http
 import json
 import logging
+import threading
 from http import HTTPStatus
 
 from flask import current_app, g, request
@@ -29,9 +30,66 @@ RETRY_AFTER = {
 
 
 class ProblemApi(Api):
-    """flask-smorest's Api, documenting every error as problem+json and 401 as a bare challenge."""
+    """flask-smorest's Api, documenting every error as problem+json and 401 as a bare challenge.
+
+    The description of the operations is written when it is first read (``/openapi.json``,
+    ``flask openapi``, a test), not when an app is made: turning every schema into JSON Schema is
+    most of what ``create_app`` would cost, and a serving process may never be asked for it. The
+    steps run in the order they were registered, so the description is the same either way."""
 
     ERROR_SCHEMA = ProblemSchema
+
+    def __init__(self, *args, **kwargs):
+        self._undocumented = []
+        self._documenting = threading.RLock()
+        self._writing = False
+        super().__init__(*args, **kwargs)
+
+    def init_app(self, app, *, spec_kwargs=None):
+        self._undocumented = []  # what an earlier app left unwritten is not this app's
+        super().init_app(app, spec_kwargs=spec_kwargs)
+
+    @property
+    def spec(self):
+        """The OpenAPI description, complete: the steps still waiting are written first."""
+        if self._undocumented:
+            self._write_pending()
+        return self._spec
+
+    @spec.setter
+    def spec(self, value):
+        self._spec = value
+
+    def document(self, step) -> None:
+        """Add ``step(spec)`` to the description, run when it is first read."""
+        self._undocumented.append(step)
+
+    def register_blueprint(self, blp, *, parameters=None, **options):
+        """flask-smorest's registration, with the blueprint's documentation left for later."""
+        name = options.get("name", blp.name)
+        self._app.extensions["flask-smorest"]["blp_name_to_api"][name] = self
+        self._app.register_blueprint(blp, **options)
+        app = self._app
+
+        def document(spec):
+            blp.register_views_in_doc(self, app, spec, name=name, parameters=parameters)
+            spec.tag({"name": name, "description": blp.description})
+
+        self.document(document)
+
+    def _write_pending(self) -> None:
+        with self._documenting:
+            if self._writing:  # a step reading the description it is writing
+                return
+            self._writing = True
+            try:
+                # A step leaves the queue only once written, so another thread reading the
+                # description meanwhile waits for it rather than reading half of it.
+                while self._undocumented:
+                    self._undocumented[0](self._spec)
+                    self._undocumented.pop(0)
+            finally:
+                self._writing = False
 
     def _register_pagination_header(self):
         """Nothing: lists page in their bodies (never ``@blp.paginate``), so flask-smorest's

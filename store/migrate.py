@@ -64,8 +64,7 @@ def upgrade(url: str, target: str | None = None) -> list[str]:
     previous = db.obj
     db.initialize(database)
     try:
-        create_database_file()
-        with database.connection_context(), _locked(database):
+        with _locked(database):
             return _router(database).run(target)
     finally:
         db.initialize(previous)
@@ -83,22 +82,27 @@ def stamp(database=None) -> None:
 
 @contextmanager
 def _locked(database):
-    """Hold the migration lock: a file lock beside an SQLite database, an advisory lock (for
-    the session) on PostgreSQL. A second runner waits here, then finds nothing left to do."""
+    """Hold the migration lock, connected: a file lock beside an SQLite database, taken before
+    the file is created or opened (a second runner must not even switch a new file to WAL
+    meanwhile), or an advisory lock for the session on PostgreSQL. A second runner waits here,
+    then finds nothing left to do."""
     if isinstance(database, SqliteDatabase):
         path = database.file_path or database.database
         with open(f"{path}.migrate-lock", "a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
-                yield
+                create_database_file()
+                with database.connection_context():
+                    yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
         return
-    database.execute_sql("SELECT pg_advisory_lock(%s)", (ADVISORY_LOCK,))
-    try:
-        yield
-    finally:
-        database.execute_sql("SELECT pg_advisory_unlock(%s)", (ADVISORY_LOCK,))
+    with database.connection_context():
+        database.execute_sql("SELECT pg_advisory_lock(%s)", (ADVISORY_LOCK,))
+        try:
+            yield
+        finally:
+            database.execute_sql("SELECT pg_advisory_unlock(%s)", (ADVISORY_LOCK,))
 
 
 def _router(database) -> Router:

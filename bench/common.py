@@ -10,7 +10,9 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,6 +22,34 @@ FOOTBALL_DATA = Path(
 )
 CONFIG = ROOT / "gunicorn.conf.py"
 START_TIMEOUT = 60  # seconds a server may take to answer
+
+
+def data_arguments(parser) -> None:
+    """``--data`` (the football-data folder) and ``--database-url`` (a database the benchmark
+    may wipe; a temporary SQLite file by default)."""
+    parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
+    parser.add_argument("--database-url")
+
+
+@contextmanager
+def fresh_app(parser, args):
+    """``(app, files)`` inside the app's context, on empty tables of ``--database-url`` (or a
+    temporary SQLite file), with the CSV files of ``--data`` (the parser's error if none)."""
+    from app import create_app
+    from store.schema import create_tables, drop_tables
+
+    files = sorted(args.data.glob("*.csv"))
+    if not files:
+        parser.error(f"no CSV files in {args.data}")
+    with tempfile.TemporaryDirectory() as folder:
+        url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"
+        app = create_app(
+            {"DATABASE_URL": url, "JWT_SECRET_KEY": "bench-" + "k" * 40, "LOG_LEVEL": "WARNING"}
+        )
+        with app.app_context():
+            drop_tables()
+            create_tables()
+            yield app, files
 
 
 def timed(work):

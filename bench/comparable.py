@@ -13,19 +13,15 @@ the one read per data version printed apart.
 
 import argparse
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-from app import create_app
-from bench.common import FOOTBALL_DATA, commit, machine, timed
+from bench.common import commit, data_arguments, fresh_app, machine, timed
 from models import Match, Prediction
 from services import imports, predictions
 from services.explorer import ComparableIndex, comparable
 from store.database import db
-from store.schema import create_tables, drop_tables
 
 SCOPES = ("league", "teams", "global")
 GOAL_MS = 20.0
@@ -71,46 +67,32 @@ def _summary(seconds) -> str:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
-    parser.add_argument("--database-url")
+    data_arguments(parser)
     parser.add_argument("--calls", type=int, default=60)
     args = parser.parse_args()
-    files = sorted(args.data.glob("*.csv"))
-    if not files:
-        parser.error(f"no CSV files in {args.data}")
-    with tempfile.TemporaryDirectory() as folder:
-        url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"
-        app = create_app(
-            {"DATABASE_URL": url, "JWT_SECRET_KEY": "bench-" + "k" * 40, "LOG_LEVEL": "WARNING"}
+    with fresh_app(parser, args) as (app, files):
+        print(f"commit {commit()}; {machine()}")
+        print(f"database: {db.obj.__class__.__name__}; {len(files)} files from {args.data}")
+        for path in files:
+            imports.import_file(path)
+        _, backfill = timed(lambda: predictions.backfill(app.config))
+        finished = Match.select().where(Match.status == "finished").count()
+        print(f"{finished} finished matches; backfill {backfill:.0f} s")
+        calls = _calls(_targets(args.calls))
+        baseline = _times(calls, ComparableIndex)  # a fresh read of the history each call
+        index = ComparableIndex()
+        _, build = timed(lambda: index.history("1x2"))
+        indexed = _times(calls, lambda: index)
+        ratio = statistics.median(baseline) / statistics.median(indexed)
+        print(f"{len(calls)} uncached calls (new match, scope or limit each):")
+        print(f"  baseline, whole history read per call: {_summary(baseline)}")
+        print(f"  indexed (read once per data version, {build * 1000:.0f} ms): {_summary(indexed)}")
+        p95 = sorted(indexed)[min(len(indexed) - 1, round(0.95 * (len(indexed) - 1)))]
+        met = statistics.median(indexed) * 1000 < GOAL_MS and p95 * 1000 < GOAL_MS
+        print(
+            f"  median speed-up {ratio:.0f}x; goal median and p95 < {GOAL_MS:.0f} ms: "
+            f"{'met' if met else 'NOT met'}"
         )
-        with app.app_context():
-            print(f"commit {commit()}; {machine()}")
-            print(f"database: {db.obj.__class__.__name__}; {len(files)} files from {args.data}")
-            drop_tables()
-            create_tables()
-            for path in files:
-                imports.import_file(path)
-            _, backfill = timed(lambda: predictions.backfill(app.config))
-            finished = Match.select().where(Match.status == "finished").count()
-            print(f"{finished} finished matches; backfill {backfill:.0f} s")
-            calls = _calls(_targets(args.calls))
-            baseline = _times(calls, ComparableIndex)  # a fresh read of the history each call
-            index = ComparableIndex()
-            _, build = timed(lambda: index.history("1x2"))
-            indexed = _times(calls, lambda: index)
-            ratio = statistics.median(baseline) / statistics.median(indexed)
-            print(f"{len(calls)} uncached calls (new match, scope or limit each):")
-            print(f"  baseline, whole history read per call: {_summary(baseline)}")
-            print(
-                f"  indexed (read once per data version, {build * 1000:.0f} ms): "
-                f"{_summary(indexed)}"
-            )
-            p95 = sorted(indexed)[min(len(indexed) - 1, round(0.95 * (len(indexed) - 1)))]
-            met = statistics.median(indexed) * 1000 < GOAL_MS and p95 * 1000 < GOAL_MS
-            print(
-                f"  median speed-up {ratio:.0f}x; goal median and p95 < {GOAL_MS:.0f} ms: "
-                f"{'met' if met else 'NOT met'}"
-            )
 
 
 if __name__ == "__main__":

@@ -12,15 +12,12 @@ wipe.
 import argparse
 import csv
 import statistics
-import tempfile
 from datetime import timedelta
-from pathlib import Path
 
 import numpy as np
 from flask import current_app
 
-from app import create_app
-from bench.common import FOOTBALL_DATA, timed
+from bench.common import data_arguments, fresh_app, timed
 from clock import utcnow
 from engine import calibration, metrics
 from engine import odds as odds_engine
@@ -451,29 +448,18 @@ def bench_settlement():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
-    parser.add_argument("--database-url")
+    data_arguments(parser)
     args = parser.parse_args()
-    files = sorted(args.data.glob("*.csv"))
-    if not files:
-        parser.error(f"no CSV files in {args.data}")
-    with tempfile.TemporaryDirectory() as folder:
-        url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"
-        app = create_app(
-            {"DATABASE_URL": url, "JWT_SECRET_KEY": "bench-" + "k" * 40, "LOG_LEVEL": "WARNING"}
-        )
-        with app.app_context():
-            print(f"database: {db.obj.__class__.__name__}; {len(files)} files from {args.data}")
-            drop_tables()
-            create_tables()
-            bench_import(files)
-            bench_backfill()
-            bench_quality()
-            bench_without_sharp_line()
-            bench_refresh()
-            bench_picks()
-            bench_backtest()
-            bench_settlement()
+    with fresh_app(parser, args) as (_, files):
+        print(f"database: {db.obj.__class__.__name__}; {len(files)} files from {args.data}")
+        bench_import(files)
+        bench_backfill()
+        bench_quality()
+        bench_without_sharp_line()
+        bench_refresh()
+        bench_picks()
+        bench_backtest()
+        bench_settlement()
 
 
 if __name__ == "__main__":

@@ -25,15 +25,11 @@ realised ROI with its standard error, and the share of picks by price band.
 
 import argparse
 import itertools
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-from flask import current_app
 
-from app import create_app
-from bench.common import FOOTBALL_DATA, commit
+from bench.common import commit, data_arguments, fresh_app
 from clock import utcnow
 from engine import metrics, picks
 from engine import odds as odds_engine
@@ -41,7 +37,6 @@ from engine.markets import outcome_indices
 from models import League, Match
 from services import imports, odds, predictions
 from store.database import db
-from store.schema import create_tables, drop_tables
 
 SCORED_MARKETS = ("1x2", "ou25")
 #: The calibrated methods every rating must be worth it under.
@@ -248,25 +243,14 @@ def print_report(c: Candidates, rule: Rule, settings):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
-    parser.add_argument("--database-url")
+    data_arguments(parser)
     args = parser.parse_args()
-    files = sorted(args.data.glob("*.csv"))
-    if not files:
-        parser.error(f"no CSV files in {args.data}")
-    with tempfile.TemporaryDirectory() as folder:
-        url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"
-        app = create_app(
-            {"DATABASE_URL": url, "JWT_SECRET_KEY": "bench-" + "k" * 40, "LOG_LEVEL": "WARNING"}
-        )
-        with app.app_context():
-            settings = current_app.config
-            drop_tables()
-            create_tables()
-            for path in files:
-                imports.import_file(path)
-            c = candidates(settings)
-            db.close()
+    with fresh_app(parser, args) as (app, files):
+        settings = app.config
+        for path in files:
+            imports.import_file(path)
+        c = candidates(settings)
+        db.close()
     print(
         f"commit {commit()}; {len(files)} files; MARGIN_METHOD={settings['MARGIN_METHOD']}; "
         f"candidate picks (edge ≥ {settings['PICK_MIN_EDGE']}) of finished matches: "

@@ -40,7 +40,11 @@ pytestmark = [
 def generate(base: str, folder: Path):
     """The client package generated from ``base``'s live description, imported."""
     config = folder / "generator.yaml"
-    config.write_text(f"package_name_override: {PACKAGE}\npost_hooks: []\n")
+    # The generator knows JSON, text and bytes, not XML: the sitemap is read as the text it is.
+    config.write_text(
+        f"package_name_override: {PACKAGE}\npost_hooks: []\n"
+        "content_type_overrides:\n  application/xml: text/plain\n"
+    )
     done = subprocess.run(
         [
             str(GENERATOR),

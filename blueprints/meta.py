@@ -119,6 +119,7 @@ class Readiness(MethodView):
     )
     def get(self):
         """Readiness: the database answers a new connection within the configured timeouts"""
-        if not current_app.extensions["readiness"].ready(settings(), now()):
+        if not current_app.extensions["readiness"].ready(settings(), now):
             raise ServiceUnavailable()
+        current_app.extensions["schema_check"].require()  # 503 schema-outdated while behind
         return {"status": "ok"}

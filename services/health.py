@@ -104,22 +104,34 @@ class Readiness:
     """The readiness verdict of one process, probed at most once per ``seconds`` of the clock
     it is given: a probe opens a new connection, so probes looped by many clients (a load
     balancer's, a platform's, an attacker's) would otherwise open one each. One caller probes
-    at a time; the others wait for its verdict rather than opening connections of their own."""
+    at a time; meanwhile the others answer the last verdict (or, before the first one, wait for
+    it) rather than queueing behind a slow database or opening connections of their own."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds
         self._lock = threading.Lock()
         self._verdict = None
         self._probed_at = None
+        self._probes = 0
 
-    def ready(self, settings, now) -> bool:
+    def ready(self, settings, clock) -> bool:
         """Whether the database answers: the last verdict when it is younger than the interval
-        at ``now``, else a new probe (:func:`database_answers`)."""
-        with self._lock:
-            fresh = self._probed_at is not None and (
-                timedelta(0) <= now - self._probed_at < timedelta(seconds=self.seconds)
-            )
-            if not fresh:
-                self._verdict = database_answers(settings)
-                self._probed_at = now
+        at ``clock()``, else a new probe (:func:`database_answers`), its verdict dated when it
+        ends (a probe may take the whole connect timeout)."""
+        seen = self._probes
+        if not self._lock.acquire(blocking=self._verdict is None):
+            return self._verdict  # a probe is under way: the last verdict until it ends
+        try:
+            if self._probes != seen or self._fresh(clock()):
+                return self._verdict  # a probe ended while this caller waited, or is recent
+            self._verdict = database_answers(settings)
+            self._probed_at = clock()
+            self._probes += 1
             return self._verdict
+        finally:
+            self._lock.release()
+
+    def _fresh(self, now) -> bool:
+        return self._probed_at is not None and (
+            timedelta(0) <= now - self._probed_at < timedelta(seconds=self.seconds)
+        )

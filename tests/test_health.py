@@ -1,9 +1,12 @@
 """GET /api/v1/ops/health/services: dependencies, latency, freshness of results."""
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 from clock import utcnow
 from models import Operation
+from services import health
+from services.health import Readiness
 
 HEALTH = "/api/v1/ops/health/services"
 
@@ -135,3 +138,36 @@ def test_readyz_keeps_a_failed_verdict_for_its_interval_too(make_app, tmp_path):
     asserts.problem(client.get("/readyz"), 503, "service-unavailable")  # the kept verdict
     instant[0] += timedelta(seconds=1)
     assert client.get("/readyz").status_code == 200
+
+
+def test_readyz_answers_the_last_verdict_while_a_slow_probe_runs(monkeypatch):
+    """A probe may take the whole connect timeout: meanwhile other callers answer the last
+    verdict at once (no queue behind a slow database, no probe of their own), and the new
+    verdict is dated when its probe ended, so it is not stale on arrival."""
+    readiness = Readiness(1)
+    clock = [datetime(2026, 11, 23, 9, 0, tzinfo=UTC)]
+    probing, finish = threading.Event(), threading.Event()
+    probes = []
+
+    def probe(_settings):
+        probes.append(clock[0])
+        if len(probes) == 1:
+            return True
+        probing.set()
+        assert finish.wait(10)
+        clock[0] += timedelta(seconds=3)  # longer than the interval
+        return False
+
+    monkeypatch.setattr(health, "database_answers", probe)
+    assert readiness.ready({}, lambda: clock[0]) is True
+    clock[0] += timedelta(seconds=2)
+    slow = []
+    worker = threading.Thread(target=lambda: slow.append(readiness.ready({}, lambda: clock[0])))
+    worker.start()
+    assert probing.wait(10)
+    assert [readiness.ready({}, lambda: clock[0]) for _ in range(5)] == [True] * 5
+    finish.set()
+    worker.join(10)
+    assert slow == [False]
+    assert readiness.ready({}, lambda: clock[0]) is False  # dated at the probe's end: fresh
+    assert len(probes) == 2

@@ -148,6 +148,9 @@ def test_a_release_database_with_data_upgrades_and_every_endpoint_answers(make_a
     assert "flask db upgrade" in body["detail"]
     assert int(client.get("/api/picks/today").headers["Retry-After"]) >= 1
     asserts.problem(client.get("/readyz"), 503, "schema-outdated")
+    browser = {"Accept": "text/html"}
+    assert client.get("/", headers=browser).status_code == 503  # the landing page reads matches
+    assert client.get("/").status_code == 200  # the JSON index reads nothing
     assert client.get("/healthz").status_code == 200
     assert client.get("/openapi.json").status_code == 200
 
@@ -186,6 +189,8 @@ def test_a_release_database_with_data_upgrades_and_every_endpoint_answers(make_a
     for path, headers in gets.items():
         response = client.get(path, headers=headers)
         assert response.status_code == 200, (path, response.get_data(as_text=True)[:500])
+    for page in ("/", "/track-record"):
+        assert client.get(page, headers=browser).status_code == 200, page
     posts = {
         "/api/backtest/run": ({}, pro),
         "/api/v1/data/exports": ({"resource": "matches", "format": "json"}, pro),

@@ -14,7 +14,7 @@ from flask import current_app, g, request
 from errors import SchemaOutdated
 from store import migrate
 from store.database import db
-from web import ratelimits
+from web import html, ratelimits
 
 log = logging.getLogger("picks")
 access_log = logging.getLogger("picks.access")
@@ -64,13 +64,24 @@ class RequestIds:
 
 #: Endpoints that answer without the database, so they answer while its schema is behind:
 #: liveness (restarting the process would not help), the documentation and the problem pages.
+#: Readiness checks the schema itself, after its cached probe (so an unreachable database is
+#: not asked again at every probe).
 WITHOUT_DATABASE = frozenset(
-    {"static", "api-docs.openapi_json", "meta.Index", "meta.Problem", "meta.Liveness"}
+    {
+        "static",
+        "api-docs.openapi_json",
+        "meta.Index",
+        "meta.Problem",
+        "meta.Liveness",
+        "meta.Readiness",
+    }
 )
 
 
 def _reads_database(endpoint) -> bool:
     """Whether the endpoint may read the database (None: no route, a 404 or 405)."""
+    if endpoint == "meta.Index":
+        return html.wants_html()  # the landing page reads the matches; the JSON index nothing
     return bool(endpoint) and endpoint not in WITHOUT_DATABASE and not endpoint.startswith("docs.")
 
 

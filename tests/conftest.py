@@ -13,15 +13,34 @@ from tests.helpers import LEDGER_KEY, SECRET, settings, test_database_url  # noq
 from web.extensions import limiter
 
 
+@pytest.fixture(scope="session")
+def schema_template(tmp_path_factory):
+    """An SQLite file holding the empty schema, made once per run and copied for each test
+    (None on TEST_DATABASE_URL, where each test recreates the tables of the one database)."""
+    if os.environ.get("TEST_DATABASE_URL"):
+        return None
+    folder = tmp_path_factory.mktemp("schema-template")
+    with create_app(settings(folder)).app_context():
+        create_tables()
+    db.close()
+    return folder / "test.db"
+
+
 @pytest.fixture
-def make_app(tmp_path):
-    """Build an app with overrides; its tables are recreated and its rate-limit counts cleared."""
+def make_app(tmp_path, schema_template):
+    """Build an app with overrides on empty tables (on SQLite a copy of the schema made once,
+    else the tables recreated), its rate-limit counts cleared."""
 
     def build(**overrides):
-        app = create_app(settings(tmp_path, **overrides))
-        with app.app_context():
-            drop_tables()
-            create_tables()
+        config = settings(tmp_path, **overrides)
+        if schema_template and config["DATABASE_URL"] == test_database_url(tmp_path):
+            helpers.copy_sqlite(schema_template, tmp_path / "test.db")
+            app = create_app(config)
+        else:
+            app = create_app(config)
+            with app.app_context():
+                drop_tables()
+                create_tables()
         limiter.reset()
         return app
 

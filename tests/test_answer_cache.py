@@ -106,10 +106,13 @@ def test_distinct_query_strings_keep_the_process_within_the_cache_budget(make_ap
     ]
 
     def get(batch):
+        sizes = []
         for path in batch:
             response = client.get(path)
             assert response.status_code == 200
+            sizes.append(len(response.get_data()))
             response.close()
+        return sum(sizes)
 
     cache = app.extensions["answer_cache"]
     gc.collect()
@@ -119,10 +122,15 @@ def test_distinct_query_strings_keep_the_process_within_the_cache_budget(make_ap
         assert 0 < len(cache) < 200 and cache.size <= BUDGET // 4
         gc.collect()
         full = tracemalloc.get_traced_memory()[0]
-        get(paths[200:])
+        bodies = get(paths[200:])
         gc.collect()
         grown = tracemalloc.get_traced_memory()[0] - full
     finally:
         tracemalloc.stop()
     assert cache.size <= BUDGET // 4
-    assert grown <= 16 * 1024, grown  # 200 answers kept would be over 150 KiB
+    # Kept, the 200 answers would cost what the cache charges an entry (which the tests above
+    # hold to what an entry really holds), over 150 KiB in all; what the process grows by is
+    # the database driver's and the rate-limit storage's own small state.
+    kept = (len(paths) - 200) * cache.size / len(cache)
+    assert kept > 150 * 1024 and bodies < kept / 10
+    assert grown <= kept / 4, (grown, kept)

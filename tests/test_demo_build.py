@@ -31,6 +31,7 @@ def test_the_same_instant_builds_the_same_picks(make_app):
     assert built["days"] == 3 and built["published"] > 0
 
 
+@pytest.mark.slow  # builds the demo world through the CLI
 def test_the_cli_keeps_a_database_that_holds_the_world(make_app):
     app = make_app(CLOCK=lambda: NOW)
     with app.app_context():

@@ -13,6 +13,8 @@ from engine import demo
 from engine.markets import MARKETS
 from engine.records import SHARP_BOOKMAKER
 
+pytestmark = pytest.mark.slow  # each test generates demo worlds
+
 TODAY = date(2026, 11, 21)
 SOFT_BOOKS = ("bet365", "william-hill", "bwin", "unibet")
 

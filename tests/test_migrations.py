@@ -252,6 +252,7 @@ def _cli(url, *args, **popen):
     )
 
 
+@pytest.mark.slow  # two runner processes
 def test_two_runners_at_once_apply_each_step_once(app, url):
     """Two release steps started together: one applies the steps, the other waits for its
     lock and then finds nothing left to do; the history holds each step once."""
@@ -265,6 +266,7 @@ def test_two_runners_at_once_apply_each_step_once(app, url):
         assert migrate.applied() == migrate.steps()
 
 
+@pytest.mark.slow  # a runner process
 def test_a_runner_waits_for_the_lock_another_holds(app, url):
     """While the migration lock is held (by another runner), ``db upgrade`` waits and changes
     nothing; once it is released, it applies the steps."""

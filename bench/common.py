@@ -129,3 +129,72 @@ def stop_gunicorn(process, log_path):
         count = text.count("Traceback")
         print(f"  ! {log_path.stem}: the server logged {count} traceback(s); the last:")
         print("    " + text[text.rfind("Traceback") :][:2000].replace("\n", "\n    "))
+
+
+def build_picks(total: int, kickoff, **fields) -> list[int]:
+    """``total`` picks (one per market of each match, odds 2.0, rated B) on finished matches
+    with Pinnacle closing prices, kicked off at ``kickoff``; ``fields`` are further pick
+    fields (``is_live``, ``created_at``). Returns the match ids."""
+    import numpy as np
+
+    from enums import MARKET_SELECTIONS
+    from models import League, Match, OddsQuote, Pick, Team
+    from store.database import db
+
+    league = League.create(
+        code="BENCH", name="Bench", country="Benchland", competition_type="top-flight"
+    )
+    teams = [Team.create(name=f"Team {n}", country="Benchland") for n in range(2)]
+    count = total // len(MARKET_SELECTIONS) + 1
+    goals = np.random.default_rng(1).poisson(1.4, size=(count, 2))
+    rows = [
+        {
+            "league": league.id,
+            "season": "x",
+            "home_team": teams[0].id,
+            "away_team": teams[1].id,
+            "kickoff_at": kickoff,
+            "status": "finished",
+            "home_goals": int(home),
+            "away_goals": int(away),
+            "slug": f"bench-{n}",
+        }
+        for n, (home, away) in enumerate(goals)
+    ]
+    with db.atomic():
+        for start in range(0, len(rows), 2000):
+            Match.insert_many(rows[start : start + 2000]).execute()
+        match_ids = [match_id for (match_id,) in Match.select(Match.id).tuples()]
+        picks, quotes = [], []
+        for match_id in match_ids:
+            for market, selections in MARKET_SELECTIONS.items():
+                picks.append(
+                    {
+                        "match": match_id,
+                        "market": market,
+                        "selection": selections[0],
+                        "bookmaker": "bench",
+                        "odds": 2.0,
+                        "probability": 0.55,
+                        "edge": 0.1,
+                        "rating": "B",
+                        "data_quality": 0.9,
+                        **fields,
+                    }
+                )
+                quotes += [
+                    {
+                        "match": match_id,
+                        "market": market,
+                        "selection": selection,
+                        "bookmaker": "pinnacle",
+                        "price": 1.9,
+                        "is_closing": True,
+                    }
+                    for selection in selections
+                ]
+        for start in range(0, len(picks), 2000):
+            Pick.insert_many(picks[start : start + 2000]).execute()
+        for start in range(0, len(quotes), 2000):
+            OddsQuote.insert_many(quotes[start : start + 2000]).execute()
+    return match_ids

@@ -17,13 +17,13 @@ from datetime import timedelta
 import numpy as np
 from flask import current_app
 
-from bench.common import data_arguments, fresh_app, timed
+from bench.common import build_picks, data_arguments, fresh_app, timed
 from clock import utcnow
 from engine import calibration, metrics
 from engine import odds as odds_engine
 from engine.markets import MARKETS, outcome_indices
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
-from models import League, Match, MatchIntelligence, OddsQuote, Pick, Prediction, Team
+from models import League, Match, MatchIntelligence, OddsQuote, Pick, Prediction
 from services import backtest, imports, odds, predictions, settlement
 from store.database import db
 from store.schema import create_tables, drop_tables
@@ -369,63 +369,7 @@ def bench_settlement():
     """Settle 100,000 pending picks; baseline: one UPDATE touching the same rows."""
     drop_tables()
     create_tables()
-    league = League.create(
-        code="BENCH", name="Bench", country="Benchland", competition_type="top-flight"
-    )
-    teams = [Team.create(name=f"Team {n}", country="Benchland") for n in range(2)]
-    kickoff = utcnow() - timedelta(days=1)
-    count = SETTLEMENT_PICKS // len(MARKETS) + 1
-    rng = np.random.default_rng(1)
-    goals = rng.poisson(1.4, size=(count, 2))
-    rows = [
-        {
-            "league": league.id,
-            "season": "x",
-            "home_team": teams[0].id,
-            "away_team": teams[1].id,
-            "kickoff_at": kickoff,
-            "status": "finished",
-            "home_goals": int(h),
-            "away_goals": int(a),
-            "slug": f"bench-{n}",
-        }
-        for n, (h, a) in enumerate(goals)
-    ]
-    with db.atomic():
-        for start in range(0, len(rows), 2000):
-            Match.insert_many(rows[start : start + 2000]).execute()
-        match_ids = [m for (m,) in Match.select(Match.id).tuples()]
-        quotes, picks = [], []
-        for match_id in match_ids:
-            for market, selections in MARKETS.items():
-                picks.append(
-                    {
-                        "match": match_id,
-                        "market": market,
-                        "selection": selections[0],
-                        "bookmaker": "bench",
-                        "odds": 2.0,
-                        "probability": 0.55,
-                        "edge": 0.1,
-                        "rating": "B",
-                        "data_quality": 0.9,
-                    }
-                )
-                quotes += [
-                    {
-                        "match": match_id,
-                        "market": market,
-                        "selection": s,
-                        "bookmaker": "pinnacle",
-                        "price": 1.9,
-                        "is_closing": True,
-                    }
-                    for s in selections
-                ]
-        for start in range(0, len(picks), 2000):
-            Pick.insert_many(picks[start : start + 2000]).execute()
-        for start in range(0, len(quotes), 2000):
-            OddsQuote.insert_many(quotes[start : start + 2000]).execute()
+    build_picks(SETTLEMENT_PICKS, utcnow() - timedelta(days=1))
     total = Pick.select().count()
 
     def baseline():

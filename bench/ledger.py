@@ -16,82 +16,16 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
-
 from app import create_app
-from bench.common import commit, machine
+from bench.common import build_picks, commit, machine
 from engine import merkle, notes
-from enums import MARKET_SELECTIONS
-from models import League, LedgerEntry, Match, OddsQuote, Pick, Team
+from models import LedgerEntry, Pick
 from services import ledger, settlement
 from store.database import db
 from store.schema import create_tables, drop_tables
 from tools.verify_ledger import verify_consistency
 
 KICKOFF = datetime(2026, 3, 1, 15, 0, tzinfo=UTC)
-
-
-def build_picks(total: int) -> list[int]:
-    """``total`` picks (a third per market) on finished matches with closing prices; returns the
-    match ids."""
-    league = League.create(
-        code="BENCH", name="Bench", country="Benchland", competition_type="top-flight"
-    )
-    teams = [Team.create(name=f"Team {n}", country="Benchland") for n in range(2)]
-    count = total // len(MARKET_SELECTIONS) + 1
-    goals = np.random.default_rng(1).poisson(1.4, size=(count, 2))
-    rows = [
-        {
-            "league": league.id,
-            "season": "x",
-            "home_team": teams[0].id,
-            "away_team": teams[1].id,
-            "kickoff_at": KICKOFF,
-            "status": "finished",
-            "home_goals": int(home),
-            "away_goals": int(away),
-            "slug": f"bench-{n}",
-        }
-        for n, (home, away) in enumerate(goals)
-    ]
-    with db.atomic():
-        for start in range(0, len(rows), 2000):
-            Match.insert_many(rows[start : start + 2000]).execute()
-        match_ids = [match_id for (match_id,) in Match.select(Match.id).tuples()]
-        picks, quotes = [], []
-        for match_id in match_ids:
-            for market, selections in MARKET_SELECTIONS.items():
-                picks.append(
-                    {
-                        "match": match_id,
-                        "market": market,
-                        "selection": selections[0],
-                        "bookmaker": "bench",
-                        "odds": 2.0,
-                        "probability": 0.55,
-                        "edge": 0.1,
-                        "rating": "B",
-                        "data_quality": 0.9,
-                        "is_live": True,
-                        "created_at": KICKOFF - timedelta(days=1),
-                    }
-                )
-                quotes += [
-                    {
-                        "match": match_id,
-                        "market": market,
-                        "selection": selection,
-                        "bookmaker": "pinnacle",
-                        "price": 1.9,
-                        "is_closing": True,
-                    }
-                    for selection in selections
-                ]
-        for start in range(0, len(picks), 2000):
-            Pick.insert_many(picks[start : start + 2000]).execute()
-        for start in range(0, len(quotes), 2000):
-            OddsQuote.insert_many(quotes[start : start + 2000]).execute()
-    return match_ids
 
 
 def reset() -> None:
@@ -130,7 +64,7 @@ class Ledgered:
 
 
 def bench_settlement(settings, total: int) -> None:
-    match_ids = build_picks(total)
+    match_ids = build_picks(total, KICKOFF, is_live=True, created_at=KICKOFF - timedelta(days=1))
     picks = Pick.select().count()
     now = KICKOFF + timedelta(hours=3)
     # Without the ledger: the same picks, none published, so settlement appends nothing.

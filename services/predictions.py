@@ -468,16 +468,28 @@ def _upsert(model, records, conflict=None):
         query.execute()
 
 
+def _of_matches(model, columns, match_ids):
+    """``columns`` (tuples) of ``model``'s rows for ``match_ids``: one ``IN`` query per
+    :data:`BATCH` of them, so no list is too long for the database."""
+    match_ids = sorted(set(match_ids))
+    for start in range(0, len(match_ids), BATCH):
+        chunk = match_ids[start : start + BATCH]
+        yield from model.select(*columns).where(model.match.in_(chunk)).tuples()
+
+
+def _ids_by_market(model, match_ids) -> dict:
+    """``{(match, market): id}`` of ``model``'s rows (predictions or picks) for ``match_ids``."""
+    rows = _of_matches(model, (model.id, model.match, model.market), match_ids)
+    return {(match_id, market): row_id for row_id, match_id, market in rows}
+
+
 def _predicted(match_ids) -> dict[int, bool]:
     """Which of ``match_ids`` already have predictions, and whether any of them is live."""
     found = {}
-    for start in range(0, len(match_ids), BATCH):
-        chunk = match_ids[start : start + BATCH]
-        query = Prediction.select(Prediction.match, Prediction.is_live).where(
-            Prediction.match.in_(chunk)
-        )
-        for match_id, is_live in query.tuples():
-            found[match_id] = found.get(match_id, False) or bool(is_live)
+    for match_id, is_live in _of_matches(
+        Prediction, (Prediction.match, Prediction.is_live), match_ids
+    ):
+        found[match_id] = found.get(match_id, False) or bool(is_live)
     return found
 
 
@@ -486,15 +498,9 @@ def _published_probabilities(records) -> dict | None:
     written (None when nobody subscribes to ``prediction.updated``: nothing to compare)."""
     if not records or not events.subscribed("prediction.updated"):
         return None
-    match_ids = sorted({record["match"] for record in records})
-    found = {}
-    for start in range(0, len(match_ids), BATCH):
-        query = Prediction.select(
-            Prediction.match, Prediction.market, Prediction.probabilities
-        ).where(Prediction.match.in_(match_ids[start : start + BATCH]))
-        for match_id, market, probabilities in query.tuples():
-            found[(match_id, market)] = probabilities
-    return found
+    columns = (Prediction.match, Prediction.market, Prediction.probabilities)
+    rows = _of_matches(Prediction, columns, (record["match"] for record in records))
+    return {(match_id, market): probabilities for match_id, market, probabilities in rows}
 
 
 def _emit_predictions(records, before, now) -> None:
@@ -509,14 +515,7 @@ def _emit_predictions(records, before, now) -> None:
     ]
     if not changed:
         return
-    ids = {}
-    match_ids = sorted({record["match"] for record in changed})
-    for start in range(0, len(match_ids), BATCH):
-        query = Prediction.select(Prediction.id, Prediction.match, Prediction.market).where(
-            Prediction.match.in_(match_ids[start : start + BATCH])
-        )
-        for prediction_id, match_id, market in query.tuples():
-            ids[(match_id, market)] = prediction_id
+    ids = _ids_by_market(Prediction, (record["match"] for record in changed))
     events.emit(
         "prediction.updated",
         [
@@ -540,14 +539,7 @@ def _pick_keys(records) -> set | None:
     when nobody subscribes to ``pick.published``)."""
     if not records or not events.subscribed("pick.published"):
         return None
-    match_ids = sorted({record["match"] for record in records})
-    held = set()
-    for start in range(0, len(match_ids), BATCH):
-        query = Pick.select(Pick.match, Pick.market).where(
-            Pick.match.in_(match_ids[start : start + BATCH])
-        )
-        held.update(query.tuples())
-    return held
+    return set(_of_matches(Pick, (Pick.match, Pick.market), (r["match"] for r in records)))
 
 
 def _emit_picks(records, held, fc: Forecast, now) -> None:
@@ -559,14 +551,7 @@ def _emit_picks(records, held, fc: Forecast, now) -> None:
     if not made:
         return
     kickoff = dict(zip(fc.match_id.tolist(), fc.kickoff.tolist(), strict=True))
-    ids = {}
-    match_ids = sorted({record["match"] for record in made})
-    for start in range(0, len(match_ids), BATCH):
-        query = Pick.select(Pick.id, Pick.match, Pick.market).where(
-            Pick.match.in_(match_ids[start : start + BATCH])
-        )
-        for pick_id, match_id, market in query.tuples():
-            ids[(match_id, market)] = pick_id
+    ids = _ids_by_market(Pick, (record["match"] for record in made))
     events.emit(
         "pick.published",
         [

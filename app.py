@@ -17,6 +17,7 @@ from store.database import db, open_database
 from web import cors, hooks, openapi, paths, problems, ratelimits, sessions
 from web.caching import AnswerCache
 from web.extensions import api
+from web.fastpath import FastPath
 from web.streams import ExportStreams
 
 
@@ -57,6 +58,7 @@ def create_app(overrides=None):
         ),
     )
     hooks.configure_logging(app.config["LOG_LEVEL"])
+    app.wsgi_app = FastPath(app, app.wsgi_app)
     # Forwarded headers are believed only from the proxies that really sit in front: without
     # one, X-Forwarded-For would be whatever address a client chose to be counted under.
     hops = app.config["PROXY_FIX_HOPS"]

@@ -16,10 +16,13 @@ def _entry(index: int) -> tuple:
     """A small answer's key and entry, as ``web.caching.cached`` builds them (new objects)."""
     key = (
         "/api/explorer/slate",
-        f"date=2026-03-07&page={index}".encode(),
+        f"date=2026-03-07&page={index}",
         False,
         None,
-        "http://localhost",
+        "http",
+        "localhost",
+        "localhost",
+        "80",
         date(2026, 3, 7),
     )
     body = bytes(bytearray(b'{"date":"2026-03-07","matches":[]}'))  # 33 bytes of answer

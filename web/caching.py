@@ -22,11 +22,11 @@ from functools import wraps
 from typing import NamedTuple
 
 from flask import current_app, g, request
+from werkzeug.http import parse_etags
 from werkzeug.wrappers import Response
 
 from models import data_version
 from services.premium import has_premium, next_unlock
-from web.links import base_url
 
 #: Headers of the view's own response that a cached answer replays.
 KEPT = ("Content-Type", "Content-Security-Policy")
@@ -40,6 +40,7 @@ class Entry(NamedTuple):
     body: bytes
     etag: str  # quoted, as the header carries it
     headers: tuple
+    rule: object = None  # the access rule the fast path applies when it may serve it
 
 
 #: What the cache's ordered mapping spends on each entry besides its key and value: a slot of
@@ -105,21 +106,47 @@ class AnswerCache:
                 self.size -= evicted
 
 
-def cached(view, variant=None):
-    """``view`` (returning a response) served through the app's answer cache."""
+def request_key(environ, premium: bool, variant, day) -> tuple:
+    """The cache key of a request, from its WSGI environ as it came: its path and query string
+    before anything parses them, what the caller may see, its representation, what the base of
+    its links is made of (scheme and host: see :func:`web.links.base_url`) and the UTC day.
+
+    The full request path and the fast path (:mod:`web.fastpath`) both key answers with it."""
+    return (
+        environ.get("PATH_INFO", ""),
+        environ.get("QUERY_STRING", ""),
+        premium,
+        variant,
+        environ.get("wsgi.url_scheme"),
+        environ.get("HTTP_HOST"),
+        environ.get("SERVER_NAME"),
+        environ.get("SERVER_PORT"),
+        day,
+    )
+
+
+def fast_rule(rule, variant):
+    """``rule`` when the fast path may serve the view's stored answers to an anonymous caller,
+    else None: a rule that admits one without a token, counts by client IP and charges no
+    quota, on a view with one representation."""
+    if rule is None or variant is not None:
+        return None
+    if rule.token == "required" or rule.per != "ip" or rule.quota:
+        return None
+    return rule
+
+
+def cached(view, variant=None, rule=None):
+    """``view`` (returning a response) served through the app's answer cache; ``rule`` is its
+    access rule, which the fast path applies itself when it serves an answer stored here."""
+    fast = fast_rule(rule, variant)
 
     @wraps(view)
     def answer(*args, **kwargs):
         now = current_app.extensions["clock"]()
         premium = has_premium(g.get("viewer"))
-        key = (
-            request.path,
-            request.query_string,
-            premium,
-            variant() if variant else None,
-            base_url(),  # links in the answer (a prediction page's canonical URL) name it
-            now.date(),
-        )
+        representation = variant() if variant else None
+        key = request_key(request.environ, premium, representation, now.date())
         version = data_version()  # read before the data: an answer is never older than it
         cache = current_app.extensions["answer_cache"]
         entry = cache.get(key)
@@ -135,23 +162,29 @@ def cached(view, variant=None):
                 (name, response.headers[name]) for name in KEPT if name in response.headers
             )
             etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-            entry = Entry(version, expires, body, etag, headers)
+            entry = Entry(version, expires, body, etag, headers, None if premium else fast)
             cache.put(key, entry)
-        return _send(entry, variant is not None)
+        authorized = "Authorization" in request.headers
+        headers = answer_headers(entry, variant is not None, authorized, current_app.config)
+        if not_modified(request.headers.get("If-None-Match"), entry.etag):
+            return Response(status=304, headers=headers)
+        return Response(entry.body, headers=headers)
 
     return answer
 
 
-def _send(entry: Entry, varies_by_accept: bool) -> Response:
-    """The stored answer, or a 304 when the client holds it already."""
+def answer_headers(entry: Entry, varies_by_accept: bool, authorized: bool, config) -> list:
+    """The headers a stored answer is sent with: its own, its ETag, Vary and Cache-Control."""
     headers = list(entry.headers)
     headers.append(("ETag", entry.etag))
     headers.append(("Vary", "Authorization, Accept" if varies_by_accept else "Authorization"))
-    if "Authorization" in request.headers:
+    if authorized:
         headers.append(("Cache-Control", "private, no-cache"))
     else:
-        max_age = current_app.config["PUBLIC_MAX_AGE"]
-        headers.append(("Cache-Control", f"public, max-age={max_age}"))
-    if "If-None-Match" in request.headers and request.if_none_match.contains_raw(entry.etag):
-        return Response(status=304, headers=headers)
-    return Response(entry.body, headers=headers)
+        headers.append(("Cache-Control", f"public, max-age={config['PUBLIC_MAX_AGE']}"))
+    return headers
+
+
+def not_modified(if_none_match: str | None, etag: str) -> bool:
+    """Whether a client sending ``If-None-Match: if_none_match`` holds the answer ``etag``."""
+    return bool(if_none_match) and parse_etags(if_none_match).contains_raw(etag)

@@ -103,40 +103,62 @@ class SchemaCheck:
         self.current = True
 
 
+def request_id(app, given: str) -> str:
+    """The request's id: the ``X-Request-ID`` it came with when well-formed, else a new one."""
+    return given if REQUEST_ID.match(given) else app.extensions["request_ids"].next()
+
+
+def common_headers(request_id_: str) -> list[tuple[str, str]]:
+    """The headers every answer carries besides its rate-limit headers."""
+    # A browser must take every answer for the type it says it is, never guess another.
+    return [("X-Request-ID", request_id_), ("X-Content-Type-Options", "nosniff")]
+
+
+def log_access(method, path, status, started, ip, user_id, request_id_) -> None:
+    """The access log's line for one request (``started``: its ``time.perf_counter()``)."""
+    if access_log.isEnabledFor(logging.INFO):
+        access_log.info(
+            "method=%s path=%s status=%s duration_ms=%.1f ip=%s user=%s request_id=%s",
+            method,
+            path,
+            status,
+            (time.perf_counter() - started) * 1000,
+            ip or "-",
+            user_id,
+            request_id_,
+        )
+
+
 def init_app(app):
     """Request ids, the schema check, the access log, the per-request headers and closing the
     database connection: one hook before each request and one after it."""
-    ids = RequestIds()
+    app.extensions["request_ids"] = RequestIds()
     app.extensions["schema_check"] = SchemaCheck()
 
     @app.before_request
     def start_request():
-        given = request.headers.get("X-Request-ID", "")
-        g.request_id = given if REQUEST_ID.match(given) else ids.next()
+        g.request_id = request_id(current_app, request.headers.get("X-Request-ID", ""))
         g.started = time.perf_counter()
         if _reads_database(request.endpoint):
             current_app.extensions["schema_check"].require()
 
     @app.after_request
     def finish_request(response):
-        request_id = g.get("request_id") or ids.next()
+        request_id_ = g.get("request_id") or current_app.extensions["request_ids"].next()
         headers = response.headers
-        headers["X-Request-ID"] = request_id
-        # A browser must take every answer for the type it says it is, never guess another.
-        headers["X-Content-Type-Options"] = "nosniff"
+        for name, value in common_headers(request_id_):
+            headers[name] = value
         headers.update(ratelimits.headers())
-        if access_log.isEnabledFor(logging.INFO):
-            viewer = g.get("viewer")
-            access_log.info(
-                "method=%s path=%s status=%s duration_ms=%.1f ip=%s user=%s request_id=%s",
-                request.method,
-                request.path,
-                response.status_code,
-                (time.perf_counter() - g.get("started", time.perf_counter())) * 1000,
-                request.remote_addr or "-",
-                viewer.id if viewer else "-",
-                request_id,
-            )
+        viewer = g.get("viewer")
+        log_access(
+            request.method,
+            request.path,
+            response.status_code,
+            g.get("started", time.perf_counter()),
+            request.remote_addr,
+            viewer.id if viewer else "-",
+            request_id_,
+        )
         return response
 
     @app.teardown_appcontext

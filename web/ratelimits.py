@@ -17,7 +17,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from flask import current_app, g, has_request_context
+from flask import current_app, g, request
 from flask_limiter import Limiter
 from limits import RateLimitItem, WindowStats, parse
 from limits.errors import StorageError
@@ -63,16 +63,20 @@ class SweptMemoryStorage(MemoryStorage):
 
 @dataclass
 class Counted:
-    """What this request was counted against, for its rate-limit headers."""
+    """What a request was counted against, for its rate-limit headers: ``counts`` holds the
+    window's counts when the hit itself learnt them (the one-trip strategy on Redis)."""
 
     policy: str
     item: RateLimitItem
     key: tuple[str, ...]
     strategy: RateLimiter
+    counts: tuple | None = None
 
     def window(self):
         """(reset epoch, remaining) of the counter after this request's hit."""
-        return self.strategy.get_window_stats(self.item, *self.key)
+        if self.counts is None:
+            return self.strategy.get_window_stats(self.item, *self.key)
+        return _window_stats(self.item, *self.counts)
 
 
 class Fallback:
@@ -144,37 +148,35 @@ class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
         if isinstance(storage, RedisStorage):
             self.script = storage.get_connection().register_script(ACQUIRE_AND_COUNT)
 
-    def hit(self, item, *identifiers, cost=1):
-        if self.script is None or not has_request_context():
-            return super().hit(item, *identifiers, cost=cost)
+    def hit_counting(self, item, *identifiers, cost=1):
+        """``(acquired, counts)``: the hit and, on Redis, the window's counts it learnt (the
+        arguments of :func:`_window_stats`); None on other storages, which read them for free."""
+        if self.script is None:
+            return super().hit(item, *identifiers, cost=cost), None
         key = item.key_for(*identifiers)
         # The storage's own key layout, so stock reads and resets see the same counters.
         current = self.storage.prefixed_key(self.storage._current_window_key(key))
         previous = self.storage.prefixed_key(self.storage._previous_window_key(key))
-        acquired, *window = self.script([previous, current], [item.amount, item.get_expiry(), cost])
-        g.setdefault("rate_windows", {})[key] = window
-        return bool(acquired)
+        acquired, *counts = self.script([previous, current], [item.amount, item.get_expiry(), cost])
+        return bool(acquired), tuple(counts)
 
-    def get_window_stats(self, item, *identifiers):
-        key = item.key_for(*identifiers)
-        window = g.get("rate_windows", {}).get(key) if has_request_context() else None
-        if window is None:
-            return super().get_window_stats(item, *identifiers)
-        previous_count, previous_ttl, current_count, current_ttl = window
-        previous_expires_in, current_expires_in = previous_ttl / 1000, current_ttl / 1000
-        # As limits computes it from a fresh read of the same counters.
-        expiry = item.get_expiry()
-        weighted = previous_count * previous_expires_in / expiry + current_count
-        remaining = max(0, item.amount - math.floor(weighted))
-        now = time.time()
-        if not (previous_count or current_count):
-            return WindowStats(now, remaining)
-        previous_reset_in = current_reset_in = math.inf
-        if previous_count:
-            previous_reset_in = previous_expires_in % (expiry / previous_count)
-        if current_count:
-            current_reset_in = current_expires_in % expiry
-        return WindowStats(now + min(previous_reset_in, current_reset_in), remaining)
+
+def _window_stats(item, previous_count, previous_ttl, current_count, current_ttl) -> WindowStats:
+    """(reset epoch, remaining) from the sliding window's counts, as limits computes it from a
+    fresh read of the same counters."""
+    previous_expires_in, current_expires_in = previous_ttl / 1000, current_ttl / 1000
+    expiry = item.get_expiry()
+    weighted = previous_count * previous_expires_in / expiry + current_count
+    remaining = max(0, item.amount - math.floor(weighted))
+    now = time.time()
+    if not (previous_count or current_count):
+        return WindowStats(now, remaining)
+    previous_reset_in = current_reset_in = math.inf
+    if previous_count:
+        previous_reset_in = previous_expires_in % (expiry / previous_count)
+    if current_count:
+        current_reset_in = current_expires_in % expiry
+    return WindowStats(now + min(previous_reset_in, current_reset_in), remaining)
 
 
 def storage_options(config) -> dict:
@@ -223,29 +225,51 @@ def _without_limiter_hooks(app) -> None:
         ]
 
 
-def _item(limit: str) -> RateLimitItem:
+def _item(app, limit: str) -> RateLimitItem:
     """The parsed limit (``"20 per minute"``), parsed once per process."""
-    items = current_app.extensions["rate_items"]
+    items = app.extensions["rate_items"]
     if limit not in items:
         items[limit] = parse(limit)
     return items[limit]
 
 
-def _strategy():
+def _strategy(app):
     """The configured strategy, or the per-process fallback while the storage is down."""
-    fallback = current_app.extensions["rate_fallback"]
+    fallback = app.extensions["rate_fallback"]
     return fallback.strategy if fallback.active() else limiter.limiter
 
 
-def _on_storage(call):
+def _on_storage(app, call):
     """``call(strategy)`` on the current strategy; on the fallback if the storage fails now."""
-    strategy = _strategy()
+    strategy = _strategy(app)
     try:
         return strategy, call(strategy)
     except (StorageError, RedisError) as error:
-        current_app.extensions["rate_fallback"].fail(error)
-        strategy = current_app.extensions["rate_fallback"].strategy
+        app.extensions["rate_fallback"].fail(error)
+        strategy = app.extensions["rate_fallback"].strategy
         return strategy, call(strategy)
+
+
+def _hit(strategy, item, counter):
+    """``(acquired, counts)`` of one hit: the counts when the strategy learns them with it."""
+    if isinstance(strategy, OneTripSlidingWindow):
+        return strategy.hit_counting(item, *counter)
+    return strategy.hit(item, *counter), None
+
+
+def count(app, policy: str, limit: str, key: str) -> tuple[Counted, bool]:
+    """Count one request of ``app`` against ``policy``'s counter for ``key``: what it was
+    counted against, and whether it is allowed (a refused hit counts nothing). Needs no request
+    context, so the fast path (:mod:`web.fastpath`) counts the same way as every view."""
+    item = _item(app, limit)
+    counter = (app.config["RATELIMIT_KEY_PREFIX"], key, policy)
+    strategy, (allowed, counts) = _on_storage(app, lambda strategy: _hit(strategy, item, counter))
+    return Counted(policy, item, counter, strategy, counts), allowed
+
+
+#: Where the fast path leaves a hit it counted and the limit refused, for the full request path
+#: to answer its 429 without counting the request a second time.
+REFUSED = "picks.rate_refused"
 
 
 def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
@@ -255,27 +279,30 @@ def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
     """
     if not limiter.enabled:
         return
-    item = _item(limit)
-    counter = (current_app.config["RATELIMIT_KEY_PREFIX"], key, policy)
-    strategy, allowed = _on_storage(lambda strategy: strategy.hit(item, *counter))
-    counted = Counted(policy, item, counter, strategy)
+    app = current_app._get_current_object()
+    refused = request.environ.get(REFUSED)
+    if refused is not None and refused.key == (app.config["RATELIMIT_KEY_PREFIX"], key, policy):
+        counted, allowed = request.environ.pop(REFUSED), False
+    else:
+        counted, allowed = count(app, policy, limit, key)
     if report:
         g.rate_counted = counted
     if not allowed:
         try:
             reset_at = counted.window()[0]
         except (StorageError, RedisError):  # gone since the hit: the longest wait it can be
-            reset_at = time.time() + item.get_expiry()
-        raise RateLimited(policy, str(item), seconds_until(reset_at))
+            reset_at = time.time() + counted.item.get_expiry()
+        raise RateLimited(policy, str(counted.item), seconds_until(reset_at))
 
 
 def clear(policy: str, limit: str, key: str) -> None:
     """Forget every hit on ``policy``'s counter for ``key`` (a successful login its failures)."""
     if not limiter.enabled:
         return
-    item = _item(limit)
-    counter = (current_app.config["RATELIMIT_KEY_PREFIX"], key, policy)
-    _on_storage(lambda strategy: strategy.clear(item, *counter))
+    app = current_app._get_current_object()
+    item = _item(app, limit)
+    counter = (app.config["RATELIMIT_KEY_PREFIX"], key, policy)
+    _on_storage(app, lambda strategy: strategy.clear(item, *counter))
 
 
 def seconds_until(timestamp) -> int:
@@ -284,25 +311,30 @@ def seconds_until(timestamp) -> int:
 
 
 def headers() -> dict[str, str]:
-    """Where this request's caller stands, when it was counted: flask-limiter's ``X-RateLimit-*``
-    and the IETF draft's ``RateLimit-Policy`` and ``RateLimit``."""
+    """Where this request's caller stands, when it was counted (see :func:`header_items`)."""
     counted = g.get("rate_counted")
     if counted is None:
         return {}
+    return dict(header_items(current_app, counted))
+
+
+def header_items(app, counted: Counted) -> list[tuple[str, str]]:
+    """flask-limiter's ``X-RateLimit-*`` and the IETF draft's ``RateLimit-Policy`` and
+    ``RateLimit`` for a request ``counted`` so (none when the storage fails to say)."""
     try:
         reset_at, remaining = counted.window()  # a read, except on the one-trip strategy
     except (StorageError, RedisError) as error:
-        current_app.extensions["rate_fallback"].fail(error)
-        return {}
+        app.extensions["rate_fallback"].fail(error)
+        return []
     amount, window = counted.item.amount, counted.item.get_expiry()
     remaining = max(0, remaining)
-    return {
-        "X-RateLimit-Limit": str(amount),
-        "X-RateLimit-Remaining": str(remaining),
-        "X-RateLimit-Reset": str(int(reset_at + 1)),
-        "RateLimit-Policy": f'"{counted.policy}";q={amount};w={window}',
-        "RateLimit": f'"{counted.policy}";r={remaining};t={seconds_until(reset_at)}',
-    }
+    return [
+        ("X-RateLimit-Limit", str(amount)),
+        ("X-RateLimit-Remaining", str(remaining)),
+        ("X-RateLimit-Reset", str(int(reset_at + 1))),
+        ("RateLimit-Policy", f'"{counted.policy}";q={amount};w={window}'),
+        ("RateLimit", f'"{counted.policy}";r={remaining};t={seconds_until(reset_at)}'),
+    ]
 
 
 def storage_health() -> tuple[str, str]:

@@ -1,0 +1,159 @@
+"""The fast path (``web/fastpath.py``): an anonymous reader's cache hit on a public view, answered
+before Flask dispatches it, with what the full path answers: status, body, headers and access
+log line alike; and everything it must leave to the full path."""
+
+import logging
+
+import pytest
+from werkzeug.test import EnvironBuilder
+
+from models import Match, bump_data_version
+from store.database import db
+from tests import world
+from web import ratelimits
+from web.extensions import limiter
+from web.fastpath import FastPath
+
+#: Headers that describe the moment or the count rather than the answer.
+MOMENTARY = {"X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit"}
+
+
+@pytest.fixture
+def app(make_app):
+    app = make_app(CLOCK=lambda: world.T0, RATELIMIT_PUBLIC="1000 per minute")
+    with app.app_context():
+        slugs = world.build()
+        app.settled_id = Match.get(Match.slug == slugs["settled"]).id
+    return app
+
+
+def paths(app):
+    """Every public view with stored answers, in the forms a reader sends."""
+    return [
+        "/api/picks/today",
+        f"/api/matches/{app.settled_id}",
+        "/api/explorer/slate",
+        "/api/explorer/slate?date=2026-03-10",
+        "/api/track-record/by-competition-type",
+        "/track-record",
+        "/sitemap.xml",
+    ]
+
+
+def call(wsgi, path, **headers):
+    """``(status, headers, body)`` of ``wsgi`` answering a GET of ``path`` from 127.0.0.1."""
+    environ = EnvironBuilder(
+        path=path,
+        headers={name.replace("_", "-"): value for name, value in headers.items()},
+        environ_base={"REMOTE_ADDR": "127.0.0.1"},
+    ).get_environ()
+    started = {}
+
+    def start_response(status, response_headers, exc_info=None):
+        started.update(status=status, headers=response_headers)
+
+    chunks = wsgi(environ, start_response)
+    body = b"".join(chunks)
+    getattr(chunks, "close", lambda: None)()
+    return started["status"], started["headers"], body
+
+
+def full_path(app):
+    """Flask's own WSGI callable: every request down the full path."""
+    assert isinstance(app.wsgi_app, FastPath)
+    return app.wsgi_app.wsgi_app
+
+
+def served_fast(app, path, **headers) -> bool:
+    """Whether the fast path answers ``path`` itself (without the rate-limit hit it would spend,
+    the limits being off here)."""
+    environ = EnvironBuilder(
+        path=path, headers=headers, environ_base={"REMOTE_ADDR": "127.0.0.1"}
+    ).get_environ()
+    enabled, limiter.enabled = limiter.enabled, False
+    try:
+        return app.wsgi_app.answer(environ) is not None
+    finally:
+        limiter.enabled = enabled
+
+
+def steady(headers) -> list:
+    return sorted((name, value) for name, value in headers if name not in MOMENTARY)
+
+
+@pytest.mark.parametrize("if_none_match", [False, True])
+def test_a_fast_answer_is_the_full_paths_answer(app, if_none_match, caplog):
+    caplog.set_level(logging.INFO, logger="picks.access")
+    for path in paths(app):
+        status, headers, _ = call(app, path)  # stores the answer
+        assert status == "200 OK", path
+        sent = {"X-Request-ID": "fast-path-check"}
+        if if_none_match:
+            sent["If-None-Match"] = dict(headers)["ETag"]
+        assert served_fast(app, path)
+        caplog.clear()
+        full = call(full_path(app), path, **sent)
+        fast = call(app, path, **sent)
+        lines = [record.getMessage().split(" duration_ms=") for record in caplog.records]
+        assert fast[0] == full[0] == ("304 NOT MODIFIED" if if_none_match else "200 OK"), path
+        assert fast[2] == full[2], path
+        assert steady(fast[1]) == steady(full[1]), path
+        remaining = [int(dict(answer[1])["X-RateLimit-Remaining"]) for answer in (full, fast)]
+        assert remaining[1] == remaining[0] - 1  # one hit each, on the same counter
+        assert len(lines) == 2 and lines[0][0] == lines[1][0], lines  # one log line each
+        assert lines[0][1].split(" ", 1)[1] == lines[1][1].split(" ", 1)[1]
+
+
+def test_a_request_the_fast_path_must_not_answer_takes_the_full_path(app):
+    for path in paths(app)[:3]:
+        call(app, path)
+        assert served_fast(app, path)
+        # A token, however bad, is checked: an invalid one is a 401, never a stored answer.
+        status, _, _ = call(app, path, Authorization="Bearer not-a-token")
+        assert status.startswith("401"), path
+    client = app.test_client()
+    assert client.head("/api/picks/today").status_code == 200
+    assert client.post("/api/picks/today").status_code == 405
+
+
+def test_a_changed_data_version_or_an_expired_answer_is_made_again(app, make_app):
+    path = "/api/explorer/slate"
+    call(app, path)
+    assert served_fast(app, path)
+    with app.app_context(), db.atomic():
+        bump_data_version()
+    assert not served_fast(app, path)  # the data changed: the full path makes it again
+    assert call(app, path)[0] == "200 OK" and served_fast(app, path)
+    later = make_app(
+        CLOCK=lambda: world.T0.replace(minute=1), DATABASE_URL=app.config["DATABASE_URL"]
+    )
+    later.extensions["answer_cache"] = app.extensions["answer_cache"]
+    assert not served_fast(later, path)  # stored for PUBLIC_MAX_AGE (30 s) only
+
+
+def test_an_answer_for_premium_readers_is_never_served_anonymously(app, people):
+    path = "/api/picks/today"
+    pro = people["pro"][1]
+    assert app.test_client().get(path, headers=pro).status_code == 200  # stored for Pro
+    assert not served_fast(app, path)  # the only stored answer is a premium one
+
+
+@pytest.mark.parametrize("strategy", ["sliding-window-counter", "fixed-window", "moving-window"])
+def test_the_limit_refuses_on_the_fast_path_with_one_count(make_app, strategy):
+    """Requests past the limit get the full path's 429, and each request, allowed or refused, is
+    counted once: the full path takes over the fast path's refused hit."""
+    app = make_app(
+        CLOCK=lambda: world.T0, RATELIMIT_PUBLIC="3 per minute", RATELIMIT_STRATEGY=strategy
+    )
+    client = app.test_client()
+    path = "/api/explorer/slate"
+    answers = [client.get(path) for _ in range(5)]
+    assert [answer.status_code for answer in answers] == [200, 200, 200, 429, 429]
+    assert [answer.headers["X-RateLimit-Remaining"] for answer in answers] == list("21000")
+    assert answers[3].get_json()["type"].endswith("/problems/rate-limited")
+    assert int(answers[3].headers["Retry-After"]) >= 1
+    with app.test_request_context():
+        item = ratelimits._item(app, "3 per minute")
+        key = item.key_for(app.config["RATELIMIT_KEY_PREFIX"], "ip:127.0.0.1", "public-read")
+    if strategy == "fixed-window":  # counts every request, refused or not: once each
+        assert limiter.storage.get(key) == 5

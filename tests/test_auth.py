@@ -3,9 +3,11 @@
 import time
 
 import pytest
+from flask_jwt_extended import JWTManager
 
 from models import User
 from tests import asserts, factories
+from web.extensions import VerifiedTokens
 
 REGISTER = "/api/auth/register"
 LOGIN = "/api/auth/login"
@@ -355,3 +357,46 @@ def test_password_hashes_run_at_most_the_configured_number_at_once(make_app, mon
         thread.join(30)
     assert statuses == [200] * 8
     assert most[0] == 2
+
+
+def test_a_token_is_verified_once_then_remembered_while_it_holds(app, client, people, monkeypatch):
+    """The second request with a token skips PyJWT's decoding; a remembered token whose ``exp``
+    has passed is verified again; the account is read at every request all the same."""
+    decoded = []
+    real = JWTManager._decode_jwt_from_config
+
+    def counting(self, *args, **kwargs):
+        decoded.append(args[0])
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(JWTManager, "_decode_jwt_from_config", counting)
+    user, headers = people["pro"]
+    for _ in range(3):
+        assert client.get("/api/v1/data/usage", headers=headers).status_code == 200
+    assert len(decoded) == 1
+    remembered = app.extensions["verified_tokens"].claims
+    (claims,) = remembered.values()
+    claims["exp"] = 0  # as if its lifetime had passed since
+    assert client.get("/api/v1/data/usage", headers=headers).status_code == 200
+    assert len(decoded) == 2  # verified afresh (and still valid by the real clock)
+    with app.app_context():
+        User.update(status="suspended").where(User.id == user.id).execute()
+    asserts.problem(client.get("/api/v1/data/usage", headers=headers), 403, "account-suspended")
+
+
+def test_only_verified_tokens_are_remembered(app, client, people):
+    _, headers = people["pro"]
+    token = headers["Authorization"].split()[1]
+    forged = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    for _ in range(2):
+        response = client.get("/api/v1/data/usage", headers=factories.bearer(forged))
+        assert response.status_code == 401
+    assert not app.extensions["verified_tokens"].claims
+
+
+def test_remembered_tokens_are_bounded():
+    tokens = VerifiedTokens(max_entries=2)
+    for name in "abc":
+        tokens.put(name, {"sub": name, "exp": 2**40})
+    assert list(tokens.claims) == ["b", "c"] and tokens.get("a", 0) is None
+    assert tokens.get("b", 0) == {"sub": "b", "exp": 2**40}

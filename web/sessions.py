@@ -11,7 +11,7 @@ from flask_jwt_extended import create_access_token
 
 from services import accounts
 from web import ratelimits
-from web.extensions import jwt
+from web.extensions import VerifiedTokens, jwt
 from web.problems import unauthorized
 
 #: The rate-limit policy counting sign-in attempts per account.
@@ -65,6 +65,7 @@ def session_for(user) -> dict:
 def init_app(app) -> None:
     """Bind JWT to ``app``, with our claims, user lookup and 401s."""
     jwt.init_app(app)
+    app.extensions["verified_tokens"] = VerifiedTokens()
     jwt.additional_claims_loader(lambda identity: {"stamp": accounts.token_stamp(identity)})
     jwt.user_lookup_loader(
         lambda _header, data: accounts.user_for_token(data.get("sub"), data.get("stamp"))

@@ -1,8 +1,7 @@
 """The monthly Data API quota: per-user counters per calendar month (UTC), counted atomically."""
 
+import functools
 from datetime import UTC, datetime
-
-from peewee import SQL
 
 from clock import utcnow
 from errors import QuotaExceeded
@@ -44,23 +43,37 @@ def consume(user, amounts: dict[str, int], settings, now: datetime | None = None
     limits = limits_for(user, settings)
     if any(limits[name] is not None and amount > limits[name] for name, amount in amounts.items()):
         raise _exceeded(user, amounts, limits, start, end, now)  # more than a whole month holds
-    table = UsageCounter._meta.table_name
-    guard = None
-    for counter, amount in amounts.items():
-        if limits[counter] is not None:
-            column = SQL(f'"{table}"."{counter}"')
-            condition = column + amount <= limits[counter]
-            guard = condition if guard is None else guard & condition
-    query = UsageCounter.insert(user=user, period=start.date(), **amounts).on_conflict(
-        conflict_target=[UsageCounter.user, UsageCounter.period],
-        update={
-            getattr(UsageCounter, counter): SQL(f'"{table}"."{counter}"') + amount
-            for counter, amount in amounts.items()
-        },
-        where=guard,
-    )
-    if db.execute(query).rowcount == 0:
+    guarded = tuple(counter for counter in amounts if limits[counter] is not None)
+    params = [
+        user.id,
+        UsageCounter.period.db_value(start.date()),
+        *(amounts.get(counter, 0) for counter in COUNTERS),
+        *amounts.values(),
+        *(value for counter in guarded for value in (amounts[counter], limits[counter])),
+    ]
+    cursor = db.execute_sql(_upsert(tuple(amounts), guarded, db.param), params)
+    if cursor.rowcount == 0:
         raise _exceeded(user, amounts, limits, start, end, now)
+
+
+@functools.cache
+def _upsert(counters: tuple[str, ...], guarded: tuple[str, ...], param: str) -> str:
+    """The one statement of :func:`consume` adding to ``counters`` only while each of
+    ``guarded`` stays within its limit: written once per shape (building it with Peewee at every
+    request cost more than running it). Its parameters: the user, the month, a value for every
+    counter, each amount added, then (amount, limit) for each guarded counter."""
+    table = UsageCounter._meta.table_name
+    columns = ", ".join(f'"{name}"' for name in ("user_id", "period", *COUNTERS))
+    values = ", ".join([param] * (2 + len(COUNTERS)))
+    added = ", ".join(f'"{name}" = ("{table}"."{name}" + {param})' for name in counters)
+    sql = (
+        f'INSERT INTO "{table}" ({columns}) VALUES ({values}) '
+        f'ON CONFLICT ("user_id", "period") DO UPDATE SET {added}'
+    )
+    if guarded:
+        within = " AND ".join(f'(("{table}"."{name}" + {param}) <= {param})' for name in guarded)
+        sql += f" WHERE {within}"
+    return sql
 
 
 def _exceeded(user, amounts, limits, start, end, now) -> QuotaExceeded:

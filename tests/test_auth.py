@@ -395,8 +395,9 @@ def test_only_verified_tokens_are_remembered(app, client, people):
 
 
 def test_remembered_tokens_are_bounded():
-    tokens = VerifiedTokens(max_entries=2)
+    tokens, config = VerifiedTokens(max_entries=2), {"JWT_SECRET_KEY": "key"}
     for name in "abc":
-        tokens.put(name, {"sub": name, "exp": 2**40})
-    assert list(tokens.claims) == ["b", "c"] and tokens.get("a", 0) is None
-    assert tokens.get("b", 0) == {"sub": "b", "exp": 2**40}
+        tokens.put(name, config, {"sub": name, "exp": 2**40})
+    assert len(tokens.claims) == 2 and tokens.get("a", config) is None
+    assert tokens.get("b", config) == {"sub": "b", "exp": 2**40}
+    assert tokens.get("b", {"JWT_SECRET_KEY": "another key"}) is None

@@ -1,15 +1,15 @@
-"""The fast path (``web/fastpath.py``): an anonymous reader's cache hit on a public view, answered
-before Flask dispatches it, with what the full path answers: status, body, headers and access
-log line alike; and everything it must leave to the full path."""
+"""The fast path (``web/fastpath.py``): a cache hit answered before Flask dispatches it, with what
+the full path answers (status, body, headers and access-log line alike) and what it counts
+(one rate-limit hit, one quota request); and everything it must leave to the full path."""
 
 import logging
 
 import pytest
 from werkzeug.test import EnvironBuilder
 
-from models import Match, bump_data_version
+from models import Match, UsageCounter, User, bump_data_version
 from store.database import db
-from tests import world
+from tests import asserts, factories, world
 from web import ratelimits
 from web.extensions import limiter
 from web.fastpath import FastPath
@@ -40,12 +40,10 @@ def paths(app):
     ]
 
 
-def call(wsgi, path, **headers):
+def call(wsgi, path, headers=None):
     """``(status, headers, body)`` of ``wsgi`` answering a GET of ``path`` from 127.0.0.1."""
     environ = EnvironBuilder(
-        path=path,
-        headers={name.replace("_", "-"): value for name, value in headers.items()},
-        environ_base={"REMOTE_ADDR": "127.0.0.1"},
+        path=path, headers=headers or {}, environ_base={"REMOTE_ADDR": "127.0.0.1"}
     ).get_environ()
     started = {}
 
@@ -64,11 +62,11 @@ def full_path(app):
     return app.wsgi_app.wsgi_app
 
 
-def served_fast(app, path, **headers) -> bool:
+def served_fast(app, path, headers=None) -> bool:
     """Whether the fast path answers ``path`` itself (without the rate-limit hit it would spend,
-    the limits being off here)."""
+    the limits being off here; it may charge a quota)."""
     environ = EnvironBuilder(
-        path=path, headers=headers, environ_base={"REMOTE_ADDR": "127.0.0.1"}
+        path=path, headers=headers or {}, environ_base={"REMOTE_ADDR": "127.0.0.1"}
     ).get_environ()
     enabled, limiter.enabled = limiter.enabled, False
     try:
@@ -81,19 +79,29 @@ def steady(headers) -> list:
     return sorted((name, value) for name, value in headers if name not in MOMENTARY)
 
 
+#: The Data API's views with stored answers.
+DATA_PATHS = [
+    "/api/v1/data/catalog",
+    "/api/v1/data/matches?limit=100&include=odds,predictions,picks",
+    "/api/v1/data/track-record",
+]
+
+
+@pytest.mark.parametrize("caller", ["anonymous", "free", "pro", "admin"])
 @pytest.mark.parametrize("if_none_match", [False, True])
-def test_a_fast_answer_is_the_full_paths_answer(app, if_none_match, caplog):
+def test_a_fast_answer_is_the_full_paths_answer(app, people, caller, if_none_match, caplog):
     caplog.set_level(logging.INFO, logger="picks.access")
-    for path in paths(app):
-        status, headers, _ = call(app, path)  # stores the answer
+    token = {} if caller == "anonymous" else people[caller][1]
+    for path in paths(app) + (DATA_PATHS if caller in ("pro", "admin") else []):
+        status, headers, _ = call(app, path, token)  # stores the answer
         assert status == "200 OK", path
-        sent = {"X-Request-ID": "fast-path-check"}
+        sent = {"X-Request-ID": "fast-path-check", **token}
         if if_none_match:
             sent["If-None-Match"] = dict(headers)["ETag"]
-        assert served_fast(app, path)
+        assert served_fast(app, path, token)
         caplog.clear()
-        full = call(full_path(app), path, **sent)
-        fast = call(app, path, **sent)
+        full = call(full_path(app), path, sent)
+        fast = call(app, path, sent)
         lines = [record.getMessage().split(" duration_ms=") for record in caplog.records]
         assert fast[0] == full[0] == ("304 NOT MODIFIED" if if_none_match else "200 OK"), path
         assert fast[2] == full[2], path
@@ -104,12 +112,58 @@ def test_a_fast_answer_is_the_full_paths_answer(app, if_none_match, caplog):
         assert lines[0][1].split(" ", 1)[1] == lines[1][1].split(" ", 1)[1]
 
 
+def test_a_data_request_is_charged_once_and_refused_past_the_quota(make_app):
+    """Fast or not, each request counts once against the rate limit and the monthly quota; past
+    the quota, the full path's 429 (and the rate-limit count it took over from the fast path)."""
+    app = make_app(CLOCK=lambda: world.T0, QUOTA_PRO_REQUESTS=3)
+    client = app.test_client()
+    with app.app_context():
+        user, token = factories.people()["pro"]
+    answers = [client.get(DATA_PATHS[0], headers=token) for _ in range(5)]
+    assert [answer.status_code for answer in answers] == [200, 200, 200, 429, 429]
+    asserts.problem(answers[3], 429, "quota-exceeded")
+    assert served_fast(app, "/api/picks/today") is False  # nothing stored for it: no query
+    remaining = [int(answer.headers["X-RateLimit-Remaining"]) for answer in answers]
+    assert remaining == [19, 18, 17, 16, 15]  # RATELIMIT_AUTH: 20 per minute, one hit each
+    with app.app_context():
+        assert UsageCounter.get(UsageCounter.user == user.id).requests == 3
+
+
+def test_an_account_changed_since_its_token_was_verified_takes_the_full_path(app, people):
+    path = DATA_PATHS[0]
+    client = app.test_client()
+    for kind, change, problem in (
+        ("pro", {"status": "suspended"}, (403, "account-suspended")),
+        ("admin", {"token_stamp": "renewed"}, (401, None)),
+    ):
+        user, token = people[kind]
+        assert client.get(path, headers=token).status_code == 200
+        assert served_fast(app, path, token)
+        with app.app_context():
+            User.update(**change).where(User.id == user.id).execute()
+        assert not served_fast(app, path, token)
+        answer = client.get(path, headers=token)
+        if problem[1]:
+            asserts.problem(answer, *problem)
+        else:
+            assert answer.status_code == 401
+    # A free account never gets what Pro subscribers were answered.
+    assert client.get(path, headers=people["free"][1]).status_code == 403
+    # A token in another form than the one the fast path reads is the full path's to judge.
+    token = people["free"][1]["Authorization"].split()[1]
+    assert not served_fast(app, "/api/picks/today", {"Authorization": f"bearer  {token}"})
+    assert (
+        client.get("/api/picks/today", headers={"Authorization": f"bearer {token}"}).status_code
+        == 200
+    )
+
+
 def test_a_request_the_fast_path_must_not_answer_takes_the_full_path(app):
     for path in paths(app)[:3]:
         call(app, path)
         assert served_fast(app, path)
         # A token, however bad, is checked: an invalid one is a 401, never a stored answer.
-        status, _, _ = call(app, path, Authorization="Bearer not-a-token")
+        status, _, _ = call(app, path, {"Authorization": "Bearer not-a-token"})
         assert status.startswith("401"), path
     client = app.test_client()
     assert client.head("/api/picks/today").status_code == 200

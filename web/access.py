@@ -48,7 +48,12 @@ class Rule:
         normalise_bearer_scheme()
         if verify_jwt_in_request(optional=self.token == "optional") is None:
             return None
-        user = get_current_user()
+        return self.authorise(get_current_user())
+
+    def authorise(self, user):
+        """The caller this rule admits for ``user``, signed in with a valid token: the user, or
+        None when it reads as anonymous; AccountSuspended, RoleRequired or SubscriptionRequired
+        when it may not call at all."""
         if user.status == "suspended":
             if self.token == "optional":
                 return None  # a public endpoint: a suspended account reads as anonymous

@@ -125,21 +125,11 @@ def request_key(environ, premium: bool, variant, day) -> tuple:
     )
 
 
-def fast_rule(rule, variant):
-    """``rule`` when the fast path may serve the view's stored answers to an anonymous caller,
-    else None: a rule that admits one without a token, counts by client IP and charges no
-    quota, on a view with one representation."""
-    if rule is None or variant is not None:
-        return None
-    if rule.token == "required" or rule.per != "ip" or rule.quota:
-        return None
-    return rule
-
-
 def cached(view, variant=None, rule=None):
     """``view`` (returning a response) served through the app's answer cache; ``rule`` is its
-    access rule, which the fast path applies itself when it serves an answer stored here."""
-    fast = fast_rule(rule, variant)
+    access rule, which the fast path applies itself when it serves an answer stored here (for
+    a view with one representation)."""
+    fast = rule if variant is None else None
 
     @wraps(view)
     def answer(*args, **kwargs):
@@ -162,7 +152,7 @@ def cached(view, variant=None, rule=None):
                 (name, response.headers[name]) for name in KEPT if name in response.headers
             )
             etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-            entry = Entry(version, expires, body, etag, headers, None if premium else fast)
+            entry = Entry(version, expires, body, etag, headers, fast)
             cache.put(key, entry)
         authorized = "Authorization" in request.headers
         headers = answer_headers(entry, variant is not None, authorized, current_app.config)

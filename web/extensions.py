@@ -40,9 +40,12 @@ class VerifiedTokens:
         self.claims = OrderedDict()
         self.lock = threading.Lock()
 
-    def get(self, key, leeway: float) -> dict | None:
-        """The claims verified under ``key`` while unexpired (as PyJWT judges ``exp``), else
-        None."""
+    def get(self, token: str, config) -> dict | None:
+        """The claims of ``token`` verified under ``config``'s key while its ``exp`` holds (as
+        PyJWT judges it, with ``JWT_DECODE_LEEWAY``), else None."""
+        key = (token, config["JWT_SECRET_KEY"])
+        leeway = config.get("JWT_DECODE_LEEWAY", 0)
+        leeway = leeway.total_seconds() if hasattr(leeway, "total_seconds") else leeway
         with self.lock:
             claims = self.claims.get(key)
             if claims is None:
@@ -53,7 +56,9 @@ class VerifiedTokens:
             self.claims.move_to_end(key)
         return dict(claims)  # the caller's own copy
 
-    def put(self, key, claims: dict) -> None:
+    def put(self, token: str, config, claims: dict) -> None:
+        """Remember ``claims``, just verified for ``token`` under ``config``'s key."""
+        key = (token, config["JWT_SECRET_KEY"])
         with self.lock:
             self.claims[key] = dict(claims)
             self.claims.move_to_end(key)
@@ -71,16 +76,14 @@ class RememberingJWTManager(JWTManager):
     """
 
     def _decode_jwt_from_config(self, encoded_token, csrf_value=None, allow_expired=False):
-        app = current_app
-        key = (encoded_token, csrf_value, allow_expired, app.config["JWT_SECRET_KEY"])
-        tokens = app.extensions["verified_tokens"]
-        leeway = app.config.get("JWT_DECODE_LEEWAY", 0)
-        leeway = leeway.total_seconds() if hasattr(leeway, "total_seconds") else leeway
-        claims = None if allow_expired else tokens.get(key, leeway)
+        config = current_app.config
+        remembered = csrf_value is None and not allow_expired  # bearer tokens, as we take them
+        tokens = current_app.extensions["verified_tokens"]
+        claims = tokens.get(encoded_token, config) if remembered else None
         if claims is None:
             claims = super()._decode_jwt_from_config(encoded_token, csrf_value, allow_expired)
-            if not allow_expired:
-                tokens.put(key, claims)
+            if remembered:
+                tokens.put(encoded_token, config, claims)
         return claims
 
 

@@ -1,45 +1,54 @@
-"""The fast path: an anonymous reader's cache hit on a public view, answered before Flask
-dispatches the request.
+"""The fast path: a cache hit answered before Flask dispatches the request.
 
-A stored answer (:mod:`web.caching`) of a view under a rule that admits anonymous callers,
-counts them by client IP and charges no quota is served from the WSGI environ alone, with
-exactly what the full path would spend on it: the schema check's verdict, the data version
-(one indexed row), one rate-limit hit and the stored bytes, with the same headers and the
-same access-log line. Everything else goes down the full path: a method other than GET, a
-request carrying ``Authorization`` or ``Origin`` (CORS answers are flask-cors's), an answer
-not stored yet, stale or made at another data version, a database that fails to answer, and
-a hit the limit refuses (its 429 is written by the full path, which takes over the refused
-hit rather than counting the request again).
+A stored answer (:mod:`web.caching`) of a view with one representation is served from the
+WSGI environ with exactly what the full path would spend on it, in its order of checks: the
+caller (anonymous, or a bearer token this process has verified already, whose account is read
+at every request), the view's access rule, the data version (one indexed row), one rate-limit
+hit, the quota when the rule charges one, and the stored bytes, with the same headers and the
+same access-log line.
+
+Everything else goes down the full path, which answers it as it always does: a method other
+than GET, a request carrying ``Origin`` (CORS answers are flask-cors's), an ``Authorization``
+header that is not one bearer token verified before, an account that is gone, suspended or
+not allowed, an answer not stored yet, stale or made at another data version, a database that
+fails to answer, and a hit the limit or the quota refuses. Once the rate limit has counted the
+request, the full path takes that count over (:data:`web.ratelimits.COUNTED`) rather than
+counting it again; nothing else the fast path does is counted.
 """
 
-import logging
+import re
 import time
 
 from peewee import PeeweeException
 from werkzeug.http import remove_entity_headers
 
+from errors import AppError
 from models import data_version
+from services import quotas
+from services.accounts import user_for_token
+from services.premium import has_premium
 from store.database import db
 from web import caching, hooks, ratelimits
 from web.access import POLICY_SETTINGS
 from web.extensions import limiter
 
-log = logging.getLogger("picks.fastpath")
+#: The one form of ``Authorization`` the fast path reads; any other goes down the full path.
+BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)")
+
+
+class Refused(Exception):
+    """The fast path does not answer this request: the full path does."""
 
 
 class FastPath:
-    """WSGI middleware serving ``app``'s stored public answers ahead of ``wsgi_app``."""
+    """WSGI middleware serving ``app``'s stored answers ahead of ``wsgi_app``."""
 
     def __init__(self, app, wsgi_app):
         self.app = app
         self.wsgi_app = wsgi_app
 
     def __call__(self, environ, start_response):
-        if (
-            environ.get("REQUEST_METHOD") != "GET"
-            or "HTTP_AUTHORIZATION" in environ
-            or "HTTP_ORIGIN" in environ
-        ):
+        if environ.get("REQUEST_METHOD") != "GET" or "HTTP_ORIGIN" in environ:
             return self.wsgi_app(environ, start_response)
         answer = self.answer(environ)
         if answer is None:
@@ -54,43 +63,92 @@ class FastPath:
         app = self.app
         if not app.extensions["schema_check"].current:
             return None  # the full path asks, and answers 503 while steps are pending
-        now = app.extensions["clock"]()
-        key = caching.request_key(environ, False, None, now.date())
-        entry = app.extensions["answer_cache"].get(key)
-        if entry is None or entry.rule is None or entry.expires <= now:
-            return None
         opened = db.is_closed()  # left open by whoever opened it (a test's app context)
         try:
-            version = data_version()  # read before the answer is sent, as the full path does
-        except PeeweeException:
-            return None  # the full path meets the same failure and answers its problem
+            return self._answer(app, environ, started)
+        except (Refused, AppError, PeeweeException):
+            return None  # the full path meets the same and answers it
         finally:
             if opened and not db.is_closed():
                 db.close()
-        if version != entry.version:
-            return None
+
+    def _answer(self, app, environ, started):
+        now = app.extensions["clock"]()
+        claims = _claims(app, environ.get("HTTP_AUTHORIZATION"))
+        # The answers stored for this request, for a caller with premium access or without:
+        # looked up before the account is read, so a request with none costs no query here.
+        cache, day = app.extensions["answer_cache"], now.date()
+        stored = {
+            premium: cache.get(caching.request_key(environ, premium, None, day))
+            for premium in ((True, False) if claims else (False,))
+        }
+        if not any(stored.values()):
+            raise Refused
+        user = _caller(claims)
+        entry = stored[has_premium(user)]
+        if entry is None or entry.rule is None or entry.expires <= now:
+            raise Refused
         rule = entry.rule
+        if user is None and (rule.token == "required" or rule.per == "user"):
+            raise Refused  # the full path's 401
+        if user is not None:
+            rule.authorise(user)  # the full path's 403, raised
+        if data_version() != entry.version:  # read before the answer, as the full path does
+            raise Refused
         ip = environ.get("REMOTE_ADDR")
-        rate_headers = []
-        if limiter.enabled:
-            limit = app.config[POLICY_SETTINGS[rule.policy]]
-            # As flask-limiter's get_remote_address names a caller without an address.
-            key = f"ip:{ip or '127.0.0.1'}"
-            counted, allowed = ratelimits.count(app, rule.policy, limit, key)
-            if not allowed:
-                environ[ratelimits.REFUSED] = counted
-                return None
-            rate_headers = ratelimits.header_items(app, counted)
+        rate_headers = _count(app, environ, rule, user, ip)
+        if rule.quota:  # refused or failing, the full path takes the count over (see _count)
+            quotas.consume_request(user, app.config, now)
+        environ.pop(ratelimits.COUNTED, None)  # answered here: nothing to hand over
         request_id = hooks.request_id(app, environ.get("HTTP_X_REQUEST_ID", ""))
-        headers = caching.answer_headers(entry, False, False, app.config)
+        headers = caching.answer_headers(entry, False, user is not None, app.config)
         if caching.not_modified(environ.get("HTTP_IF_NONE_MATCH"), entry.etag):
-            status, body = 304, b""
+            status, body = "304 NOT MODIFIED", b""
             remove_entity_headers(headers)  # as werkzeug sends a 304
         else:
-            status, body = 200, entry.body
+            status, body = "200 OK", entry.body
             headers.append(("Content-Length", str(len(body))))
         headers.extend(hooks.common_headers(request_id))
         headers.extend(rate_headers)
         path = environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8", "replace")
-        hooks.log_access("GET", path, status, started, ip, "-", request_id)
-        return ("200 OK" if status == 200 else "304 NOT MODIFIED"), headers, body
+        code = int(status[:3])
+        hooks.log_access("GET", path, code, started, ip, user.id if user else "-", request_id)
+        return status, headers, body
+
+
+def _claims(app, authorization) -> dict | None:
+    """The claims of the bearer token in ``authorization`` when this process verified it
+    already; None without the header; Refused for any other header."""
+    if authorization is None:
+        return None
+    found = BEARER.fullmatch(authorization.strip())
+    claims = found and app.extensions["verified_tokens"].get(found.group(1), app.config)
+    if not claims or claims.get("type") != "access":
+        raise Refused  # verified (or refused) by flask-jwt-extended on the full path
+    return claims
+
+
+def _caller(claims):
+    """The active account the token's ``claims`` name (None for no token); Refused for one
+    that is gone, renewed its password since, or is suspended."""
+    if claims is None:
+        return None
+    user = user_for_token(claims.get("sub"), claims.get("stamp"))  # as web.sessions reads it
+    if user is None or user.status != "active":
+        raise Refused  # the full path's 401, 403 or anonymous reading
+    return user
+
+
+def _count(app, environ, rule, user, ip) -> list:
+    """One hit on ``rule``'s rate limit, handed to the full path should this request go there
+    (refused here, or by the quota); the rate-limit headers."""
+    if not limiter.enabled:
+        return []
+    limit = app.config[POLICY_SETTINGS[rule.policy]]
+    # As the rule names its counter, and flask-limiter a caller without an address.
+    key = f"user:{user.id}" if rule.per == "user" else f"ip:{ip or '127.0.0.1'}"
+    counted, allowed = ratelimits.count(app, rule.policy, limit, key)
+    environ[ratelimits.COUNTED] = (counted, allowed)
+    if not allowed:
+        raise Refused
+    return ratelimits.header_items(app, counted)

@@ -267,9 +267,10 @@ def count(app, policy: str, limit: str, key: str) -> tuple[Counted, bool]:
     return Counted(policy, item, counter, strategy, counts), allowed
 
 
-#: Where the fast path leaves a hit it counted and the limit refused, for the full request path
-#: to answer its 429 without counting the request a second time.
-REFUSED = "picks.rate_refused"
+#: Where the fast path leaves ``(counted, allowed)`` of a hit it counted but did not answer (the
+#: limit refused it, or the quota did), for the full request path to take over rather than
+#: count the request a second time.
+COUNTED = "picks.rate_counted"
 
 
 def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
@@ -280,9 +281,9 @@ def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
     if not limiter.enabled:
         return
     app = current_app._get_current_object()
-    refused = request.environ.get(REFUSED)
-    if refused is not None and refused.key == (app.config["RATELIMIT_KEY_PREFIX"], key, policy):
-        counted, allowed = request.environ.pop(REFUSED), False
+    handed = request.environ.pop(COUNTED, None)
+    if handed is not None and handed[0].key == (app.config["RATELIMIT_KEY_PREFIX"], key, policy):
+        counted, allowed = handed
     else:
         counted, allowed = count(app, policy, limit, key)
     if report:

@@ -85,7 +85,7 @@ TARGETS = [
         "GET /api/v1/data/matches?limit=100&include=…",
         "/api/v1/data/matches?limit=100&include=odds,predictions,picks",
         "pro",
-        Goal(min_ratio=0.15, max_p99_ms=100),
+        Goal(min_ratio=0.25, max_p99_ms=100),
     ),
     Target("GET /problems/not-found", "/problems/not-found", None, Goal(max_p99_ms=50)),
 ]

@@ -10,7 +10,7 @@ from werkzeug.test import EnvironBuilder
 from models import Match, UsageCounter, User, bump_data_version
 from store.database import db
 from tests import asserts, factories, world
-from web import ratelimits
+from web import fastpath, ratelimits
 from web.extensions import limiter
 from web.fastpath import FastPath
 
@@ -211,3 +211,17 @@ def test_the_limit_refuses_on_the_fast_path_with_one_count(make_app, strategy):
         key = item.key_for(app.config["RATELIMIT_KEY_PREFIX"], "ip:127.0.0.1", "public-read")
     if strategy == "fixed-window":  # counts every request, refused or not: once each
         assert limiter.storage.get(key) == 5
+
+
+def test_a_failure_in_the_fast_path_is_logged_and_the_full_path_answers(app, monkeypatch, caplog):
+    path = "/api/explorer/slate"
+    assert call(app, path)[0] == "200 OK"
+
+    def broken(*_args):
+        raise RuntimeError("broken on purpose")
+
+    monkeypatch.setattr(fastpath, "_count", broken)
+    status, headers, _ = call(app, path)
+    assert status == "200 OK" and dict(headers)["X-RateLimit-Remaining"] == "998"
+    (record,) = [record for record in caplog.records if record.name == "picks.fastpath"]
+    assert record.exc_info and "broken on purpose" in str(record.exc_info[1])

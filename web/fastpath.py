@@ -16,6 +16,7 @@ request, the full path takes that count over (:data:`web.ratelimits.COUNTED`) ra
 counting it again; nothing else the fast path does is counted.
 """
 
+import logging
 import re
 import time
 
@@ -31,6 +32,8 @@ from store.database import db
 from web import caching, hooks, ratelimits
 from web.access import POLICY_SETTINGS
 from web.extensions import limiter
+
+log = logging.getLogger("picks.fastpath")
 
 #: The one form of ``Authorization`` the fast path reads; any other goes down the full path.
 BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)")
@@ -68,6 +71,9 @@ class FastPath:
             return self._answer(app, environ, started)
         except (Refused, AppError, PeeweeException):
             return None  # the full path meets the same and answers it
+        except Exception:
+            log.exception("the fast path failed; the full path answers the request")
+            return None
         finally:
             if opened and not db.is_closed():
                 db.close()

@@ -259,8 +259,8 @@ def _hit(strategy, item, counter):
 
 def count(app, policy: str, limit: str, key: str) -> tuple[Counted, bool]:
     """Count one request of ``app`` against ``policy``'s counter for ``key``: what it was
-    counted against, and whether it is allowed (a refused hit counts nothing). Needs no request
-    context, so the fast path (:mod:`web.fastpath`) counts the same way as every view."""
+    counted against, and whether it is allowed. Needs no request context, so the fast path
+    (:mod:`web.fastpath`) counts the same way as every view."""
     item = _item(app, limit)
     counter = (app.config["RATELIMIT_KEY_PREFIX"], key, policy)
     strategy, (allowed, counts) = _on_storage(app, lambda strategy: _hit(strategy, item, counter))

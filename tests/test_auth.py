@@ -7,7 +7,7 @@ from flask_jwt_extended import JWTManager
 
 from models import User
 from tests import asserts, factories
-from web.extensions import VerifiedTokens
+from web.sessions import VerifiedTokens
 
 REGISTER = "/api/auth/register"
 LOGIN = "/api/auth/login"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import wraps
 
 from flask import current_app, g, request
-from flask_jwt_extended import get_current_user, verify_jwt_in_request
+from flask_jwt_extended import get_current_user, get_jwt, verify_jwt_in_request
 from flask_limiter.util import get_remote_address
 
 from errors import (
@@ -17,7 +17,7 @@ from errors import (
     SubscriptionRequired,
 )
 from services import premium, quotas
-from web import ratelimits
+from web import ratelimits, sessions
 
 #: Rate-limit policy → the configuration key holding its limit.
 POLICY_SETTINGS = {
@@ -43,12 +43,19 @@ class Rule:
         """Authenticate and authorise the request; the caller (or None when anonymous)."""
         if self.token == "none":
             return None
-        if self.token == "optional" and "Authorization" not in request.headers:
+        authorization = request.headers.get("Authorization")
+        if self.token == "optional" and authorization is None:
             return None  # tokens travel only in this header: an anonymous reader
-        normalise_bearer_scheme()
-        if verify_jwt_in_request(optional=self.token == "optional") is None:
-            return None
-        return self.authorise(get_current_user())
+        app = current_app._get_current_object()
+        claims = sessions.remembered_claims(app, authorization)
+        user = sessions.caller(claims) if claims else None
+        if user is None:  # not verified before, or its account changed: flask-jwt-extended's
+            normalise_bearer_scheme()
+            if verify_jwt_in_request(optional=self.token == "optional") is None:
+                return None
+            user = get_current_user()
+            sessions.remember(app, authorization, get_jwt())
+        return self.authorise(user)
 
     def authorise(self, user):
         """The caller this rule admits for ``user``, signed in with a valid token: the user, or

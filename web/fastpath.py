@@ -17,7 +17,6 @@ counting it again; nothing else the fast path does is counted.
 """
 
 import logging
-import re
 import time
 
 from peewee import PeeweeException
@@ -26,17 +25,13 @@ from werkzeug.http import remove_entity_headers
 from errors import AppError
 from models import data_version
 from services import quotas
-from services.accounts import user_for_token
 from services.premium import has_premium
 from store.database import db
-from web import caching, hooks, ratelimits
+from web import caching, hooks, ratelimits, sessions
 from web.access import POLICY_SETTINGS
 from web.extensions import limiter
 
 log = logging.getLogger("picks.fastpath")
-
-#: The one form of ``Authorization`` the fast path reads; any other goes down the full path.
-BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)")
 
 
 class Refused(Exception):
@@ -80,17 +75,18 @@ class FastPath:
 
     def _answer(self, app, environ, started):
         now = app.extensions["clock"]()
-        claims = _claims(app, environ.get("HTTP_AUTHORIZATION"))
+        authorization = environ.get("HTTP_AUTHORIZATION")
         # The answers stored for this request, for a caller with premium access or without:
-        # looked up before the account is read, so a request with none costs no query here.
+        # looked up before the token and the account are read, so a request with none (a view
+        # whose answers are not stored) costs next to nothing here.
         cache, day = app.extensions["answer_cache"], now.date()
         stored = {
             premium: cache.get(caching.request_key(environ, premium, None, day))
-            for premium in ((True, False) if claims else (False,))
+            for premium in ((True, False) if authorization is not None else (False,))
         }
         if not any(stored.values()):
             raise Refused
-        user = _caller(claims)
+        user = _caller(_claims(app, authorization))
         entry = stored[has_premium(user)]
         if entry is None or entry.rule is None or entry.expires <= now:
             raise Refused
@@ -127,9 +123,8 @@ def _claims(app, authorization) -> dict | None:
     already; None without the header; Refused for any other header."""
     if authorization is None:
         return None
-    found = BEARER.fullmatch(authorization.strip())
-    claims = found and app.extensions["verified_tokens"].get(found.group(1), app.config)
-    if not claims or claims.get("type") != "access":
+    claims = sessions.remembered_claims(app, authorization)
+    if claims is None:
         raise Refused  # verified (or refused) by flask-jwt-extended on the full path
     return claims
 
@@ -139,7 +134,7 @@ def _caller(claims):
     that is gone, renewed its password since, or is suspended."""
     if claims is None:
         return None
-    user = user_for_token(claims.get("sub"), claims.get("stamp"))  # as web.sessions reads it
+    user = sessions.caller(claims)
     if user is None or user.status != "active":
         raise Refused  # the full path's 401, 403 or anonymous reading
     return user

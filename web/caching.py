@@ -2,15 +2,18 @@
 changes, with a strong ETag, 304s and ``Cache-Control``.
 
 An answer is keyed by the request as it came (path and query string, before anything parses
-them), what the caller may see (premium or not), its representation, the base of its links and
-the UTC day (an argument left out may default to today), and it is kept with the **data
-version** it was made at: a counter that every import, backfill, settlement and refresh bumps in
-its own transaction. Each request reads the version from the database (one indexed row) before
-looking in its own process's cache, so an answer is never served after the data it was made from
-has changed, on any process. An answer also lives at most ``PUBLIC_MAX_AGE`` seconds, so what
-turns with the clock alone is never older than that; and one for a caller without premium
-access, which may hide a pick until its kick-off, lives only until the next kick-off of a match
-with such a pick, so a pick shows as soon as it may.
+them), what the caller may see (premium or not), its representation, the scheme and host its
+links are made from and the UTC day (an argument left out may default to today), and it is kept
+with the **data version** it was made at: a counter that every import, backfill, settlement and
+refresh bumps in its own transaction. Each request reads the version from the database (one
+indexed row) before looking in its own process's cache, so an answer is never served after the
+data it was made from has changed, on any process. An answer also lives at most
+``PUBLIC_MAX_AGE`` seconds, so what turns with the clock alone is never older than that; and one
+for a caller without premium access, which may hide a pick until its kick-off, lives only until
+the next kick-off of a match with such a pick, so a pick shows as soon as it may.
+
+A stored answer of a view with one representation is kept with the view's access rule, so the
+fast path (:mod:`web.fastpath`) can serve it before Flask dispatches the request.
 """
 
 import hashlib

@@ -170,34 +170,35 @@ def outcome_entries(pick_ids, published, status, profit, closing_odds, clv, sett
                 raise ValueError(f"not an outcome: {state!r}, citing {value!r}")
     if None in profit:
         raise ValueError("a settled pick has a profit")
-    template = (
-        '{{"closingOdds":{},"clv":{},"pickId":{},"profit":{},"published":"{}",'
-        + f'"settledAt":"{instant(settled_at)}",'
-        + '"status":"{}","type":"{}"}}'
-    ).format
-    texts = map(
-        template,
-        _quoted(closing_odds),
-        _quoted(clv),
-        map(int, pick_ids),
-        _quoted(profit),
-        published,
-        status,
-        map(kinds.__getitem__, status),
-    )
+    tail = f'"settledAt":"{instant(settled_at)}",'
+    texts = [
+        f'{{"closingOdds":{closing},"clv":{value},"pickId":{pick_id},"profit":{gain},'
+        f'"published":"{cited}",{tail}"status":"{state}","type":"{kinds[state]}"}}'
+        for closing, value, pick_id, gain, cited, state in zip(
+            _quoted(closing_odds),
+            _quoted(clv),
+            map(int, pick_ids),
+            _quoted(profit),
+            published,
+            status,
+            strict=True,
+        )
+    ]
     return list(map(str.encode, texts))
 
 
 def _quoted(values: list) -> list[str]:
     """Nullable numbers as canonical JSON (``null`` or :func:`decimal`'s string in quotes), a
-    column at a time: ``repr`` is :func:`decimal` but for the rare scientific or non-finite
-    forms, which go through it."""
-    present = [value for value in values if value is not None] if None in values else values
-    texts = list(map(repr, map(float, present)))
-    probe = "".join(texts)
-    if "e" in probe or "n" in probe:  # 1e-05, 1e+16, nan, inf
-        texts = [decimal(float(text)) for text in texts]
-    quoted = map('"{}"'.format, texts)
-    if present is values:
-        return list(quoted)
-    return ["null" if value is None else next(quoted) for value in values]
+    column at a time: each distinct value written once when values repeat (settled prices and
+    profits do)."""
+    distinct = set(values)
+    if len(distinct) * 4 > len(values):
+        return ["null" if value is None else f'"{decimal(value)}"' for value in values]
+    known = {value: "null" if value is None else f'"{decimal(value)}"' for value in distinct}
+    quoted = list(map(known.__getitem__, values))
+    if 0 in known:  # 0.0 and -0.0 are one key, but their signs are written
+        quoted = [
+            f'"{decimal(value)}"' if value == 0 else text
+            for value, text in zip(values, quoted, strict=True)
+        ]
+    return quoted

@@ -2,6 +2,7 @@
 per-value work."""
 
 import operator
+import sqlite3
 from itertools import repeat
 
 import numpy as np
@@ -121,6 +122,8 @@ def insert_columns(model, columns: dict, constants=None, page_size=10000) -> Non
     cursor = db.cursor()
     if is_sqlite():
         marks = ", ".join("?" for _ in [*fields, *fixed_fields])
+        # Adapted once (a datetime as the driver writes it), not once per row.
+        fixed = [sqlite3.adapt(value, sqlite3.PrepareProtocol, value) for value in fixed]
         rows = zip(*values, *(repeat(value, count) for value in fixed), strict=True)
         cursor.executemany(f'INSERT INTO "{table}" ({names}) VALUES ({marks})', rows)
         return

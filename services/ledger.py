@@ -32,7 +32,7 @@ from models import (
     node_address,
 )
 from services import premium, timestamps
-from store.bulk import insert_rows
+from store.bulk import insert_columns
 from store.database import db, is_sqlite
 
 log = logging.getLogger("picks.ledger")
@@ -127,25 +127,25 @@ def _append(kinds, pick_ids, bodies, now, leaves=None) -> int:
     frontier = _lookup(merkle.subtrees(0, start)) if start else []
     leaves = leaves or [merkle.leaf_hash(body) for body in bodies]
     made, _ = merkle.append(frontier, start, leaves)
-    insert_rows(
+    insert_columns(
         LedgerEntry,
-        ["position", "kind", "pick_id", "body"],
-        [
-            (start + offset, kind, pick_id, body.decode())
-            for offset, (kind, pick_id, body) in enumerate(
-                zip(kinds, pick_ids, bodies, strict=True)
-            )
-        ],
+        {
+            "position": range(start, start + len(bodies)),
+            "kind": kinds,
+            "pick_id": pick_ids,
+            "body": list(map(bytes.decode, bodies)),
+        },
         constants={"created_at": now},
     )
-    insert_rows(
+    stored = [(level, position, value) for level, position, value in made if level >= STORED_LEVEL]
+    insert_columns(
         LedgerNode,
-        ["address", "level", "position", "hash"],
-        [
-            (node_address(level, position), level, position, value.hex())
-            for level, position, value in made
-            if level >= STORED_LEVEL
-        ],
+        {
+            "address": [node_address(level, position) for level, position, _ in stored],
+            "level": [level for level, _, _ in stored],
+            "position": [position for _, position, _ in stored],
+            "hash": [value.hex() for _, _, value in stored],
+        },
     )
     return start + len(bodies)
 
@@ -178,7 +178,7 @@ def publish_new(match_ids, now, model_version: str) -> int:
         )
     rows.sort(key=lambda row: row[0])  # by pick id: the ledger's order is the picks'
     names = [field.name for field in PICK_FIELDS]
-    picks, seals = [], []
+    pick_ids, bodies, leaves, salts = [], [], [], []
     for *values, kickoff_at, competition_type in rows:
         pick = dict(zip(names, values, strict=True))
         pick["match_id"] = pick.pop("match")
@@ -192,18 +192,20 @@ def publish_new(match_ids, now, model_version: str) -> int:
             competition_type=competition_type,
             model_version=model_version,
         )
-        leaf = merkle.leaf_hash(body)
-        picks.append((pick["id"], body, leaf))
-        seals.append((pick["id"], salt.hex(), leaf.hex()))
-    insert_rows(LedgerSeal, ["pick_id", "salt", "published_hash"], seals)
-    _append(
-        [entries_engine.PUBLISHED] * len(picks),
-        [pick_id for pick_id, _, _ in picks],
-        [body for _, body, _ in picks],
-        now,
-        [leaf for _, _, leaf in picks],
+        pick_ids.append(pick["id"])
+        bodies.append(body)
+        leaves.append(merkle.leaf_hash(body))
+        salts.append(salt.hex())
+    insert_columns(
+        LedgerSeal,
+        {
+            "pick_id": pick_ids,
+            "salt": salts,
+            "published_hash": [leaf.hex() for leaf in leaves],
+        },
     )
-    return len(picks)
+    _append([entries_engine.PUBLISHED] * len(bodies), pick_ids, bodies, now, leaves)
+    return len(bodies)
 
 
 def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now) -> int:

@@ -1,6 +1,10 @@
 """Bulk rows: reading and writing hundreds of thousands of plain tuples without Peewee's
 per-value work."""
 
+import operator
+import sqlite3
+from itertools import repeat
+
 import numpy as np
 from psycopg2.extras import execute_values
 
@@ -74,6 +78,86 @@ def insert_rows(model, names: list[str], rows, page_size=5000, constants=None) -
         converted,
         page_size=page_size,
     )
+
+
+#: Peewee field types :func:`insert_columns` ships: integers as decimal text (PostgreSQL casts the
+#: split text to the column's type), text as it is.
+_INTEGER_TYPES = ("BIGINT", "INT", "SMALLINT")
+_TEXT_TYPES = ("TEXT", "VARCHAR", "CHAR")
+
+
+def insert_columns(model, columns: dict, constants=None, page_size=10000) -> None:
+    """Insert rows given column by column (``{name: values}``, all as long; integer and text
+    fields, no None); ``constants`` are fields given one value for every row (converted once).
+
+    For appends of a hundred thousand rows in one transaction: SQLite runs one prepared INSERT
+    over the columns zipped; PostgreSQL receives each column of a page as ONE text parameter,
+    its values joined by newlines, and splits it itself (``string_to_array``, cast to the
+    column's type): the driver quotes one string per column instead of adapting every value.
+    So a text value holds no newline (canonical JSON and hex never do): one that does is
+    refused (ValueError), as is None, a float or a field of another type.
+    """
+    values = [list(column) for column in columns.values()]
+    count = len(values[0]) if values else 0
+    if any(len(column) != count for column in values):
+        raise ValueError("the columns differ in length")
+    if not count:
+        return
+    if any(None in column for column in values):
+        raise ValueError("insert_columns takes no None (NULL); insert_rows does")
+    fields = [model._meta.fields[name] for name in columns]
+    kinds = [_column_kind(field) for field in fields]
+    constants = constants or {}
+    fixed_fields = [model._meta.fields[name] for name in constants]
+    fixed = [
+        field.db_value(value) for field, value in zip(fixed_fields, constants.values(), strict=True)
+    ]
+    table = model._meta.table_name
+    names = ", ".join(f'"{field.column_name}"' for field in [*fields, *fixed_fields])
+    for column, kind in zip(values, kinds, strict=True):
+        if kind == "integer":
+            column[:] = map(operator.index, column)  # refuses floats (and converts NumPy's ints)
+        elif any("\n" in value for value in column):
+            raise ValueError("a text value holds a newline, which separates the values")
+    cursor = db.cursor()
+    if is_sqlite():
+        marks = ", ".join("?" for _ in [*fields, *fixed_fields])
+        # Adapted once (a datetime as the driver writes it), not once per row.
+        fixed = [sqlite3.adapt(value, sqlite3.PrepareProtocol, value) for value in fixed]
+        rows = zip(*values, *(repeat(value, count) for value in fixed), strict=True)
+        cursor.executemany(f'INSERT INTO "{table}" ({names}) VALUES ({marks})', rows)
+        return
+    types = db.get_context_options()["field_types"]
+    aliases = [f"c{index}" for index in range(len(fields))]
+    arrays = [
+        "string_to_array(%s, E'\\n')" + ("" if kind == "text" else f"::{types[field.field_type]}[]")
+        for field, kind in zip(fields, kinds, strict=True)
+    ]
+    selected = ", ".join([*aliases, *("%s" for _ in fixed)])
+    statement = (
+        f'INSERT INTO "{table}" ({names}) SELECT {selected} '
+        f"FROM unnest({', '.join(arrays)}) AS v({', '.join(aliases)})"
+    )
+    for start in range(0, count, page_size):
+        page = [column[start : start + page_size] for column in values]
+        if len(page[0]) == 1:  # string_to_array('') is an empty array, not one empty string
+            marks = ", ".join("%s" for _ in [*fields, *fixed_fields])
+            row = (*(column[0] for column in page), *fixed)
+            cursor.execute(f'INSERT INTO "{table}" ({names}) VALUES ({marks})', row)
+            continue
+        texts = [
+            "\n".join(column if kind == "text" else map(str, column))
+            for column, kind in zip(page, kinds, strict=True)
+        ]
+        cursor.execute(statement, (*fixed, *texts))
+
+
+def _column_kind(field) -> str:
+    if field.field_type in _INTEGER_TYPES:
+        return "integer"
+    if field.field_type in _TEXT_TYPES:
+        return "text"
+    raise TypeError(f"insert_columns ships integer and text fields, not {field.name}")
 
 
 def update_rows(model, columns: dict[str, str], rows, constants=None, page_size=5000) -> None:

@@ -4,8 +4,9 @@ signed notes and checkpoints, each against published vectors or an independent r
 import base64
 import hashlib
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 from engine import ledger, merkle, notes
@@ -387,3 +388,138 @@ def test_malformed_checkpoints_are_refused(text):
 def test_malformed_signing_keys_are_refused(encoded):
     with pytest.raises(notes.NoteError):
         notes.parse_signing_key(encoded)
+
+
+#: A settlement instant given in another zone: entries write it in UTC.
+NOW_ELSEWHERE = datetime(2026, 3, 29, 1, 30, tzinfo=timezone(timedelta(hours=-5)))
+
+
+def _outcome_entries_before(pick_ids, published, status, profit, closing_odds, clv, settled_at):
+    """``outcome_entries`` as it was written row by row (commit 8f37d01): the bytes the rewrite
+    a column at a time must keep."""
+    tail = f'"settledAt":"{ledger.instant(settled_at)}",'
+    kinds = {"won": ledger.SETTLED, "lost": ledger.SETTLED, "void": ledger.VOIDED}
+    entries = []
+    for pick_id, cited, state, gain, closing, value in zip(
+        pick_ids, published, status, profit, closing_odds, clv, strict=True
+    ):
+        quoted = ["null" if x is None else f'"{ledger.decimal(x)}"' for x in (closing, value)]
+        entries.append(
+            (
+                f'{{"closingOdds":{quoted[0]},"clv":{quoted[1]},'
+                f'"pickId":{int(pick_id)},"profit":"{ledger.decimal(gain)}",'
+                f'"published":"{cited}",{tail}'
+                f'"status":"{state}","type":"{kinds[state]}"}}'
+            ).encode()
+        )
+    return entries
+
+
+ODD_NUMBERS = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.1 + 0.2,
+    1 / 3,
+    2.05,
+    1.1000000000000001,
+    1e-05,
+    -1e-05,
+    0.0001,
+    9.999999999999999e-05,
+    1e-07,
+    5e-324,
+    2.2250738585072014e-308,
+    1e15,
+    9999999999999998.0,
+    1e16,
+    -1.5e16,
+    2.0**60,
+    1.7976931348623157e308,
+    123456.789,
+    3,  # an int, as a caller may pass
+    np.float64(0.0243902439),
+    np.float32(1.1),
+    "2.5",  # float() reads it, as decimal() always has
+]
+
+
+def test_outcome_entries_keep_their_bytes_on_many_varied_outcomes():
+    rng = np.random.default_rng(20261124)
+    count = 5000
+    draws = np.concatenate(
+        [
+            rng.normal(0, 1, count),
+            rng.lognormal(0, 3, count),
+            rng.uniform(-1e-4, 1e-4, count),
+            10.0 ** rng.uniform(-12, 20, count) * rng.choice([-1, 1], count),
+            np.round(rng.uniform(1, 20, count), 2),
+        ]
+    ).tolist()
+    numbers = [*ODD_NUMBERS, *draws]
+    total = len(numbers)
+
+    def column(nullable):
+        values = [numbers[index] for index in rng.permutation(total)]
+        if nullable:
+            values = [None if rng.random() < 0.2 else value for value in values]
+        return values
+
+    pick_ids = [*rng.integers(1, 2**53, total - 2).tolist(), np.int64(7), True]
+    cited = [hashlib.sha256(str(n).encode()).hexdigest() for n in range(total)]
+    status = rng.choice(["won", "lost", "void"], total).tolist()
+    profit, closing, clv = column(False), column(True), column(True)
+    for at in (datetime(2026, 11, 21, 21, 40, 59, 999999, tzinfo=UTC), NOW_ELSEWHERE):
+        fast = ledger.outcome_entries(pick_ids, cited, status, profit, closing, clv, at)
+        assert fast == _outcome_entries_before(pick_ids, cited, status, profit, closing, clv, at)
+        for index in range(0, total, 97):
+            assert fast[index] == ledger.outcome_entry(
+                pick_id=int(pick_ids[index]),
+                published=bytes.fromhex(cited[index]),
+                status=status[index],
+                profit=profit[index],
+                closing_odds=closing[index],
+                clv=clv[index],
+                settled_at=at,
+            )
+    # Nothing but nulls, nothing at all.
+    assert ledger.outcome_entries([1], cited[:1], ["void"], [0.0], [None], [None], at) == [
+        ledger.outcome_entry(
+            pick_id=1,
+            published=bytes.fromhex(cited[0]),
+            status="void",
+            profit=0.0,
+            closing_odds=None,
+            clv=None,
+            settled_at=at,
+        )
+    ]
+    assert ledger.outcome_entries([], [], [], [], [], [], at) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"status": ["won", "pending"]},
+        {"published": ["ab" * 32, "AB" * 32]},
+        {"published": ["ab" * 32, "ab" * 31]},
+        {"published": ["ab" * 32, bytes(32)]},
+        {"published": ["ab" * 32, "ab" * 32 + "\n"]},
+        {"profit": [1.0, None]},
+        {"clv": [1.0, float("nan")]},
+        {"closing_odds": [float("inf"), 2.0]},
+        {"pick_ids": [1]},
+    ],
+)
+def test_outcome_entries_refuse_what_is_not_an_outcome(change):
+    rows = {
+        "pick_ids": [1, 2],
+        "published": ["ab" * 32, "cd" * 32],
+        "status": ["won", "void"],
+        "profit": [1.0, 0.0],
+        "closing_odds": [2.0, None],
+        "clv": [0.1, None],
+    }
+    with pytest.raises(ValueError):
+        ledger.outcome_entries(**{**rows, **change}, settled_at=datetime(2026, 1, 1, tzinfo=UTC))

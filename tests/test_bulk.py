@@ -1,0 +1,106 @@
+"""Bulk writes (``store.bulk``): rows given column by column come back exactly as given, on
+SQLite and on PostgreSQL (each column of a page shipped there as one text parameter)."""
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from models import LedgerEntry, LedgerNode
+from store.bulk import insert_columns
+from store.database import db
+
+AT = datetime(2026, 3, 1, 18, 0, 7, tzinfo=UTC)
+#: Text that quoting, escaping or splitting could get wrong; none holds a newline.
+AWKWARD = [
+    "",
+    "plain",
+    '{"a":"b\\"c","d":[1,2]}',
+    "it's",
+    "back\\slash\\",
+    "\\n is two characters",
+    "\\N",
+    "NULL",
+    "null",
+    "tab\there",
+    "carriage\rreturn",
+    "{braces,commas}",
+    '"quoted"',
+    "é ☃ 𝄞 中文",
+    "%s %(name)s %%",
+    " spaces around ",
+    "",
+]
+
+
+def _entries():
+    return list(
+        LedgerEntry.select(
+            LedgerEntry.position,
+            LedgerEntry.kind,
+            LedgerEntry.pick_id,
+            LedgerEntry.body,
+            LedgerEntry.created_at,
+        )
+        .order_by(LedgerEntry.position)
+        .tuples()
+    )
+
+
+@pytest.mark.parametrize("page_size", [10_000, 3, 1, 16])  # 16: a last page of one row
+def test_columns_come_back_as_given(app, page_size):
+    count = len(AWKWARD)
+    positions = [5, *range(2**40, 2**40 + count - 2), 2**62]
+    pick_ids = np.arange(count, dtype=np.int64) * -7  # NumPy's integers, negative ones
+    with app.app_context(), db.atomic():
+        insert_columns(
+            LedgerEntry,
+            {
+                "position": positions,
+                "kind": ["pick.settled"] * count,
+                "pick_id": pick_ids,
+                "body": AWKWARD,
+            },
+            constants={"created_at": AT},
+            page_size=page_size,
+        )
+        assert _entries() == [
+            (position, "pick.settled", int(pick_id), body, AT)
+            for position, pick_id, body in zip(positions, pick_ids, AWKWARD, strict=True)
+        ]
+
+
+def test_one_row_and_no_rows(app):
+    with app.app_context(), db.atomic():
+        insert_columns(LedgerNode, {"address": [], "level": [], "position": [], "hash": []})
+        insert_columns(LedgerNode, {"address": [67], "level": [3], "position": [1], "hash": [""]})
+        assert list(LedgerNode.select().tuples()) == [(67, 3, 1, "")]
+
+
+@pytest.mark.parametrize(
+    ("columns", "error"),
+    [
+        ({"address": [1, 2], "level": [3], "position": [1, 2], "hash": ["a", "b"]}, ValueError),
+        ({"address": [1, 2], "level": [3, 3], "position": [1, 2], "hash": ["a", None]}, ValueError),
+        (
+            {"address": [1, 2], "level": [3, 3], "position": [1, 2], "hash": ["a", "b\nc"]},
+            ValueError,
+        ),
+        ({"address": [1, 2], "level": [3, 3.5], "position": [1, 2], "hash": ["a", "b"]}, TypeError),
+        ({"address": [1, 2], "level": [3, 3], "position": [1, 2], "hash": ["a", b"b"]}, TypeError),
+    ],
+    ids=["lengths", "none", "newline", "float", "bytes"],
+)
+def test_what_cannot_be_shipped_is_refused_and_nothing_written(app, columns, error):
+    with app.app_context():
+        with pytest.raises(error), db.atomic():
+            insert_columns(LedgerNode, columns)
+        assert LedgerNode.select().count() == 0
+
+
+def test_only_integer_and_text_fields_are_columns(app):
+    with app.app_context(), pytest.raises(TypeError), db.atomic():
+        insert_columns(
+            LedgerEntry,
+            {"position": [1], "kind": ["k"], "pick_id": [1], "body": ["{}"], "created_at": [AT]},
+        )

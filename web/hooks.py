@@ -144,6 +144,15 @@ def init_app(app):
 
     @app.after_request
     def finish_request(response):
+        try:
+            return _finish(response)
+        except BaseException:
+            # The answer becomes an error and this response is never sent: close it now (a
+            # streamed export's snapshot and place), not whenever the collector finds it.
+            response.close()
+            raise
+
+    def _finish(response):
         request_id_ = g.get("request_id") or current_app.extensions["request_ids"].next()
         headers = response.headers
         for name, value in common_headers(request_id_):

@@ -9,7 +9,6 @@ from functools import wraps
 
 from flask import current_app, g, request
 from flask_jwt_extended import get_current_user, get_jwt, verify_jwt_in_request
-from flask_limiter.util import get_remote_address
 
 from errors import (
     AccountSuspended,
@@ -71,15 +70,16 @@ class Rule:
             raise SubscriptionRequired()
         return user
 
-    def rate_key(self):
-        """The rate-limit counter this request adds to."""
+    def rate_key(self, viewer, remote_addr) -> str:
+        """The rate-limit counter a request of ``viewer`` from ``remote_addr`` adds to (a
+        caller without an address counts as 127.0.0.1, as flask-limiter names it)."""
         if self.per == "user":
-            return f"user:{g.viewer.id}"
-        return f"ip:{get_remote_address()}"
+            return f"user:{viewer.id}"
+        return f"ip:{remote_addr or '127.0.0.1'}"
 
-    def limit_value(self):
-        """This policy's limit, from configuration at request time."""
-        return current_app.config[POLICY_SETTINGS[self.policy]]
+    def limit_value(self, config) -> str:
+        """This policy's limit in ``config``, read at request time."""
+        return config[POLICY_SETTINGS[self.policy]]
 
     @property
     def security(self):
@@ -141,7 +141,11 @@ def guard(rule, view):
     @wraps(view)
     def guarded(*args, **kwargs):
         g.viewer = rule.admit()
-        ratelimits.hit(rule.policy, rule.limit_value(), rule.rate_key())
+        ratelimits.hit(
+            rule.policy,
+            rule.limit_value(current_app.config),
+            rule.rate_key(g.viewer, request.remote_addr),
+        )
         if rule.quota and request.method != "HEAD":  # HEAD sends no data, so it is not charged
             quotas.consume_request(g.viewer, current_app.config, now())
         return view(*args, **kwargs)

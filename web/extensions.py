@@ -20,7 +20,5 @@ api = ProblemApi(
         "servers": [{"url": "/", "description": "This deployment"}],
     }
 )
-
-
 jwt = JWTManager()
 limiter = Limiter(key_func=get_remote_address)

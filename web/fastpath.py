@@ -28,7 +28,6 @@ from services import quotas
 from services.premium import has_premium
 from store.database import db
 from web import caching, hooks, ratelimits, sessions
-from web.access import POLICY_SETTINGS
 from web.extensions import limiter
 
 log = logging.getLogger("picks.fastpath")
@@ -145,9 +144,7 @@ def _count(app, environ, rule, user, ip) -> list:
     (refused here, or by the quota); the rate-limit headers."""
     if not limiter.enabled:
         return []
-    limit = app.config[POLICY_SETTINGS[rule.policy]]
-    # As the rule names its counter, and flask-limiter a caller without an address.
-    key = f"user:{user.id}" if rule.per == "user" else f"ip:{ip or '127.0.0.1'}"
+    limit, key = rule.limit_value(app.config), rule.rate_key(user, ip)
     counted, allowed = ratelimits.count(app, rule.policy, limit, key)
     environ[ratelimits.COUNTED] = (counted, allowed)
     if not allowed:

@@ -12,6 +12,12 @@ _shared_limits = not os.environ.get("RATELIMIT_STORAGE_URI", "memory://").starts
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2")) if _shared_limits else 1
 worker_class = "gthread"
+# Each worker listens on a socket of its own (SO_REUSEPORT), and the kernel spreads new
+# connections over them evenly. On one shared socket, whichever worker wakes first takes them:
+# a client's pool of keep-alive connections (a load balancer's, a benchmark's) could all land on
+# one worker, which then served at one process's speed while the others idled. Linux only; a
+# second server started on the same port by the same user shares it rather than failing.
+reuse_port = workers > 1
 # Exports stream on at most EXPORT_STREAMS_PER_PROCESS threads (config.py, 4 by default): at
 # least two more always serve probes and every other request.
 _export_streams = int(os.environ.get("EXPORT_STREAMS_PER_PROCESS") or "4")

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.request_path [--mode redis|memory|both] [--duration S] [--warmup S]
         [--connections N] [--threads N] [--workers N] [--load auto|wrk|python] [--no-install]
-        [--database-url URL] [--redis-url URL]
+        [--database-url URL] [--redis-url URL] [--only TEXT ...]
 
 Builds the demo world in a fresh SQLite file (or in --database-url, which it wipes), creates a
 Pro user and an admin, then serves the project with gunicorn.conf.py and, under the very same
@@ -528,14 +528,15 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
             f"bare Flask route GET /: {baseline.rate:,.0f} req/s, p50 {baseline.p50_ms:.1f} ms, "
             f"p99 {baseline.p99_ms:.1f} ms, non-2xx {baseline.bad}, errors {baseline.errors}"
         )
-        width = max(len(target.label) for target in TARGETS)
+        targets = [t for t in TARGETS if not args.only or any(o in t.label for o in args.only)]
+        width = max(len(target.label) for target in targets)
         print(
             f"{'target':<{width}}  {'bytes':>6}  {'req/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}  "
             f"{'bare':>7}  {'ratio':>6}  {'sized':>7}  {'ratio':>6}  {'non-2xx':>8}  "
             f"{'goal':<28}  met"
         )
         notes = []
-        for target in TARGETS:
+        for target in targets:
             path = target.path.format(match_id=match_id)
             headers = headers_for(target, tokens)
             status, body = request(service_base, "GET", path, token=tokens.get(target.token))
@@ -618,9 +619,14 @@ def main():
     parser.add_argument("--no-install", action="store_true", help="never apt-get install wrk")
     parser.add_argument("--database-url", help="a database this may wipe (default: SQLite)")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    parser.add_argument(
+        "--only", nargs="+", metavar="TEXT", help="load only the targets whose label has TEXT"
+    )
     args = parser.parse_args()
     if min(args.duration, args.connections, args.threads, args.workers) < 1 or args.warmup < 0:
         parser.error("duration, connections, threads and workers must be positive")
+    if args.only and not any(o in t.label for t in TARGETS for o in args.only):
+        parser.error(f"--only: no target's label has any of {args.only}")
     signal.signal(signal.SIGTERM, stop_on_sigterm)
 
     wrk = None if args.load == "python" else find_wrk(install=not args.no_install)

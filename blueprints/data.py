@@ -107,6 +107,7 @@ class Exports(MethodView):
 @blp.route("/usage")
 class Usage(MethodView):
     @blp.access(DATA_USAGE)
+    @blp.cached(own=quotas.usage_version)
     @blp.response(200, UsageSchema)
     @blp.doc(operationId="getUsage")
     def get(self):

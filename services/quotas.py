@@ -100,12 +100,12 @@ def usage(user, settings, now: datetime | None = None) -> dict:
     """Where ``user`` stands this month: each counter's used/limit/remaining and the state."""
     now = now or utcnow()
     start, end = period_of(now)
-    row = UsageCounter.one_where(user=user.id, period=start.date())
+    used_this_month = dict(zip(COUNTERS, _used(user, start), strict=True))
     limits = limits_for(user, settings)
     ratio = settings["QUOTA_WARNING_RATIO"]
     counters, state = {}, "ok"
     for name, limit in limits.items():
-        used = getattr(row, name) if row else 0
+        used = used_this_month[name]
         remaining = None if limit is None else max(0, limit - used)
         counters[name] = {"used": used, "limit": limit, "remaining": remaining}
         if limit is not None and used >= limit:
@@ -119,3 +119,16 @@ def usage(user, settings, now: datetime | None = None) -> dict:
         "state": state,
         "resets_at": end,
     }
+
+
+def usage_version(user, now: datetime) -> tuple:
+    """What :func:`usage` answers from besides the settings: the month, the user's role and plan
+    (their limits) and their counters. An answer made from them holds while they do."""
+    start, _ = period_of(now)
+    return start, user.role, user.plan, _used(user, start)
+
+
+def _used(user, start: datetime) -> tuple[int, ...]:
+    """What ``user`` used of each counter (in :data:`COUNTERS` order) in the month ``start``."""
+    row = UsageCounter.one_where(user=user.id, period=start.date())
+    return tuple(getattr(row, name) if row else 0 for name in COUNTERS)

@@ -84,6 +84,7 @@ DATA_PATHS = [
     "/api/v1/data/catalog",
     "/api/v1/data/matches?limit=100&include=odds,predictions,picks",
     "/api/v1/data/track-record",
+    "/api/v1/data/usage",  # each caller's own
 ]
 
 
@@ -183,6 +184,31 @@ def test_a_changed_data_version_or_an_expired_answer_is_made_again(app, make_app
     )
     later.extensions["answer_cache"] = app.extensions["answer_cache"]
     assert not served_fast(later, path)  # stored for PUBLIC_MAX_AGE (30 s) only
+
+
+def test_a_callers_usage_is_their_own_and_served_while_their_counters_hold(app, people):
+    client, usage = app.test_client(), "/api/v1/data/usage"
+    pro = people["pro"][1]
+    with app.app_context():
+        other = factories.bearer(factories.token(factories.user("pro2@example.com", plan="pro")))
+    first = client.get(usage, headers=pro)
+    assert first.status_code == 200 and served_fast(app, usage, pro)
+    assert not served_fast(app, usage, other)  # the same plan, but not the same caller
+    client.get(DATA_PATHS[0], headers=other)  # another caller's count changes nothing of theirs
+    assert client.get(usage, headers=other).get_json()["requests"]["used"] == 1
+    assert served_fast(app, usage, pro)
+    assert client.get(usage, headers=pro).get_data() == first.get_data()
+    assert client.get(DATA_PATHS[0], headers=pro).status_code == 200  # counts one request
+    assert not served_fast(app, usage, pro)  # their counters moved: made again
+    again = client.get(usage, headers={**pro, "If-None-Match": first.headers["ETag"]})
+    assert again.status_code == 200 and again.headers["ETag"] != first.headers["ETag"]
+    assert again.get_json()["requests"]["used"] == first.get_json()["requests"]["used"] + 1
+    assert again.headers["Cache-Control"] == "private, no-cache"
+    assert served_fast(app, usage, pro)
+    with app.app_context():
+        User.update(plan="free").where(User.id == people["pro"][0].id).execute()
+    assert not served_fast(app, usage, pro)
+    asserts.problem(client.get(usage, headers=pro), 403, "subscription-required")
 
 
 def test_an_answer_for_premium_readers_is_never_served_anonymously(app, people):

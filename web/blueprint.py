@@ -49,7 +49,8 @@ class Blueprint(flask_smorest.Blueprint):
                     handler = self.access(self.default_access)(handler)
                 runtime, rule = handler, getattr(handler, "access_rule", None)
                 if getattr(handler, "cache_variant", False) is not False:
-                    runtime = caching.cached(runtime, handler.cache_variant, rule)
+                    own = getattr(handler, "cache_own", None)
+                    runtime = caching.cached(runtime, handler.cache_variant, rule, own)
                 if rule is not None:
                     runtime = guard(rule, runtime)
                 setattr(view, name, runtime)
@@ -81,13 +82,14 @@ class Blueprint(flask_smorest.Blueprint):
 
         return decorator
 
-    def cached(self, variant=None):
+    def cached(self, variant=None, own=None):
         """Serve the view's 200 answers from the answer cache, with a strong ``ETag`` (answering
         ``If-None-Match`` with 304) and ``Cache-Control``; see :mod:`web.caching`.
 
         Placed anywhere among the view's decorators: :meth:`route` looks answers up before the
         arguments are parsed. ``variant`` names a representation chosen from the request (JSON
-        or HTML).
+        or HTML). ``own(viewer, now)``, for a view answering from the caller's own data, makes
+        each caller's answer their own, kept while what it gives (that data) is unchanged.
         """
 
         def decorator(view):
@@ -95,6 +97,7 @@ class Blueprint(flask_smorest.Blueprint):
                 304, description="Not modified: the `ETag` sent in `If-None-Match` still holds."
             )(view)
             view.cache_variant = variant
+            view.cache_own = own
             return view
 
         return decorator

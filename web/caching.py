@@ -12,6 +12,11 @@ data it was made from has changed, on any process. An answer also lives at most
 for a caller without premium access, which may hide a pick until its kick-off, lives only until
 the next kick-off of a match with such a pick, so a pick shows as soon as it may.
 
+An answer made of the caller's own data (their quota usage) is the caller's own: keyed by their
+account too, and kept with what it was made from instead of the data version (for the usage,
+the month, the caller's role and plan, and their counters), read again at every request, so it
+is served only while that still holds.
+
 A stored answer of a view with one representation is kept with the view's access rule, so the
 fast path (:mod:`web.fastpath`) can serve it before Flask dispatches the request.
 """
@@ -36,14 +41,24 @@ KEPT = ("Content-Type", "Content-Security-Policy")
 
 
 class Entry(NamedTuple):
-    """A stored answer: the data version and time it holds for, and what to send."""
+    """A stored answer: the version (the data version, or the caller's own) and time it holds
+    for, and what to send."""
 
-    version: int
+    version: object
     expires: object  # an aware datetime: the app clock's
     body: bytes
     etag: str  # quoted, as the header carries it
     headers: tuple
     rule: object = None  # the access rule the fast path applies when it may serve it
+    #: For a caller's own answer, ``own(viewer, now)`` gives the version it holds for (the
+    #: ``version`` it was made at must still equal it); None: the data version.
+    own: object = None
+
+
+def current_version(own, viewer, now):
+    """The version an answer kept with ``own`` (see :class:`Entry`) must have been made at to be
+    served to ``viewer`` now."""
+    return data_version() if own is None else own(viewer, now)
 
 
 #: What the cache's ordered mapping spends on each entry besides its key and value: a slot of
@@ -109,13 +124,15 @@ class AnswerCache:
                 self.size -= evicted
 
 
-def request_key(environ, premium: bool, variant, day) -> tuple:
+def request_key(environ, premium: bool | None, variant, day, caller: str | None = None) -> tuple:
     """The cache key of a request, from its WSGI environ as it came: its path and query string
     before anything parses them, what the caller may see, its representation, what the base of
-    its links is made of (scheme and host: see :func:`web.links.base_url`) and the UTC day.
+    its links is made of (scheme and host: see :func:`web.links.base_url`) and the UTC day; for
+    a caller's own answer, their account id as their token names it (``premium`` None).
 
     The full request path and the fast path (:mod:`web.fastpath`) both key answers with it."""
     return (
+        caller,
         environ.get("PATH_INFO", ""),
         environ.get("QUERY_STRING", ""),
         premium,
@@ -128,19 +145,24 @@ def request_key(environ, premium: bool, variant, day) -> tuple:
     )
 
 
-def cached(view, variant=None, rule=None):
+def cached(view, variant=None, rule=None, own=None):
     """``view`` (returning a response) served through the app's answer cache; ``rule`` is its
     access rule, which the fast path applies itself when it serves an answer stored here (for
-    a view with one representation)."""
+    a view with one representation). With ``own``, each caller's answer is their own, kept with
+    the version ``own(viewer, now)`` gives (see :class:`Entry`)."""
     fast = rule if variant is None else None
 
     @wraps(view)
     def answer(*args, **kwargs):
         now = current_app.extensions["clock"]()
-        premium = has_premium(g.get("viewer"))
+        viewer = g.get("viewer")
+        premium = has_premium(viewer)
         representation = variant() if variant else None
-        key = request_key(request.environ, premium, representation, now.date())
-        version = data_version()  # read before the data: an answer is never older than it
+        if own is None:
+            key = request_key(request.environ, premium, representation, now.date())
+        else:
+            key = request_key(request.environ, None, representation, now.date(), str(viewer.id))
+        version = current_version(own, viewer, now)  # read before the data it versions
         cache = current_app.extensions["answer_cache"]
         entry = cache.get(key)
         if entry is None or entry.version != version or entry.expires <= now:
@@ -155,7 +177,7 @@ def cached(view, variant=None, rule=None):
                 (name, response.headers[name]) for name in KEPT if name in response.headers
             )
             etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-            entry = Entry(version, expires, body, etag, headers, fast)
+            entry = Entry(version, expires, body, etag, headers, fast, own)
             cache.put(key, entry)
         authorized = "Authorization" in request.headers
         headers = answer_headers(entry, variant is not None, authorized, current_app.config)

@@ -3,9 +3,10 @@
 A stored answer (:mod:`web.caching`) of a view with one representation is served from the
 WSGI environ with exactly what the full path would spend on it, in its order of checks: the
 caller (anonymous, or a bearer token this process has verified already, whose account is read
-at every request), the view's access rule, the data version (one indexed row), one rate-limit
-hit, the quota when the rule charges one, and the stored bytes, with the same headers and the
-same access-log line.
+at every request), the view's access rule, the data version (one indexed row; for a caller's
+own answer, their usage, what it was made from: their counters), one rate-limit hit, the quota
+when the rule charges one, and the stored bytes, with the same headers and the same access-log
+line.
 
 Everything else goes down the full path, which answers it as it always does: a method other
 than GET, a request carrying ``Origin`` (CORS answers are flask-cors's), an ``Authorization``
@@ -23,7 +24,6 @@ from peewee import PeeweeException
 from werkzeug.http import remove_entity_headers
 
 from errors import AppError
-from models import data_version
 from services import quotas
 from services.premium import has_premium
 from store.database import db
@@ -83,10 +83,11 @@ class FastPath:
             premium: cache.get(caching.request_key(environ, premium, None, day))
             for premium in ((True, False) if authorization is not None else (False,))
         }
-        if not any(stored.values()):
-            raise Refused
-        user = _caller(_claims(app, authorization))
-        entry = stored[has_premium(user)]
+        if any(stored.values()):
+            user = _caller(_claims(app, authorization))
+            entry = stored[has_premium(user)]
+        else:
+            user, entry = _own_answer(app, environ, authorization, day)
         if entry is None or entry.rule is None or entry.expires <= now:
             raise Refused
         rule = entry.rule
@@ -94,7 +95,7 @@ class FastPath:
             raise Refused  # the full path's 401
         if user is not None:
             rule.authorise(user)  # the full path's 403, raised
-        if data_version() != entry.version:  # read before the answer, as the full path does
+        if caching.current_version(entry.own, user, now) != entry.version:  # as the full path
             raise Refused
         ip = environ.get("REMOTE_ADDR")
         rate_headers = _count(app, environ, rule, user, ip)
@@ -115,6 +116,22 @@ class FastPath:
         code = int(status[:3])
         hooks.log_access("GET", path, code, started, ip, user.id if user else "-", request_id)
         return status, headers, body
+
+
+def _own_answer(app, environ, authorization, day):
+    """``(user, entry)``: the caller and their own stored answer to this request (their usage),
+    looked up under the account their token names; Refused when there is none."""
+    claims = _claims(app, authorization)
+    subject = claims and claims.get("sub")
+    entry = subject and app.extensions["answer_cache"].get(
+        caching.request_key(environ, None, None, day, str(subject))
+    )
+    if not entry:
+        raise Refused
+    user = _caller(claims)
+    if str(user.id) != str(subject):
+        raise Refused  # not the account the answer was stored under
+    return user, entry
 
 
 def _claims(app, authorization) -> dict | None:

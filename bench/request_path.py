@@ -528,7 +528,7 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
             f"bare Flask route GET /: {baseline.rate:,.0f} req/s, p50 {baseline.p50_ms:.1f} ms, "
             f"p99 {baseline.p99_ms:.1f} ms, non-2xx {baseline.bad}, errors {baseline.errors}"
         )
-        targets = [t for t in TARGETS if not args.only or any(o in t.label for o in args.only)]
+        targets = args.targets
         width = max(len(target.label) for target in targets)
         print(
             f"{'target':<{width}}  {'bytes':>6}  {'req/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}  "
@@ -625,7 +625,12 @@ def main():
     args = parser.parse_args()
     if min(args.duration, args.connections, args.threads, args.workers) < 1 or args.warmup < 0:
         parser.error("duration, connections, threads and workers must be positive")
-    if args.only and not any(o in t.label for t in TARGETS for o in args.only):
+    args.targets = [
+        target
+        for target in TARGETS
+        if not args.only or any(text in target.label for text in args.only)
+    ]
+    if not args.targets:
         parser.error(f"--only: no target's label has any of {args.only}")
     signal.signal(signal.SIGTERM, stop_on_sigterm)
 

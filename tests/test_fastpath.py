@@ -5,12 +5,15 @@ the full path answers (status, body, headers and access-log line alike) and what
 import logging
 
 import pytest
+from flask.views import MethodView
 from werkzeug.test import EnvironBuilder
 
 from models import Match, UsageCounter, User, bump_data_version
+from services import quotas
 from store.database import db
 from tests import asserts, factories, world
-from web import fastpath, ratelimits
+from web import access, fastpath, ratelimits
+from web.blueprint import Blueprint
 from web.extensions import limiter
 from web.fastpath import FastPath
 
@@ -193,6 +196,7 @@ def test_a_callers_usage_is_their_own_and_served_while_their_counters_hold(app, 
         other = factories.bearer(factories.token(factories.user("pro2@example.com", plan="pro")))
     first = client.get(usage, headers=pro)
     assert first.status_code == 200 and served_fast(app, usage, pro)
+    assert client.get("/api/picks/today", headers=other).status_code == 200  # token verified
     assert not served_fast(app, usage, other)  # the same plan, but not the same caller
     client.get(DATA_PATHS[0], headers=other)  # another caller's count changes nothing of theirs
     assert client.get(usage, headers=other).get_json()["requests"]["used"] == 1
@@ -209,6 +213,16 @@ def test_a_callers_usage_is_their_own_and_served_while_their_counters_hold(app, 
         User.update(plan="free").where(User.id == people["pro"][0].id).execute()
     assert not served_fast(app, usage, pro)
     asserts.problem(client.get(usage, headers=pro), 403, "subscription-required")
+    # What the answer shows of the account (its plan; its role's limits) is part of it too.
+    admin, admin_id = people["admin"][1], people["admin"][0].id
+    assert client.get(usage, headers=admin).get_json()["requests"]["limit"] is None
+    for change, shown in (({"plan": "pro"}, "plan"), ({"role": "user"}, "requests")):
+        before = client.get(usage, headers=admin).get_json()
+        assert served_fast(app, usage, admin)
+        with app.app_context():
+            User.update(**change).where(User.id == admin_id).execute()
+        assert not served_fast(app, usage, admin)
+        assert client.get(usage, headers=admin).get_json()[shown] != before[shown]
 
 
 def test_an_answer_for_premium_readers_is_never_served_anonymously(app, people):
@@ -251,3 +265,17 @@ def test_a_failure_in_the_fast_path_is_logged_and_the_full_path_answers(app, mon
     assert status == "200 OK" and dict(headers)["X-RateLimit-Remaining"] == "998"
     (record,) = [record for record in caplog.records if record.name == "picks.fastpath"]
     assert record.exc_info and "broken on purpose" in str(record.exc_info[1])
+
+
+@pytest.mark.parametrize("rule", [access.PUBLIC, access.LOGIN])
+def test_an_own_answer_without_a_required_token_is_refused_when_the_view_is_declared(rule):
+    blp = Blueprint("own_probe", __name__, url_prefix="/own-probe")
+
+    class Own(MethodView):
+        @blp.access(rule)
+        @blp.cached(own=quotas.usage_version)
+        def get(self):
+            return {}
+
+    with pytest.raises(TypeError, match="needs a token"):
+        blp.route("")(Own)

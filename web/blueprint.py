@@ -50,6 +50,8 @@ class Blueprint(flask_smorest.Blueprint):
                 runtime, rule = handler, getattr(handler, "access_rule", None)
                 if getattr(handler, "cache_variant", False) is not False:
                     own = getattr(handler, "cache_own", None)
+                    if own is not None and (rule is None or rule.token != "required"):
+                        raise TypeError(f"{view.__name__}.{name}: an own answer needs a token")
                     runtime = caching.cached(runtime, handler.cache_variant, rule, own)
                 if rule is not None:
                     runtime = guard(rule, runtime)

@@ -29,6 +29,7 @@ from models import (
     LedgerSeal,
     Match,
     Pick,
+    bump_data_version,
     node_address,
 )
 from services import premium, timestamps
@@ -261,6 +262,7 @@ def checkpoint(now: datetime, settings) -> dict | None:
         timestamp_token=token,
         timestamp_error=error,
     )
+    bump_data_version()  # the track record shows the latest checkpoint
     return _checkpoint(row)
 
 

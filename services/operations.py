@@ -15,7 +15,7 @@ from peewee import IntegrityError
 
 from clock import utcnow
 from errors import OperationFailed, OperationNotFinished
-from models import Operation
+from models import Operation, bump_data_version
 from schemas.common import dump_known
 from schemas.ops import PARAMS_SCHEMAS, RESULT_SCHEMAS
 from services import calibration, events, predictions, settlement
@@ -24,6 +24,10 @@ from store.database import db, writing
 log = logging.getLogger("picks.operations")
 
 UNFINISHED = ("queued", "running")
+
+#: Operations whose result a public answer shows (the track record's calibration): one that
+#: succeeds changes the data version, so no stored answer outlives it.
+SHOWN_RESULTS = frozenset({"calibration-run"})
 
 
 def run(kind: str, params: dict, work, created_by=None, now=None) -> Operation:
@@ -63,6 +67,8 @@ def execute(operation: Operation, work, now=None) -> Operation:
     )
     with writing():
         operation.save()
+        if operation.status == "succeeded" and kind in SHOWN_RESULTS:
+            bump_data_version()
         events.emit(
             "operation.completed",
             [completed(operation)],

@@ -15,6 +15,7 @@ BUDGET = 256 * 1024
 def _entry(index: int) -> tuple:
     """A small answer's key and entry, as ``web.caching.cached`` builds them (new objects)."""
     key = (
+        None,
         "/api/explorer/slate",
         f"date=2026-03-07&page={index}",
         False,

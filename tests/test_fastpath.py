@@ -9,7 +9,7 @@ from flask.views import MethodView
 from werkzeug.test import EnvironBuilder
 
 from models import Match, UsageCounter, User, bump_data_version
-from services import quotas
+from services import operations, quotas
 from store.database import db
 from tests import asserts, factories, world
 from web import access, fastpath, ratelimits
@@ -223,6 +223,17 @@ def test_a_callers_usage_is_their_own_and_served_while_their_counters_hold(app, 
             User.update(**change).where(User.id == admin_id).execute()
         assert not served_fast(app, usage, admin)
         assert client.get(usage, headers=admin).get_json()[shown] != before[shown]
+
+
+def test_a_calibration_run_makes_the_track_record_again(app):
+    """The track record page shows the latest calibration run: its success changes the data
+    version, so the page stored before it is made again."""
+    path = "/track-record"
+    assert call(app, path)[0] == "200 OK" and served_fast(app, path)
+    with app.app_context():
+        assert operations.calibrate(30, app.config, now=world.T0)["status"] == "succeeded"
+    assert not served_fast(app, path)
+    assert call(app, path)[0] == "200 OK" and served_fast(app, path)
 
 
 def test_an_answer_for_premium_readers_is_never_served_anonymously(app, people):

@@ -23,6 +23,7 @@ from models import (
     LedgerSeal,
     Pick,
     bump_data_version,
+    data_version,
 )
 from services import ledger, settlement
 from store.database import db, is_sqlite
@@ -179,6 +180,18 @@ def test_backfilled_picks_never_enter_the_ledger(ctx):
     assert ledger.publish_new([match.id], T0, "test-1") == 0
     settlement.run(7, factories.settings(), now=T0)
     assert LedgerEntry.select().count() == 0 and ledger.checkpoint(T0, factories.settings()) is None
+
+
+def test_a_new_checkpoint_changes_the_data_version(ctx):
+    """The track record shows the latest checkpoint: no stored answer may outlive it."""
+    match = fixture("Alpha", "Beta", T0 + timedelta(days=1))
+    live_pick(match, "1x2", "home", 3.1, "A", T0)
+    ledger.publish_new([match.id], T0, "test-1")
+    before = data_version()
+    assert ledger.checkpoint(T0, factories.settings()) is not None
+    after = data_version()
+    assert after != before
+    assert ledger.checkpoint(T0, factories.settings()) is None and data_version() == after
 
 
 def test_a_pick_whose_match_kicked_off_cannot_be_published(ctx):

@@ -4,13 +4,14 @@ changes, with a strong ETag, 304s and ``Cache-Control``.
 An answer is keyed by the request as it came (path and query string, before anything parses
 them), what the caller may see (premium or not), its representation, the scheme and host its
 links are made from and the UTC day (an argument left out may default to today), and it is kept
-with the **data version** it was made at: a counter that every import, backfill, settlement and
-refresh bumps in its own transaction. Each request reads the version from the database (one
-indexed row) before looking in its own process's cache, so an answer is never served after the
-data it was made from has changed, on any process. An answer also lives at most
-``PUBLIC_MAX_AGE`` seconds, so what turns with the clock alone is never older than that; and one
-for a caller without premium access, which may hide a pick until its kick-off, lives only until
-the next kick-off of a match with such a pick, so a pick shows as soon as it may.
+with the **data version** it was made at: a counter that every import, backfill, settlement,
+refresh, ledger checkpoint and calibration run bumps in its own transaction. Each request reads
+the version from the database (one indexed row) before looking in its own process's cache, so
+an answer is never served after the data it was made from has changed, on any process. An
+answer also lives at most ``PUBLIC_MAX_AGE`` seconds, so what turns with the clock alone is never
+older than that; and one for a caller without premium access, which may hide a pick until its
+kick-off, lives only until the next kick-off of a match with such a pick, so a pick shows as soon
+as it may.
 
 An answer made of the caller's own data (their quota usage) is the caller's own: keyed by their
 account too, and kept with what it was made from instead of the data version (for the usage,

@@ -151,8 +151,11 @@ def test_the_pages_are_cached_answers_with_etags(client, slugs):
 
 def test_the_landing_page_counts_against_the_public_limit(make_app):
     client = make_app(CLOCK=lambda: world.T0, RATELIMIT_PUBLIC="2 per minute").test_client()
-    statuses = [client.get("/", headers=HTML).status_code for _ in range(3)]
-    assert statuses == [200, 200, 429]
+    answers = [client.get("/", headers=HTML) for _ in range(3)]
+    assert [answer.status_code for answer in answers] == [200, 200, 429]
+    assert answers[2].mimetype == "text/html"  # a browser refused gets a page, not JSON
+    assert "Rate limited" in answers[2].get_data(as_text=True)
+    assert int(answers[2].headers["Retry-After"]) >= 1
     assert client.get("/").status_code == 200  # the JSON index stays outside every limit
 
 

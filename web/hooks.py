@@ -80,7 +80,7 @@ WITHOUT_DATABASE = frozenset(
 
 def _reads_database(endpoint) -> bool:
     """Whether the endpoint may read the database (None: no route, a 404 or 405)."""
-    if endpoint == "meta.Index":
+    if endpoint in html.PAGE_ENDPOINTS:
         return html.wants_html()  # the landing page reads the matches; the JSON index nothing
     return bool(endpoint) and endpoint not in WITHOUT_DATABASE and not endpoint.startswith("docs.")
 

@@ -50,6 +50,11 @@ DOCS_POLICY = (
 )
 
 
+#: Endpoints outside a blueprint of pages that still answer a browser with a page: the landing
+#: page at ``/`` (a JSON index for every other client).
+PAGE_ENDPOINTS = frozenset({"meta.Index"})
+
+
 def wants_html() -> bool:
     """Whether the client prefers HTML to JSON (a browser does); JSON when it does not say."""
     best = request.accept_mimetypes.best_match(["application/json", "text/html"])

@@ -170,8 +170,13 @@ def problem(status, name, detail, *, errors=None, headers=None):
     """
     title = PROBLEMS[name][1] if name else HTTPStatus(status).phrase
     blueprint = current_app.blueprints.get(request.blueprint)
-    # A browser gets a page on the HTML pages, and on a path that is no page at all (a 404).
-    pages = getattr(blueprint, "html_pages", False) or request.blueprint is None
+    # A browser gets a page on the HTML pages (the landing page too), and on a path that is no
+    # page at all (a 404).
+    pages = (
+        getattr(blueprint, "html_pages", False)
+        or request.blueprint is None
+        or request.endpoint in html.PAGE_ENDPOINTS
+    )
     if pages and html.wants_html():
         response = html.render(
             "error.html",

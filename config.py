@@ -51,6 +51,8 @@ DEFAULTS: dict[str, object] = {
     "QUOTA_WARNING_RATIO": 0.8,
     "SETTLEMENT_MAX_AGE_HOURS": 26,
     "CALIBRATION_MAX_AGE_HOURS": 24 * 8,
+    # The worker runs the schedule every minute: three missed minutes and health says so.
+    "WORKER_MAX_SILENCE_SECONDS": 180,
     # The pick and rating rule (engine.picks), chosen on 2017/18-2018/19 and confirmed on each
     # league's third season on by bench/ratings.py: see the README.
     "PICK_MIN_EDGE": 0.02,

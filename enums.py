@@ -51,7 +51,7 @@ DELIVERY_STATUSES = ("pending", "succeeded", "failed")
 #: The ledger's entries: a live pick published before kick-off, then settled or voided.
 LEDGER_KINDS = ("pick.published", "pick.settled", "pick.voided")
 HEALTH_STATES = ("ok", "degraded", "down")
-HEALTH_SERVICES = ("database", "rate-limit-storage", "settlement", "calibration")
+HEALTH_SERVICES = ("database", "rate-limit-storage", "settlement", "calibration", "worker")
 USAGE_STATES = ("ok", "warning", "exceeded")
 
 #: The goal models: which one made a goal-model forecast (market-implied ratings, else

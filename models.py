@@ -479,6 +479,13 @@ class DataVersion(BaseModel):
     value = BigIntegerField(default=0)
 
 
+class WorkerBeat(BaseModel):
+    """When a worker last ran the schedule (one row, id 1: the latest beat of any worker), so
+    the health report can tell a worker that stopped from one with nothing to do."""
+
+    beat_at = UTCDateTimeField()
+
+
 def data_version() -> int:
     """The current data version (0 before anything was stored).
 

@@ -34,7 +34,7 @@ class ServiceHealth(MethodView):
     @blp.response(200, HealthSchema)
     @blp.doc(operationId="getServiceHealth")
     def get(self):
-        """Database, rate-limit storage and result freshness, with latencies"""
+        """Database, rate-limit storage, result freshness and the worker, with latencies"""
         return health.report(
             settings(), ratelimits.storage_health, time.monotonic() - started_at(), now()
         )

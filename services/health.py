@@ -1,4 +1,5 @@
-"""Health of what the service depends on: database, rate-limit storage, and fresh results."""
+"""Health of what the service depends on: database, rate-limit storage, fresh results, and a
+worker running the schedule."""
 
 import threading
 import time
@@ -8,7 +9,7 @@ from importlib.metadata import version
 from peewee import SQL, DatabaseError, InterfaceError
 
 from clock import utcnow
-from models import Operation
+from models import Operation, WorkerBeat
 from store.database import db, open_database
 
 #: The operation kinds whose recency the health report watches → their maximum-age setting.
@@ -47,6 +48,16 @@ def _freshness(kind, setting, settings, now):
     return word, f"last succeeded {int(age.total_seconds() // 60)} minutes ago (limit {hours} h)"
 
 
+def _worker(settings, now):
+    beat = WorkerBeat.get_or_none(WorkerBeat.id == 1)
+    if beat is None:
+        return "degraded", "no worker has run the schedule yet"
+    age = max(0, int((now - beat.beat_at).total_seconds()))
+    limit = settings["WORKER_MAX_SILENCE_SECONDS"]
+    word = "ok" if age <= limit else "degraded"
+    return word, f"a worker last ran the schedule {age} s ago (limit {limit} s)"
+
+
 def report(settings, rate_limit_storage, uptime_seconds: float, now=None) -> dict:
     """Each dependency's status and latency, and the overall status: ok, degraded or down.
 
@@ -60,11 +71,12 @@ def report(settings, rate_limit_storage, uptime_seconds: float, now=None) -> dic
         (name, lambda kind=kind, setting=setting: _freshness(kind, setting, settings, now))
         for kind, (name, setting) in FRESHNESS.items()
     ]
+    checks.append(("worker", lambda: _worker(settings, now)))
     for name, check in checks:
         status, detail, latency = _timed(check)
         services.append({"name": name, "status": status, "latency_ms": latency, "detail": detail})
         if name == "database" and status == "down":
-            break  # the freshness checks need the database
+            break  # the freshness and worker checks need the database
     statuses = {service["name"]: service["status"] for service in services}
     if statuses["database"] == "down":
         overall = "down"

@@ -28,7 +28,7 @@ from datetime import timedelta
 
 from huey import crontab
 
-from models import Operation
+from models import Operation, WorkerBeat
 from schemas.ops import PARAMS_SCHEMAS
 from services import calibration, ledger, operations, settlement
 
@@ -119,9 +119,10 @@ def _last_scheduled(kind):
 
 
 def tick(settings, now, running: Callable[[str], bool]) -> list[tuple[int, str]]:
-    """Record the runs due by ``now`` and find those a dead worker left; returns the
-    ``(operation id, kind)`` of each run the worker should start. ``running(kind)`` says
-    whether some worker holds that kind's lock."""
+    """Record the worker's beat, the runs due by ``now`` and find those a dead worker left;
+    returns the ``(operation id, kind)`` of each run the worker should start. ``running(kind)``
+    says whether some worker holds that kind's lock."""
+    beat(now)
     start = []
     for job in JOBS:
         due = latest(cron(settings[job.setting]), now, _last_scheduled(job.kind))
@@ -138,6 +139,13 @@ def tick(settings, now, running: Callable[[str], bool]) -> list[tuple[int, str]]
         if operation.status == "running" or now - operation.created_at > QUEUED_GRACE:
             start.append((operation.id, operation.kind))
     return start
+
+
+def beat(now) -> None:
+    """Record that a worker runs the schedule at ``now`` (the health report reads it)."""
+    WorkerBeat.insert(id=1, beat_at=now).on_conflict(
+        conflict_target=[WorkerBeat.id], update={WorkerBeat.beat_at: now}
+    ).execute()
 
 
 def execute(operation_id: int, settings, now) -> dict | None:

@@ -24,6 +24,7 @@ from models import (
     UsageCounter,
     User,
     WebhookEndpoint,
+    WorkerBeat,
 )
 from store import migrate
 from store.database import create_database_file, db, is_sqlite
@@ -46,6 +47,7 @@ TABLES = [
     Event,
     Delivery,
     *LEDGER_TABLES,
+    WorkerBeat,
 ]
 
 

@@ -5,8 +5,9 @@ from datetime import UTC, datetime, timedelta
 
 from clock import utcnow
 from models import Operation
-from services import health
+from services import health, schedule
 from services.health import Readiness
+from tests import factories
 
 HEALTH = "/api/v1/ops/health/services"
 
@@ -20,23 +21,49 @@ def test_reports_every_dependency_with_latency(client, people):
     assert response.status_code == 200
     body = response.get_json()
     services = _services(body)
-    assert list(services) == ["database", "rate-limit-storage", "settlement", "calibration"]
+    assert list(services) == [
+        "database",
+        "rate-limit-storage",
+        "settlement",
+        "calibration",
+        "worker",
+    ]
     assert services["database"]["status"] == "ok"
     assert services["rate-limit-storage"]["status"] == "ok"
     assert all(service["latencyMs"] >= 0 for service in body["services"])
     assert body["version"] == "0.1.0" and body["uptimeSeconds"] >= 0
 
 
-def test_degraded_until_settlement_and_calibration_have_run(app, client, people):
+def test_degraded_until_settlement_and_calibration_have_run_and_a_worker_beats(app, client, people):
     headers = people["admin"][1]
     body = client.get(HEALTH, headers=headers).get_json()
     assert body["status"] == "degraded"
     assert _services(body)["settlement"]["detail"] == "no settlement-run has succeeded yet"
+    assert _services(body)["worker"]["detail"] == "no worker has run the schedule yet"
     with app.app_context():
         for kind in ("settlement-run", "calibration-run"):
             Operation.create(kind=kind, status="succeeded", params={}, finished_at=utcnow())
+    assert client.get(HEALTH, headers=headers).get_json()["status"] == "degraded"
+    with app.app_context():
+        schedule.beat(utcnow())
     body = client.get(HEALTH, headers=headers).get_json()
     assert body["status"] == "ok", body
+
+
+def test_a_worker_silent_for_longer_than_its_limit_degrades_the_service(make_app, people):
+    now = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+    app = make_app(CLOCK=lambda: now, WORKER_MAX_SILENCE_SECONDS=180)
+    client = app.test_client()
+    with app.app_context():
+        headers = factories.bearer(factories.token(factories.user("a@example.com", role="admin")))
+        for kind in ("settlement-run", "calibration-run"):
+            Operation.create(kind=kind, status="succeeded", params={}, finished_at=now)
+    for silent, status in ((180, "ok"), (181, "degraded")):
+        with app.app_context():
+            schedule.beat(now - timedelta(seconds=silent))  # a later beat replaces it
+        worker = _services(client.get(HEALTH, headers=headers).get_json())["worker"]
+        assert worker["status"] == status
+        assert worker["detail"] == f"a worker last ran the schedule {silent} s ago (limit 180 s)"
 
 
 def test_a_stale_settlement_degrades_the_service(app, client, people):

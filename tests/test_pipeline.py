@@ -8,6 +8,7 @@ import pytest
 from engine import picks as engine_picks
 from engine.markets import MARKETS
 from models import League, Match, MatchIntelligence, Operation, Pick, Prediction
+from services import schedule
 from tests import factories
 
 pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module
@@ -107,6 +108,7 @@ def test_operations_are_recorded_and_health_is_ok(world):
     one_x_two = calibration["markets"]["1x2"]
     assert one_x_two["count"] > 2000 and one_x_two["rps"] < one_x_two["reference"]["rps"] * 1.1
     admin = factories.user("admin@example.com", role="admin")
+    schedule.beat(world.extensions["clock"]())  # as a worker running the schedule does
     health = world.test_client().get(
         "/api/v1/ops/health/services", headers=factories.bearer(factories.token(admin))
     )

@@ -187,6 +187,8 @@ def check_worker(settings, production: bool) -> None:
     for name in ("WORKER_THREADS", "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_CONCURRENCY"):
         if settings[name] < 1:
             raise RuntimeError(f"{name} must be at least 1")
+    if settings["WORKER_MAX_SILENCE_SECONDS"] < 60:  # the schedule runs once a minute
+        raise RuntimeError("WORKER_MAX_SILENCE_SECONDS must be at least 60")
 
 
 def check_exports(settings) -> None:

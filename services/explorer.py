@@ -116,9 +116,10 @@ def _history(market) -> _History:
 
 class ComparableIndex:
     """Each market's finished history held as arrays by one process, read again only when the
-    data version moves (every import, backfill, settlement and refresh bumps it): a comparable
-    question then costs a few array masks and one nearest-neighbour pass, not a read and
-    decoding of the whole history (0.2-0.3 s on the shared set), whatever its ``limit``."""
+    data version moves (every import, backfill, settlement, refresh, checkpoint and calibration
+    run bumps it): a comparable question then costs a few array masks and one nearest-neighbour
+    pass, not a read and decoding of the whole history (0.2-0.3 s on the shared set), whatever
+    its ``limit``."""
 
     def __init__(self):
         self._lock = threading.Lock()

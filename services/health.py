@@ -52,8 +52,11 @@ def _worker(settings, now):
     beat = WorkerBeat.get_or_none(WorkerBeat.id == 1)
     if beat is None:
         return "degraded", "no worker has run the schedule yet"
-    age = max(0, int((now - beat.beat_at).total_seconds()))
+    age = int((now - beat.beat_at).total_seconds())
     limit = settings["WORKER_MAX_SILENCE_SECONDS"]
+    if age < -limit:  # a worker's clock ahead of ours could keep a dead worker "ok"
+        return "degraded", f"a worker's last beat is dated {-age} s ahead of this clock"
+    age = max(0, age)
     word = "ok" if age <= limit else "degraded"
     return word, f"a worker last ran the schedule {age} s ago (limit {limit} s)"
 

@@ -22,15 +22,19 @@ appended since the latest checkpoint: its ``wanted`` lets an instant pass withou
 ``config.py``), its parameters, its work, and, if some instants have nothing to do, ``wanted``.
 """
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
 from huey import crontab
+from peewee import DatabaseError
 
 from models import Operation, WorkerBeat
 from schemas.ops import PARAMS_SCHEMAS
 from services import calibration, ledger, operations, settlement
+
+log = logging.getLogger("picks.schedule")
 
 UNFINISHED = ("queued", "running")
 
@@ -119,10 +123,9 @@ def _last_scheduled(kind):
 
 
 def tick(settings, now, running: Callable[[str], bool]) -> list[tuple[int, str]]:
-    """Record the worker's beat, the runs due by ``now`` and find those a dead worker left;
+    """Record the runs due by ``now``, find those a dead worker left, then the worker's beat;
     returns the ``(operation id, kind)`` of each run the worker should start. ``running(kind)``
     says whether some worker holds that kind's lock."""
-    beat(now)
     start = []
     for job in JOBS:
         due = latest(cron(settings[job.setting]), now, _last_scheduled(job.kind))
@@ -138,6 +141,10 @@ def tick(settings, now, running: Callable[[str], bool]) -> list[tuple[int, str]]
             continue
         if operation.status == "running" or now - operation.created_at > QUEUED_GRACE:
             start.append((operation.id, operation.kind))
+    try:  # last: a tick that failed before it is not a worker at work
+        beat(now)
+    except DatabaseError as error:  # the runs found are still started; the next tick beats
+        log.warning("the worker's beat was not recorded: %s", error)
     return start
 
 

@@ -101,6 +101,12 @@ def test_the_margin_method_is_one_the_engine_knows(tmp_path):
         config_from_env({"MARGIN_METHOD": "Shin's"}, tmp_path)
 
 
+@pytest.mark.parametrize("seconds", ["59", "0", "-1"])
+def test_the_worker_may_not_be_called_silent_within_a_minute(tmp_path, seconds):
+    with pytest.raises(RuntimeError, match="WORKER_MAX_SILENCE_SECONDS must be at least 60"):
+        config_from_env({"WORKER_MAX_SILENCE_SECONDS": seconds}, tmp_path)
+
+
 def test_production_with_a_capital_p_still_needs_the_secret(tmp_path):
     with pytest.raises(RuntimeError, match="JWT_SECRET_KEY must be set"):
         config_from_env({"APP_ENV": "Production"}, tmp_path)

@@ -111,6 +111,7 @@ def test_the_schedule_is_the_specs():
         "WORKER_THREADS": 1,
         "WEBHOOK_MAX_ENDPOINTS": 5,
         "WEBHOOK_CONCURRENCY": 1,
+        "WORKER_MAX_SILENCE_SECONDS": 180,
     }
     check_worker(settings, production=False)
     hours = 3600

@@ -58,12 +58,17 @@ def test_a_worker_silent_for_longer_than_its_limit_degrades_the_service(make_app
         headers = factories.bearer(factories.token(factories.user("a@example.com", role="admin")))
         for kind in ("settlement-run", "calibration-run"):
             Operation.create(kind=kind, status="succeeded", params={}, finished_at=now)
-    for silent, status in ((180, "ok"), (181, "degraded")):
+    ran = "a worker last ran the schedule {} s ago (limit 180 s)"
+    for silent, status, detail in (
+        (180, "ok", ran.format(180)),
+        (181, "degraded", ran.format(181)),
+        (-180, "ok", ran.format(0)),  # a worker's clock a little ahead
+        (-181, "degraded", "a worker's last beat is dated 181 s ahead of this clock"),
+    ):
         with app.app_context():
             schedule.beat(now - timedelta(seconds=silent))  # a later beat replaces it
         worker = _services(client.get(HEALTH, headers=headers).get_json())["worker"]
-        assert worker["status"] == status
-        assert worker["detail"] == f"a worker last ran the schedule {silent} s ago (limit 180 s)"
+        assert (worker["status"], worker["detail"]) == (status, detail)
 
 
 def test_a_stale_settlement_degrades_the_service(app, client, people):

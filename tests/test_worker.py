@@ -10,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from huey import SqliteHuey
+from peewee import OperationalError
 
-from models import Delivery, LedgerCheckpoint, Operation, Pick
+from models import Delivery, LedgerCheckpoint, Operation, Pick, WorkerBeat
 from services import ledger, schedule
 from store.database import db
 from tests import factories
@@ -204,6 +205,27 @@ def test_a_checkpoint_already_signed_is_the_result_of_a_late_run(app, worker, cl
         finished = Operation.get_by_id(run.id)
         assert finished.status == "succeeded" and finished.result["size"] == 1
         assert LedgerCheckpoint.select().count() == 1
+
+
+def test_a_tick_records_the_beat_last_and_a_failed_beat_keeps_its_runs(
+    app, clock, monkeypatch, caplog
+):
+    def idle(_kind):
+        return False  # no kind's lock is held
+
+    with app.app_context():
+        first = {operation for operation, _ in schedule.tick(app.config, clock.now, idle)}
+        assert first and WorkerBeat.get_by_id(1).beat_at == clock.now
+
+        def locked(_now):
+            raise OperationalError("database is locked")
+
+        monkeypatch.setattr(schedule, "beat", locked)
+        clock.now += timedelta(hours=1)
+        due = schedule.tick(app.config, clock.now, idle)
+        new = [kind for operation, kind in due if operation not in first]
+        assert new == ["settlement-run"]  # the hour's run, found and still started
+        assert "the worker's beat was not recorded: database is locked" in caplog.text
 
 
 def test_the_schedule_is_configuration(make_app):

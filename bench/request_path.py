@@ -528,15 +528,14 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
             f"bare Flask route GET /: {baseline.rate:,.0f} req/s, p50 {baseline.p50_ms:.1f} ms, "
             f"p99 {baseline.p99_ms:.1f} ms, non-2xx {baseline.bad}, errors {baseline.errors}"
         )
-        targets = args.targets
-        width = max(len(target.label) for target in targets)
+        width = max(len(target.label) for target in args.targets)
         print(
             f"{'target':<{width}}  {'bytes':>6}  {'req/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}  "
             f"{'bare':>7}  {'ratio':>6}  {'sized':>7}  {'ratio':>6}  {'non-2xx':>8}  "
             f"{'goal':<28}  met"
         )
         notes = []
-        for target in targets:
+        for target in args.targets:
             path = target.path.format(match_id=match_id)
             headers = headers_for(target, tokens)
             status, body = request(service_base, "GET", path, token=tokens.get(target.token))

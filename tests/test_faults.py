@@ -20,10 +20,13 @@ from pathlib import Path
 
 import pytest
 import redis
+from limits import parse
+from limits.strategies import SlidingWindowCounterRateLimiter
 
 from tests import asserts, factories
 from tests.servers import call, free_port, gunicorn
 from web import ratelimits
+from web.extensions import limiter
 
 pytestmark = pytest.mark.slow
 
@@ -234,7 +237,8 @@ def test_redis_stopped_or_paused_limits_fall_back_and_recover(make_app, own_redi
     app = make_app(RATELIMIT_STORAGE_URI=own_redis.url, RATELIMIT_STORAGE_TIMEOUT=0.5)
     client = app.test_client()
     with app.app_context():
-        admin = factories.people()["admin"][1]
+        account, admin = factories.people()["admin"]
+    key = f"user:{account.id}"
 
     def health():
         body = client.get("/api/v1/ops/health/services", headers=admin).get_json()
@@ -252,6 +256,20 @@ def test_redis_stopped_or_paused_limits_fall_back_and_recover(make_app, own_redi
         assert health() == ("degraded", health()[1]) and health()[1]["rate-limit-storage"] == "down"
     finally:
         own_redis.resume()
+
+    # Answering again, it counts once more at the fallback's next check, and the reply it owed
+    # the timed-out request is never read as a later hit's: each answer says what the counter
+    # holds after its own hit.
+    assert _until(lambda: health()[1]["rate-limit-storage"] == "ok", 5)
+    time.sleep(0.6)  # the fallback's next check is due
+    remaining = [
+        int(client.get("/api/admin/users", headers=admin).headers["X-RateLimit-Remaining"])
+        for _ in range(2)
+    ]
+    stock = SlidingWindowCounterRateLimiter(limiter.storage)
+    window = stock.get_window_stats(parse(app.config["RATELIMIT_AUTH"]), "picks", key, "auth")
+    assert remaining[0] - 1 == remaining[1] == window.remaining
+    assert app.extensions["rate_fallback"].dead_until is None
 
     own_redis.stop()
     started = time.monotonic()

@@ -146,9 +146,55 @@ def test_a_limited_request_costs_one_redis_round_trip(make_app, monkeypatch):
     assert response.status_code == 200
     assert len(sent) == 1, sent
     # The headers agree with a fresh read of the same counters by the stock strategy.
+    remaining = _remaining("50 per minute", *COUNTER)
+    assert remaining == int(response.headers["X-RateLimit-Remaining"]) == 48
+
+
+#: The counter public reads from the test client add to.
+COUNTER = ("ip:127.0.0.1", "public-read")
+
+
+def _remaining(limit, key, policy) -> int:
+    """What the stock strategy reads of a counter in the configured storage."""
     stock = SlidingWindowCounterRateLimiter(limiter.storage)
-    window = stock.get_window_stats(parse("50 per minute"), "picks", "ip:127.0.0.1", "public-read")
-    assert window.remaining == int(response.headers["X-RateLimit-Remaining"]) == 48
+    return stock.get_window_stats(parse(limit), "picks", key, policy).remaining
+
+
+@pytest.mark.skipif(not REDIS.startswith("redis"), reason="needs RATELIMIT_STORAGE_URI=redis://")
+def test_a_serving_thread_keeps_its_redis_connection(make_app, monkeypatch):
+    """Each hit goes out on the thread's own connection, taken from the pool once: no check-out,
+    stray-data poll and check-in around every request."""
+    app = make_app(RATELIMIT_PUBLIC="50 per minute")
+    client = app.test_client()
+    client.get("/api/picks/today?date=2026-01-01")
+    checkouts = []
+    original = redis.ConnectionPool.get_connection
+
+    def counting(pool, *args, **kwargs):
+        checkouts.append(pool)
+        return original(pool, *args, **kwargs)
+
+    monkeypatch.setattr(redis.ConnectionPool, "get_connection", counting)
+    answers = [client.get("/api/picks/today?date=2026-01-01") for _ in range(3)]
+    monkeypatch.undo()
+    assert checkouts == []
+    remaining = [int(answer.headers["X-RateLimit-Remaining"]) for answer in answers]
+    assert remaining == [48, 47, 46] and _remaining("50 per minute", *COUNTER) == 46
+
+
+@pytest.mark.skipif(not REDIS.startswith("redis"), reason="needs RATELIMIT_STORAGE_URI=redis://")
+def test_a_server_that_forgot_the_script_is_taught_it_again(make_app):
+    """A restarted server (or SCRIPT FLUSH) no longer knows the script: the hit loads it and
+    is counted in Redis, not in the per-process fallback."""
+    app = make_app(RATELIMIT_PUBLIC="50 per minute")
+    client = app.test_client()
+    assert client.get("/api/picks/today?date=2026-01-01").headers["X-RateLimit-Remaining"] == "49"
+    limiter.storage.get_connection().script_flush()
+    response = client.get("/api/picks/today?date=2026-01-01")
+    assert response.status_code == 200
+    assert app.extensions["rate_fallback"].dead_until is None
+    assert int(response.headers["X-RateLimit-Remaining"]) == 48
+    assert _remaining("50 per minute", *COUNTER) == 48
 
 
 @pytest.mark.parametrize("path", [LOGIN, REGISTER])

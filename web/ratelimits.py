@@ -4,7 +4,8 @@ flask-limiter owns the configuration, the storage (memory or Redis) and the stra
 module spends them on each request directly. flask-limiter's own per-request machinery (limit
 resolution, exemption scopes, context objects) cost more than the rest of a cached answer, for
 features the service does not use, so its hooks are taken out (see :func:`init_app`). On
-Redis, the sliding-window counter learns the window's counts in the hit's own round trip.
+Redis, the sliding-window counter learns the window's counts in the hit's own round trip, sent
+on the serving thread's own connection.
 
 When the storage stops answering, limits fall back to per-process memory until it answers
 again (checked at most every ``RECHECK_SECONDS``), and the health report says so. A storage
@@ -14,6 +15,8 @@ that answers slowly counts as one that does not answer: every call on Redis give
 
 import logging
 import math
+import os
+import threading
 import time
 from dataclasses import dataclass
 
@@ -24,7 +27,8 @@ from limits.errors import StorageError
 from limits.storage import MemoryStorage, RedisStorage
 from limits.strategies import STRATEGIES, RateLimiter, SlidingWindowCounterRateLimiter
 from redis.backoff import NoBackoff
-from redis.exceptions import RedisError
+from redis.connection import ConnectionPool
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 from redis.retry import Retry
 
 from errors import RateLimited
@@ -135,18 +139,60 @@ return {1, previous_count, previous_ttl, current_count, current_ttl}
 """
 
 
+class ThreadConnections:
+    """One Redis connection per serving thread, taken from the pool at its first call and kept.
+
+    redis-py's client checks a connection out of its pool and back in around every command: a
+    lock, a poll of the socket for stray data, bookkeeping for its metrics. On a cached answer
+    that cost as much as the round trip itself (a fifth of the served rate on two workers, see
+    the README's request-path figures). A thread's own connection needs none of it: it is only
+    ever used by that thread, one command and its whole reply at a time. A connection that
+    fails (a timeout, a reset) is closed and given back; the thread's next call takes another.
+    A forked child takes its own, never its parent's.
+    """
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.local = threading.local()
+
+    def call(self, *command):
+        """The reply to one command; an error reply (``ResponseError``) leaves the connection
+        in use, any other failure closes it."""
+        local = self.local
+        connection = getattr(local, "connection", None)
+        if connection is None or local.pid != os.getpid():
+            connection = local.connection = self.pool.get_connection()
+            local.pid = os.getpid()
+        try:
+            connection.send_command(*command)
+            return connection.read_response()
+        except ResponseError:
+            raise  # the whole reply was read: the connection is in step
+        except BaseException:
+            local.connection = None
+            connection.disconnect()
+            self.pool.release(connection)
+            raise
+
+
 class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
     """The sliding-window counter, learning the window's counts in the hit's own round trip on
-    Redis, so the rate-limit headers need no second read: one round trip per request.
+    Redis, so the rate-limit headers need no second read: one round trip per request, on the
+    serving thread's own connection where the storage is one server (see
+    :class:`ThreadConnections`; a Redis Cluster's client routes each call itself).
 
     Other storages (in-process memory) keep the stock behaviour, where a read costs nothing.
     """
 
     def __init__(self, storage):
         super().__init__(storage)
-        self.script = None
+        self.script = self.connections = None
         if isinstance(storage, RedisStorage):
-            self.script = storage.get_connection().register_script(ACQUIRE_AND_COUNT)
+            client = storage.get_connection()
+            self.script = client.register_script(ACQUIRE_AND_COUNT)
+            pool = getattr(client, "connection_pool", None)
+            if isinstance(pool, ConnectionPool):
+                self.connections = ThreadConnections(pool)
 
     def hit_counting(self, item, *identifiers, cost=1):
         """``(acquired, counts)``: the hit and, on Redis, the window's counts it learnt (the
@@ -157,8 +203,22 @@ class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
         # The storage's own key layout, so stock reads and resets see the same counters.
         current = self.storage.prefixed_key(self.storage._current_window_key(key))
         previous = self.storage.prefixed_key(self.storage._previous_window_key(key))
-        acquired, *counts = self.script([previous, current], [item.amount, item.get_expiry(), cost])
+        keys, arguments = [previous, current], [item.amount, item.get_expiry(), cost]
+        if self.connections is None:
+            acquired, *counts = self.script(keys, arguments)
+        else:
+            acquired, *counts = self._evalsha(keys, arguments)
         return bool(acquired), tuple(counts)
+
+    def _evalsha(self, keys, arguments):
+        """The script's reply on this thread's connection, loading it first where the server
+        does not know it yet (a new or restarted server, a ``SCRIPT FLUSH``)."""
+        command = ("EVALSHA", self.script.sha, len(keys), *keys, *arguments)
+        try:
+            return self.connections.call(*command)
+        except NoScriptError:
+            self.connections.call("SCRIPT", "LOAD", self.script.script)
+            return self.connections.call(*command)
 
 
 def _window_stats(item, previous_count, previous_ttl, current_count, current_ttl) -> WindowStats:

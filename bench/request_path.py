@@ -1,8 +1,8 @@
 """Benchmark of the HTTP request path: the service on gunicorn beside a bare Flask route.
 
-    .venv/bin/python -m bench.request_path [--mode redis|memory|both] [--duration S] [--warmup S]
-        [--connections N] [--threads N] [--workers N] [--load auto|wrk|python] [--no-install]
-        [--database-url URL] [--redis-url URL] [--only TEXT ...]
+    .venv/bin/python -m bench.request_path [--mode redis|memory|both] [--rounds N] [--duration S]
+        [--warmup S] [--connections N] [--threads N] [--workers N] [--load auto|wrk|python]
+        [--no-install] [--database-url URL] [--redis-url URL] [--only TEXT ...]
 
 Builds the demo world in a fresh SQLite file (or in --database-url, which it wipes), creates a
 Pro user and an admin, then serves the project with gunicorn.conf.py and, under the very same
@@ -11,6 +11,11 @@ settings, a one-route Flask app answering {"ok": true}. Each target below is loa
 printed beside the bare route measured in the same run: req/s, p50, p99, their ratio, every
 answer that is not 2xx or 304, and its goal. Two configurations: Redis rate-limit storage with
 several workers, and the default single process with memory:// storage.
+
+Each target is measured in ``--rounds`` rounds (the bare routes, then the target), each on new
+connections, and its line gives the medians, the range of the ratio and the highest p99: with
+several workers, how a load's keep-alive connections happen to spread over them moves a single
+run by a tenth either way.
 """
 
 import argparse
@@ -24,6 +29,7 @@ import runpy
 import secrets
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -461,16 +467,72 @@ def goal_text(goal) -> str:
     return ", ".join(parts)
 
 
-def goal_met(goal, result, ratio) -> str:
-    """yes or no, with why when no."""
+def goal_met(goal, summary) -> str:
+    """yes or no, with why when no: the median ratio of the rounds, the highest p99 of any."""
     misses = []
-    if result.bad or result.errors:
+    if summary.bad or summary.errors:
         misses.append("failures")
-    if goal.min_ratio is not None and ratio < goal.min_ratio:
+    if goal.min_ratio is not None and summary.ratio < goal.min_ratio:
         misses.append("ratio")
-    if goal.max_p99_ms is not None and result.p99_ms >= goal.max_p99_ms:
+    if goal.max_p99_ms is not None and summary.p99_ms >= goal.max_p99_ms:
         misses.append("p99")
     return "no (" + ", ".join(misses) + ")" if misses else "yes"
+
+
+class Round(NamedTuple):
+    """One round of a target: the bare route, the same-size bare route, then the target."""
+
+    bare: Result
+    sized: Result
+    target: Result
+
+
+class Summary(NamedTuple):
+    """A target's rounds in one line: medians of the rates and ratios, the range of the ratio
+    to the 12-byte route, the median p50, the highest p99, every failure."""
+
+    rate: float
+    bare: float
+    sized: float
+    ratio: float
+    ratios: str  # "lowest–highest"
+    sized_ratio: float
+    p50_ms: float
+    p99_ms: float
+    bad: int
+    statuses: dict[str, int]
+    errors: int
+
+
+def measure_round(load, url, headers, bare_base, size, args) -> Round:
+    """The bare routes, then the target, right after each other: each ratio compares runs a few
+    seconds apart, so a machine that speeds up or slows down moves both. Each run opens its
+    connections anew, so each round is a new draw of how they spread over the workers."""
+    bare = load.run(f"{bare_base}/", {}, args.duration)
+    sized = load.run(f"{bare_base}/sized/{size}", {}, args.duration)
+    return Round(bare, sized, load.run(url, headers, args.duration))
+
+
+def summarise(rounds) -> Summary:
+    """The rounds of one target as one line of the table."""
+    ratios = [one.target.rate / one.bare.rate if one.bare.rate else 0.0 for one in rounds]
+    sized = [one.target.rate / one.sized.rate if one.sized.rate else 0.0 for one in rounds]
+    statuses = Counter()
+    for one in rounds:
+        statuses.update(one.target.statuses)
+    return Summary(
+        rate=statistics.median(one.target.rate for one in rounds),
+        bare=statistics.median(one.bare.rate for one in rounds),
+        sized=statistics.median(one.sized.rate for one in rounds),
+        ratio=statistics.median(ratios),
+        ratios=f"{min(ratios):.2f}–{max(ratios):.2f}",
+        sized_ratio=statistics.median(sized),
+        p50_ms=statistics.median(one.target.p50_ms for one in rounds),
+        p99_ms=max(one.target.p99_ms for one in rounds),
+        bad=sum(one.target.bad for one in rounds),
+        statuses=dict(statuses),
+        errors=sum(one.target.errors for one in rounds),
+    )
 
 
 def warm_up(load, url, headers, seconds):
@@ -531,7 +593,7 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
         width = max(len(target.label) for target in args.targets)
         print(
             f"{'target':<{width}}  {'bytes':>6}  {'req/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}  "
-            f"{'bare':>7}  {'ratio':>6}  {'sized':>7}  {'ratio':>6}  {'non-2xx':>8}  "
+            f"{'bare':>7}  {'ratio':>6}  {'range':>9}  {'sized':>7}  {'ratio':>6}  {'non-2xx':>8}  "
             f"{'goal':<28}  met"
         )
         notes = []
@@ -545,30 +607,27 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
             if not (200 <= status < 300 or status == 304):
                 detail = body.get("detail") if isinstance(body, dict) else body
                 notes.append(f"{target.label}: warm-up answered {status}: {detail}")
-            # The bare routes again, right before: each ratio compares runs a few seconds
-            # apart, so a machine that speeds up or slows down during the run moves both. The
-            # sized one answers a body as large as the target's.
             size = len(
                 request(service_base, "GET", path, token=tokens.get(target.token), raw=True)[1]
             )
-            beside = load.run(f"{bare_base}/", {}, args.duration)
-            beside_sized = load.run(f"{bare_base}/sized/{size}", {}, args.duration)
             warm_up(load, f"{service_base}{path}", headers, args.warmup)
-            result = load.run(f"{service_base}{path}", headers, args.duration)
-            ratio = result.rate / beside.rate if beside.rate else 0.0
-            sized_ratio = result.rate / beside_sized.rate if beside_sized.rate else 0.0
+            rounds = [
+                measure_round(load, f"{service_base}{path}", headers, bare_base, size, args)
+                for _ in range(args.rounds)
+            ]
+            summary = summarise(rounds)
             print(
-                f"{target.label:<{width}}  {size:>6}  {result.rate:>8,.0f}  "
-                f"{result.p50_ms:>7.1f}  {result.p99_ms:>7.1f}  {beside.rate:>7,.0f}  "
-                f"{ratio:>6.2f}  {beside_sized.rate:>7,.0f}  {sized_ratio:>6.2f}  "
-                f"{result.bad:>8}  {goal_text(target.goal):<28}  "
-                f"{goal_met(target.goal, result, ratio)}"
+                f"{target.label:<{width}}  {size:>6}  {summary.rate:>8,.0f}  "
+                f"{summary.p50_ms:>7.1f}  {summary.p99_ms:>7.1f}  {summary.bare:>7,.0f}  "
+                f"{summary.ratio:>6.2f}  {summary.ratios:>9}  {summary.sized:>7,.0f}  "
+                f"{summary.sized_ratio:>6.2f}  {summary.bad:>8}  "
+                f"{goal_text(target.goal):<28}  {goal_met(target.goal, summary)}"
             )
-            if result.bad:
-                codes = ", ".join(f"{code} x{count}" for code, count in result.statuses.items())
-                notes.append(f"{target.label}: {result.bad} answers not 2xx/304 ({codes})")
-            if result.errors:
-                notes.append(f"{target.label}: {result.errors} socket errors or timeouts")
+            if summary.bad:
+                codes = ", ".join(f"{code} x{count}" for code, count in summary.statuses.items())
+                notes.append(f"{target.label}: {summary.bad} answers not 2xx/304 ({codes})")
+            if summary.errors:
+                notes.append(f"{target.label}: {summary.errors} socket errors or timeouts")
         # the same route again: a drift means the machine changed under the run
         again = load.run(f"{bare_base}/", {}, args.duration)
         drift = again.rate / baseline.rate - 1 if baseline.rate else 0.0
@@ -609,7 +668,8 @@ def main():
     """Parse the options, build the database, run each configuration."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mode", choices=("redis", "memory", "both"), default="both")
-    parser.add_argument("--duration", type=int, default=5, help="seconds per target")
+    parser.add_argument("--duration", type=int, default=3, help="seconds per run")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each target (median)")
     parser.add_argument("--warmup", type=int, default=1, help="seconds of load before each")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
@@ -622,8 +682,10 @@ def main():
         "--only", nargs="+", metavar="TEXT", help="load only the targets whose label has TEXT"
     )
     args = parser.parse_args()
-    if min(args.duration, args.connections, args.threads, args.workers) < 1 or args.warmup < 0:
-        parser.error("duration, connections, threads and workers must be positive")
+    if min(args.duration, args.rounds, args.connections, args.threads, args.workers) < 1:
+        parser.error("duration, rounds, connections, threads and workers must be positive")
+    if args.warmup < 0:
+        parser.error("warmup must not be negative")
     args.targets = [
         target
         for target in TARGETS
@@ -646,7 +708,10 @@ def main():
         load = Load(wrk, folder, args.connections, args.threads)
         print(f"machine: {machine()}; Python {platform.python_version()}")
         print(f"commit: {commit()}")
-        print(f"load: {load.description}; {args.duration} s per target after {args.warmup} s")
+        print(
+            f"load: {load.description}; {args.rounds} rounds of {args.duration} s per target, "
+            f"after {args.warmup} s"
+        )
         print(f"database: {'--database-url' if args.database_url else 'a fresh SQLite file'}")
         environment = {
             **os.environ,

@@ -143,12 +143,12 @@ class ThreadConnections:
     """One Redis connection per serving thread, taken from the pool at its first call and kept.
 
     redis-py's client checks a connection out of its pool and back in around every command: a
-    lock, a poll of the socket for stray data, bookkeeping for its metrics. On a cached answer
-    that cost as much as the round trip itself (a fifth of the served rate on two workers, see
-    the README's request-path figures). A thread's own connection needs none of it: it is only
-    ever used by that thread, one command and its whole reply at a time. A connection that
-    fails (a timeout, a reset) is closed and given back; the thread's next call takes another.
-    A forked child takes its own, never its parent's.
+    lock, a poll of the socket for stray data, bookkeeping for its metrics: on a cached answer,
+    about 15 % of the rate two workers serve (see the README's request-path figures). A thread's
+    own connection needs none of it: it is only ever used by that thread, one command and its
+    whole reply at a time. A connection that fails (a timeout, a reset) is closed and given
+    back; the thread's next call takes another. A forked child takes its own, never its
+    parent's. So each process holds one connection per serving thread, besides the pool's.
     """
 
     def __init__(self, pool):

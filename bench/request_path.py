@@ -633,8 +633,9 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
         drift = again.rate / baseline.rate - 1 if baseline.rate else 0.0
         print(
             f"bare route again after the targets: {again.rate:,.0f} req/s ({drift:+.0%}), "
-            f"p50 {again.p50_ms:.1f} ms, p99 {again.p99_ms:.1f} ms; each ratio is to the bare "
-            "route measured just before its target (column 'bare')"
+            f"p50 {again.p50_ms:.1f} ms, p99 {again.p99_ms:.1f} ms; 'ratio' is the median of the "
+            "rounds' ratios, each to the bare run just before the target; 'bare' and 'sized' are "
+            "the medians of those runs"
         )
         if abs(drift) > DRIFT_WARNING:
             notes.append(

@@ -2,6 +2,7 @@
 
 import os
 import re
+import threading
 
 import pytest
 import redis
@@ -9,6 +10,7 @@ from limits import parse
 from limits.strategies import STRATEGIES, SlidingWindowCounterRateLimiter
 
 from tests import asserts, factories
+from web import ratelimits
 from web.extensions import limiter
 
 REGISTER = "/api/auth/register"
@@ -160,7 +162,13 @@ def _remaining(limit, key, policy) -> int:
     return stock.get_window_stats(parse(limit), "picks", key, policy).remaining
 
 
-@pytest.mark.skipif(not REDIS.startswith("redis"), reason="needs RATELIMIT_STORAGE_URI=redis://")
+#: One Redis server through redis-py's pool: where each thread keeps its connection.
+ONE_SERVER = pytest.mark.skipif(
+    not REDIS.startswith("redis://"), reason="needs RATELIMIT_STORAGE_URI=redis://"
+)
+
+
+@ONE_SERVER
 def test_a_serving_thread_keeps_its_redis_connection(make_app, monkeypatch):
     """Each hit goes out on the thread's own connection, taken from the pool once: no check-out,
     stray-data poll and check-in around every request."""
@@ -182,7 +190,7 @@ def test_a_serving_thread_keeps_its_redis_connection(make_app, monkeypatch):
     assert remaining == [48, 47, 46] and _remaining("50 per minute", *COUNTER) == 46
 
 
-@pytest.mark.skipif(not REDIS.startswith("redis"), reason="needs RATELIMIT_STORAGE_URI=redis://")
+@ONE_SERVER
 def test_a_server_that_forgot_the_script_is_taught_it_again(make_app):
     """A restarted server (or SCRIPT FLUSH) no longer knows the script: the hit loads it and
     is counted in Redis, not in the per-process fallback."""
@@ -195,6 +203,87 @@ def test_a_server_that_forgot_the_script_is_taught_it_again(make_app):
     assert app.extensions["rate_fallback"].dead_until is None
     assert int(response.headers["X-RateLimit-Remaining"]) == 48
     assert _remaining("50 per minute", *COUNTER) == 48
+
+
+@ONE_SERVER
+def test_a_connection_the_server_closed_while_unused_is_connected_again(make_app, monkeypatch):
+    """The server closes a thread's connection between two hits (its idle timeout, a restart):
+    the next hit polls it first, connects again and is counted in Redis, not in the fallback."""
+    monkeypatch.setattr(ratelimits, "IDLE_CHECK_SECONDS", 0)  # every hit follows a pause
+    app = make_app(RATELIMIT_PUBLIC="50 per minute")
+    client = app.test_client()
+    assert client.get("/api/picks/today?date=2026-01-01").headers["X-RateLimit-Remaining"] == "49"
+    held = limiter.limiter.connections.local.held
+    host, port = held.connection._sock.getsockname()[:2]
+    assert limiter.storage.get_connection().client_kill(f"{host}:{port}")
+    response = client.get("/api/picks/today?date=2026-01-01")
+    assert app.extensions["rate_fallback"].dead_until is None
+    assert int(response.headers["X-RateLimit-Remaining"]) == 48
+    assert _remaining("50 per minute", *COUNTER) == 48
+
+
+class FakeConnection:
+    """A connection whose replies a test sets, recording what was done to it."""
+
+    def __init__(self, replies):
+        self.replies = replies  # values to return, exceptions to raise
+        self.sent, self.disconnected = [], 0
+
+    def should_reconnect(self):
+        return False
+
+    def can_read(self):
+        return False
+
+    def send_command(self, *command):
+        self.sent.append(command)
+
+    def read_response(self):
+        reply = self.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+    def disconnect(self):
+        self.disconnected += 1
+
+
+class FakePool:
+    """Hands out the connections given, in turn, and records what comes back."""
+
+    def __init__(self, *connections):
+        self.connections, self.released = list(connections), []
+
+    def get_connection(self):
+        return self.connections.pop(0)
+
+    def release(self, connection):
+        self.released.append(connection)
+
+
+def test_a_thread_keeps_its_connection_until_it_fails_or_ends():
+    """An error reply leaves the connection in use; a timeout closes it and gives it back, and
+    the next call takes another; a thread that ends gives its own back."""
+    first = FakeConnection([1, redis.ResponseError("no"), 2, redis.TimeoutError("slow")])
+    second = FakeConnection([3])
+    pool = FakePool(first, second)
+    connections = ratelimits.ThreadConnections(pool)
+    assert connections.call("PING") == 1
+    with pytest.raises(redis.ResponseError):
+        connections.call("BAD")
+    assert connections.call("PING") == 2 and pool.released == [] and not first.disconnected
+    with pytest.raises(redis.TimeoutError):
+        connections.call("PING")  # the reply may still come: never read it as another's
+    assert first.disconnected == 1 and pool.released == [first]
+    assert connections.call("PING") == 3 and second.sent == [("PING",)]
+
+    third = FakeConnection([4])
+    pool.connections.append(third)
+    other = threading.Thread(target=lambda: connections.call("PING"))
+    other.start()
+    other.join()
+    assert third.sent == [("PING",)] and pool.released == [first, third]
+    assert third.disconnected == 1
 
 
 @pytest.mark.parametrize("path", [LOGIN, REGISTER])

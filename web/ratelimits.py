@@ -18,6 +18,7 @@ import math
 import os
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 
 from flask import current_app, g, request
@@ -139,6 +140,32 @@ return {1, previous_count, previous_ttl, current_count, current_ttl}
 """
 
 
+#: How long a thread's Redis connection may sit unused before its next call first asks whether
+#: the server closed it meanwhile (a restart, its idle ``timeout``, a proxy's): one poll of the
+#: socket after a pause, none under load.
+IDLE_CHECK_SECONDS = 1.0
+
+
+class _Held:
+    """One thread's connection, given back to the pool (``give_back``) when it fails or when
+    the thread ends, its thread-local data going with it."""
+
+    __slots__ = ("__weakref__", "connection", "give_back", "pid", "used")
+
+
+def _give_back(pool, connection) -> None:
+    connection.disconnect()
+    pool.release(connection)
+
+
+def _closed(connection) -> bool:
+    """Whether the server closed ``connection``, or left data on it, while it sat unused."""
+    try:
+        return connection.can_read()
+    except RedisError:
+        return True
+
+
 class ThreadConnections:
     """One Redis connection per serving thread, taken from the pool at its first call and kept.
 
@@ -146,40 +173,59 @@ class ThreadConnections:
     lock, a poll of the socket for stray data, bookkeeping for its metrics: on a cached answer,
     about 15 % of the rate two workers serve (see the README's request-path figures). A thread's
     own connection needs none of it: it is only ever used by that thread, one command and its
-    whole reply at a time. A connection that fails (a timeout, a reset) is closed and given
-    back; the thread's next call takes another. A forked child takes its own, never its
-    parent's. So each process holds one connection per serving thread, besides the pool's.
+    whole reply at a time. What the check-out did that still matters is done here: a connection
+    unused for ``IDLE_CHECK_SECONDS`` is polled first and, if the server closed it, connected
+    again; one marked to reconnect (a server's maintenance notice) is too. A connection that
+    fails (a timeout, a reset) is closed and given back, and the thread's next call takes
+    another; so is the connection of a thread that ends. A forked child takes its own, never
+    its parent's. So each process holds one connection per serving thread, besides the pool's
+    (whose 100 connections at most they count against).
     """
 
     def __init__(self, pool):
         self.pool = pool
         self.local = threading.local()
 
+    def _held(self) -> _Held:
+        """This thread's connection, taken from the pool if it has none (or its parent's)."""
+        held = getattr(self.local, "held", None)
+        if held is None or held.pid != os.getpid():
+            held = _Held()
+            held.connection, held.pid, held.used = self.pool.get_connection(), os.getpid(), 0.0
+            held.give_back = weakref.finalize(held, _give_back, self.pool, held.connection)
+            held.give_back.atexit = False
+            self.local.held = held
+        return held
+
     def call(self, *command):
         """The reply to one command; an error reply (``ResponseError``) leaves the connection
-        in use, any other failure closes it."""
-        local = self.local
-        connection = getattr(local, "connection", None)
-        if connection is None or local.pid != os.getpid():
-            connection = local.connection = self.pool.get_connection()
-            local.pid = os.getpid()
+        in use, any other failure gives it back."""
+        held = self._held()
+        connection, now = held.connection, time.monotonic()
         try:
+            if connection.should_reconnect() or (
+                now - held.used >= IDLE_CHECK_SECONDS and _closed(connection)
+            ):
+                connection.disconnect()  # the send connects again
             connection.send_command(*command)
             return connection.read_response()
         except ResponseError:
             raise  # the whole reply was read: the connection is in step
         except BaseException:
-            local.connection = None
-            connection.disconnect()
-            self.pool.release(connection)
+            self.local.held = None
+            held.give_back()
             raise
+        finally:
+            held.used = now
 
 
 class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
     """The sliding-window counter, learning the window's counts in the hit's own round trip on
     Redis, so the rate-limit headers need no second read: one round trip per request, on the
-    serving thread's own connection where the storage is one server (see
-    :class:`ThreadConnections`; a Redis Cluster's client routes each call itself).
+    serving thread's own connection where the storage's client is redis-py's with a connection
+    pool, one server or Sentinel's (see :class:`ThreadConnections`). A Redis Cluster's client
+    routes each call itself, and a Valkey client has a pool of its own kind: both send the
+    script as redis-py's ``Script`` does.
 
     Other storages (in-process memory) keep the stock behaviour, where a read costs nothing.
     """

@@ -12,11 +12,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+from limits import parse
+from limits.strategies import SlidingWindowCounterRateLimiter
 
 from app import create_app
 from engine import timeline
 from store.database import db
 from store.schema import create_tables, drop_tables
+from web.extensions import limiter
 
 SECRET = "test-only-secret-that-is-long-enough-for-hs256-0123456789"
 #: The tests' ledger signing key (never a real one): checkpoints are signed test.example/ledger.
@@ -135,6 +138,13 @@ def counted_queries():
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+def rate_limit_remaining(limit: str, key: str, policy: str) -> int:
+    """What the stock sliding-window strategy reads of a rate-limit counter (``key`` under
+    ``policy``, limited to ``limit``) in the current app's storage."""
+    stock = SlidingWindowCounterRateLimiter(limiter.storage)
+    return stock.get_window_stats(parse(limit), "picks", key, policy).remaining
 
 
 # Synthetic fixture lists for the engine's walk-forward tests

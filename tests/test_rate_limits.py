@@ -6,10 +6,10 @@ import threading
 
 import pytest
 import redis
-from limits import parse
-from limits.strategies import STRATEGIES, SlidingWindowCounterRateLimiter
+from limits.strategies import STRATEGIES
 
 from tests import asserts, factories
+from tests.helpers import rate_limit_remaining
 from web import ratelimits
 from web.extensions import limiter
 
@@ -148,18 +148,12 @@ def test_a_limited_request_costs_one_redis_round_trip(make_app, monkeypatch):
     assert response.status_code == 200
     assert len(sent) == 1, sent
     # The headers agree with a fresh read of the same counters by the stock strategy.
-    remaining = _remaining("50 per minute", *COUNTER)
+    remaining = rate_limit_remaining("50 per minute", *COUNTER)
     assert remaining == int(response.headers["X-RateLimit-Remaining"]) == 48
 
 
 #: The counter public reads from the test client add to.
 COUNTER = ("ip:127.0.0.1", "public-read")
-
-
-def _remaining(limit, key, policy) -> int:
-    """What the stock strategy reads of a counter in the configured storage."""
-    stock = SlidingWindowCounterRateLimiter(limiter.storage)
-    return stock.get_window_stats(parse(limit), "picks", key, policy).remaining
 
 
 #: One Redis server through redis-py's pool: where each thread keeps its connection.
@@ -187,7 +181,7 @@ def test_a_serving_thread_keeps_its_redis_connection(make_app, monkeypatch):
     monkeypatch.undo()
     assert checkouts == []
     remaining = [int(answer.headers["X-RateLimit-Remaining"]) for answer in answers]
-    assert remaining == [48, 47, 46] and _remaining("50 per minute", *COUNTER) == 46
+    assert remaining == [48, 47, 46] and rate_limit_remaining("50 per minute", *COUNTER) == 46
 
 
 @ONE_SERVER
@@ -202,7 +196,7 @@ def test_a_server_that_forgot_the_script_is_taught_it_again(make_app):
     assert response.status_code == 200
     assert app.extensions["rate_fallback"].dead_until is None
     assert int(response.headers["X-RateLimit-Remaining"]) == 48
-    assert _remaining("50 per minute", *COUNTER) == 48
+    assert rate_limit_remaining("50 per minute", *COUNTER) == 48
 
 
 @ONE_SERVER
@@ -219,7 +213,7 @@ def test_a_connection_the_server_closed_while_unused_is_connected_again(make_app
     response = client.get("/api/picks/today?date=2026-01-01")
     assert app.extensions["rate_fallback"].dead_until is None
     assert int(response.headers["X-RateLimit-Remaining"]) == 48
-    assert _remaining("50 per minute", *COUNTER) == 48
+    assert rate_limit_remaining("50 per minute", *COUNTER) == 48
 
 
 class FakeConnection:

@@ -146,6 +146,12 @@ def request_key(environ, premium: bool | None, variant, day, caller: str | None 
     )
 
 
+def own_key(environ, variant, day, account) -> tuple:
+    """The cache key of a caller's own answer to a request: :func:`request_key` under the
+    ``account`` id (a user's, or the subject their token names)."""
+    return request_key(environ, None, variant, day, str(account))
+
+
 def cached(view, variant=None, rule=None, own=None):
     """``view`` (returning a response) served through the app's answer cache; ``rule`` is its
     access rule, which the fast path applies itself when it serves an answer stored here (for
@@ -162,7 +168,7 @@ def cached(view, variant=None, rule=None, own=None):
         if own is None:
             key = request_key(request.environ, premium, representation, now.date())
         else:
-            key = request_key(request.environ, None, representation, now.date(), str(viewer.id))
+            key = own_key(request.environ, representation, now.date(), viewer.id)
         version = current_version(own, viewer, now)  # read before the data it versions
         cache = current_app.extensions["answer_cache"]
         entry = cache.get(key)

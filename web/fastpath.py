@@ -120,12 +120,12 @@ class FastPath:
 
 def _own_answer(app, environ, authorization, day):
     """``(user, entry)``: the caller and their own stored answer to this request (their usage),
-    looked up under the account their token names (stored under ``str(user.id)``, so only the
+    looked up under the account their token names (stored under the user's id, so only the
     account's own id finds it); Refused when there is none."""
     claims = _claims(app, authorization)
     subject = claims and claims.get("sub")
     entry = subject and app.extensions["answer_cache"].get(
-        caching.request_key(environ, None, None, day, str(subject))
+        caching.own_key(environ, None, day, subject)
     )
     if not entry:
         raise Refused

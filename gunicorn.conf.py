@@ -6,8 +6,12 @@ runs one worker with threads. With RATELIMIT_STORAGE_URI=redis://… the counts 
 WEB_CONCURRENCY may start several workers.
 """
 
+import errno
 import os
+import socket
 import sys
+
+from gunicorn.util import is_ipv6
 
 _shared_limits = not os.environ.get("RATELIMIT_STORAGE_URI", "memory://").startswith("memory://")
 
@@ -20,8 +24,9 @@ worker_class = "gthread"
 # all land on one worker, which then served at one process's speed while the others idled. The
 # price: a worker that stops (a reload, a timeout, a crash) resets the connections still waiting
 # in its own queue, where a shared socket left them to the others (Linux 5.14+ hands them over
-# with the sysctl net.ipv4.tcp_migrate_req=1); and a second server started on the same port by
-# the same user shares it rather than failing to start. GUNICORN_REUSE_PORT=0 turns it off.
+# with the sysctl net.ipv4.tcp_migrate_req=1). A second server started on the same port by the
+# same user could bind beside it and share its connections; on_starting refuses to start instead
+# (below). GUNICORN_REUSE_PORT=0 turns it off.
 reuse_port = (
     workers > 1
     and sys.platform.startswith("linux")
@@ -42,3 +47,37 @@ limit_request_line = 8190
 # ($XDG_RUNTIME_DIR/gunicorn.ctl): a second instance replaced the first one's socket and removed
 # it on exit. Nothing here uses gunicornc, so no instance opens one.
 control_socket_disable = True
+
+
+def on_starting(server):
+    """With ``reuse_port``, fail to start on an address another server listens on already, as
+    gunicorn does without it: the workers' own SO_REUSEPORT sockets would bind beside that
+    server's, and the two would share its connections, each answering some with its own code.
+
+    Not for a master re-executed to upgrade (USR2), whose parent's workers listen there on
+    purpose, nor for sockets systemd hands over.
+    """
+    if not (server.cfg.reuse_port and hasattr(socket, "SO_REUSEPORT")):
+        return  # gunicorn binds without it, and fails itself on a port in use
+    if "GUNICORN_PID" in os.environ or "LISTEN_FDS" in os.environ:
+        return
+    for address in server.cfg.address:
+        if isinstance(address, tuple):  # not a UNIX socket's path, nor fd://
+            refuse_if_in_use(address)
+
+
+def refuse_if_in_use(address) -> None:
+    """RuntimeError (gunicorn's "Error: …", exit status 1) when a socket listens on ``address``:
+    a plain bind of it (SO_REUSEADDR, so the TIME_WAIT a stopped server leaves does not count)
+    fails only then. Any other failure to bind is left to the workers, which report it."""
+    host, port = address
+    with socket.socket(socket.AF_INET6 if is_ipv6(host) else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise RuntimeError(
+                    f"{host}:{port} is in use already: another server listens there "
+                    "(set PORT to another port, or stop that server)"
+                ) from None

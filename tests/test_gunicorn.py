@@ -1,10 +1,16 @@
 """The real thing: gunicorn serving the app on a loopback port, called over HTTP."""
 
+import os
+import runpy
+import socket
+import subprocess
+import sys
 import threading
+from unittest import mock
 
 import pytest
 
-from tests.servers import call, flask, gunicorn
+from tests.servers import ROOT, call, flask, gunicorn
 
 pytestmark = pytest.mark.slow  # real gunicorn processes
 
@@ -58,3 +64,71 @@ def test_concurrent_data_requests_are_each_counted_once(served):
     assert statuses == [200] * threads_count
     status, usage = call(base, "GET", "/api/v1/data/usage", token=token)
     assert status == 200 and usage["requests"]["used"] == threads_count
+
+
+def _listening(port=0, reuse_port=True) -> socket.socket:
+    """A socket listening on a loopback port, as a server with SO_REUSEPORT holds one."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen()
+    return listener
+
+
+@pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="SO_REUSEPORT is Linux's")
+def test_a_second_server_on_a_port_in_use_fails_to_start(app):
+    """With several workers each binds a socket of its own with SO_REUSEPORT, as another server
+    on the port may have: gunicorn would start beside it and share its connections. It stops at
+    once instead, saying why."""
+    with _listening() as first:
+        port = first.getsockname()[1]
+        env = {
+            **os.environ,
+            "HOST": "127.0.0.1",
+            "PORT": str(port),
+            "WEB_CONCURRENCY": "2",
+            # several workers need shared limits; the server stops before any worker uses them
+            "RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379/0",
+            "DATABASE_URL": app.config["DATABASE_URL"],
+        }
+        second = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py", "wsgi:app"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            output = second.communicate(timeout=60)[0]
+        except subprocess.TimeoutExpired:
+            second.kill()
+            output = second.communicate()[0]
+            pytest.fail(f"a second server started on port {port}:\n{output}")
+    assert second.returncode == 1, output
+    assert f"Error: 127.0.0.1:{port} is in use already" in output
+    assert "Booting worker" not in output
+
+
+@pytest.fixture
+def settings():
+    """gunicorn.conf.py's namespace as gunicorn reads it for several workers."""
+    environment = {"RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379/0", "WEB_CONCURRENCY": "2"}
+    with mock.patch.dict(os.environ, environment):
+        return runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+
+
+def test_a_port_a_stopped_server_left_in_time_wait_is_free(settings):
+    """Only a listening socket refuses the port: the TIME_WAIT a stopped server's closed
+    connections leave behind (it closed first) lets a server start again at once."""
+    with _listening(reuse_port=False) as listener:
+        port = listener.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            accepted, _ = listener.accept()
+            accepted.close()  # the server's side closes first: its port enters TIME_WAIT
+            client.recv(1)
+    settings["refuse_if_in_use"](("127.0.0.1", port))  # raises nothing
+    with _listening(port), pytest.raises(RuntimeError, match="is in use already"):
+        settings["refuse_if_in_use"](("127.0.0.1", port))

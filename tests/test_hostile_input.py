@@ -53,6 +53,28 @@ def test_a_body_nested_100000_deep_is_a_400(client):
         asserts.problem(raw_json(client, path, body), 400, "malformed-request")
 
 
+def test_a_body_with_an_integer_past_pythons_digit_limit_is_a_400(client, people):
+    """Python converts at most 4,300 digits to an int: json.loads raises a plain ValueError,
+    which once answered 500 on every view with a JSON body."""
+    digits = "1" * 4_301
+    for path in (REGISTER, LOGIN):
+        problem = asserts.problem(
+            raw_json(client, path, f'{{"email": {digits}}}'), 400, "malformed-request"
+        )
+        assert problem["detail"].startswith("The body holds a number too long to read")
+    operation = raw_json(
+        client,
+        "/api/v1/ops/operations/intelligence-refreshes",
+        f'{{"matchId": {digits}}}',
+        headers=people["admin"][1],
+    )
+    asserts.problem(operation, 400, "malformed-request")
+    # Within the limit, the number is read and refused by the schema as ever.
+    asserts.problem(
+        raw_json(client, REGISTER, f'{{"email": {"1" * 4_300}}}'), 422, "validation-error"
+    )
+
+
 def test_a_chunked_body_over_1_mib_is_a_413(client):
     body = json.dumps({"email": "a" * (2 * 1024 * 1024)}).encode()
     response = client.post(

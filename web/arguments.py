@@ -1,5 +1,8 @@
 """Request parsing: webargs' parser answering our problems for a body it cannot read."""
 
+import json
+import sys
+
 from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
@@ -26,6 +29,13 @@ class RequestParser(FlaskParser):
             data = core.parse_json(body)
         except RecursionError as exc:
             raise MalformedRequest("The body is nested too deeply.") from exc
+        except json.JSONDecodeError:
+            raise  # webargs answers it: _handle_invalid_json_error
+        except ValueError as exc:  # Python's limit on the digits of an integer it converts
+            raise MalformedRequest(
+                "The body holds a number too long to read "
+                f"(more than {sys.get_int_max_str_digits():,} digits)."
+            ) from exc
         if not isinstance(data, dict):
             raise MalformedRequest("The body must be a JSON object.")
         return data

@@ -602,6 +602,14 @@ def test_answers_carry_a_strong_etag_and_answer_304(client, world):
     assert "Authorization" in first.headers["Vary"]
     again = get(client, world, f"/api/picks/today?date={day}", **{"If-None-Match": etag})
     assert again.status_code == 304 and again.headers["ETag"] == etag and not again.data
+    # If-None-Match compares weakly (RFC 9110, 13.1.2): the weak form of the tag, a list
+    # holding it, or "*" hold the answer; another tag does not.
+    for held in (f"W/{etag}", f'"other", W/{etag}', "*", f'"other", {etag}'):
+        again = get(client, world, f"/api/picks/today?date={day}", **{"If-None-Match": held})
+        assert again.status_code == 304 and again.headers["ETag"] == etag, held
+    for other in ('"other"', f'W/{etag[:-2]}"', "W/"):
+        again = get(client, world, f"/api/picks/today?date={day}", **{"If-None-Match": other})
+        assert again.status_code == 200 and again.data == first.data, other
     signed_in = get(client, world, f"/api/picks/today?date={day}", "pro")
     assert signed_in.headers["Cache-Control"] == "private, no-cache"
 

@@ -31,7 +31,7 @@ from functools import wraps
 from typing import NamedTuple
 
 from flask import current_app, g, request
-from werkzeug.http import parse_etags
+from werkzeug.http import parse_etags, unquote_etag
 from werkzeug.wrappers import Response
 
 from models import data_version
@@ -208,5 +208,9 @@ def answer_headers(entry: Entry, varies_by_accept: bool, authorized: bool, confi
 
 
 def not_modified(if_none_match: str | None, etag: str) -> bool:
-    """Whether a client sending ``If-None-Match: if_none_match`` holds the answer ``etag``."""
-    return bool(if_none_match) and parse_etags(if_none_match).contains_raw(etag)
+    """Whether a client sending ``If-None-Match: if_none_match`` holds the answer ``etag``: by
+    the weak comparison RFC 9110 (13.1.2) asks of it, so ``W/"…"`` of the tag matches too (a
+    proxy that compresses an answer may weaken its tag), as does ``*``."""
+    if not if_none_match:
+        return False
+    return parse_etags(if_none_match).contains_weak(unquote_etag(etag)[0])

@@ -37,7 +37,8 @@ class EndpointCreateSchema(CamelSchema):
         validate=validate.Length(min=1, max=URL_MAX),
         metadata={
             "description": "Where events are POSTed: `https` (plain `http` outside production), "
-            "on a host whose every address is public.",
+            "on a host whose every address is public, with no space or control character "
+            "(percent-encode them) and a port from 1 to 65535.",
             "format": "uri",
             "example": "https://example.com/hooks/picks",
         },

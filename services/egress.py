@@ -19,12 +19,13 @@ import heapq
 import http.client
 import ipaddress
 import itertools
+import re
 import socket
 import ssl
 import threading
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from errors import WebhookUrlRefused
 
@@ -50,6 +51,14 @@ PRIVATE_CLASSES = frozenset({"loopback", "private", "link-local"})
 MAX_ANSWER_BYTES = 4096
 
 MAX_URL_LENGTH = 2048
+
+#: What a URL may not hold as written: whitespace and control characters. (urlsplit drops tabs
+#: and line breaks without a word, and http.client refuses the rest at every delivery.)
+UNWRITTEN = re.compile(r"[\x00-\x20\x7f]")
+
+#: The characters a request line carries as they are; any other (non-ASCII text in a path or
+#: query) is sent percent-encoded as UTF-8, as a browser sends it.
+SENT_AS_IS = "".join(chr(code) for code in range(0x21, 0x7F))
 
 #: How long a host name may take to resolve: a stalled resolver never holds a request longer.
 RESOLVE_SECONDS = 5
@@ -129,6 +138,8 @@ def check(url: str, *, allow_private: bool, require_https: bool) -> Target:
     WebhookUrlRefused saying why."""
     if len(url) > MAX_URL_LENGTH:
         raise WebhookUrlRefused(f"it is longer than {MAX_URL_LENGTH} characters")
+    if UNWRITTEN.search(url):
+        raise WebhookUrlRefused("it holds a space or a control character (percent-encode it)")
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -141,6 +152,8 @@ def check(url: str, *, allow_private: bool, require_https: bool) -> Target:
         raise WebhookUrlRefused("it names no host")
     if parts.username is not None or parts.password is not None:
         raise WebhookUrlRefused("it carries a user name or password")
+    if port == 0:
+        raise WebhookUrlRefused("its port must be between 1 and 65535")
     port = port or (443 if parts.scheme == "https" else 80)
     host = parts.hostname
     addresses = resolve(host, port)
@@ -154,7 +167,7 @@ def check(url: str, *, allow_private: bool, require_https: bool) -> Target:
     path = parts.path or "/"
     if parts.query:
         path += f"?{parts.query}"
-    return Target(parts.scheme, host, port, path, addresses)
+    return Target(parts.scheme, host, port, quote(path, safe=SENT_AS_IS), addresses)
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):

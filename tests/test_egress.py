@@ -68,6 +68,18 @@ def test_a_name_that_does_not_resolve_is_refused():
         ("http://user:secret@93.184.216.34/hook", "it carries a user name or password"),
         ("http://93.184.216.34:99999/", "it is not a valid URL (Port out of range 0-65535)"),
         ("https://example.com/" + "a" * 2048, "it is longer than 2048 characters"),
+        ("http://93.184.216.34:0/hook", "its port must be between 1 and 65535"),
+    ]
+    + [
+        (url, "it holds a space or a control character (percent-encode it)")
+        for url in (
+            "http://93.184.216.34/a b",
+            "http://93.184.216.34/hook\r\nX-Injected: 1",
+            "http://93.184.216.34/hook\tx",
+            "http://93.184.216.34/hook?a=\x00",
+            "http://93.184.216.34/hook\x7f",
+            " http://93.184.216.34/hook",
+        )
     ],
 )
 def test_urls_that_are_not_webhook_urls_are_refused(url, why):
@@ -79,6 +91,19 @@ def test_production_takes_https_only():
     target = egress.check("https://93.184.216.34/hook?a=1", allow_private=False, require_https=True)
     assert (target.scheme, target.port, target.path) == ("https", 443, "/hook?a=1")
     assert target.addresses == ("93.184.216.34",)
+
+
+def test_text_beyond_ascii_in_a_path_is_sent_percent_encoded():
+    """A request line is ASCII: http.client raised UnicodeEncodeError at every delivery."""
+    with receiving(path="/hooks/équipe") as receiver:
+        target = egress.check(receiver.url + "?nom=Zoë", allow_private=True, require_https=False)
+        assert target.path == "/hooks/%C3%A9quipe?nom=Zo%C3%AB"
+        answer = egress.post(target, b"{}", {"Content-Type": "application/json"}, timeout=5)
+    assert answer.status == 200 and len(receiver.received) == 1
+    already = egress.check(
+        "http://93.184.216.34/a%20b?q=%C3%A9", allow_private=False, require_https=False
+    )
+    assert already.path == "/a%20b?q=%C3%A9"  # what is encoded already stays as it is
 
 
 def test_allowing_private_addresses_never_allows_metadata():

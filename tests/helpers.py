@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import redis
 from limits import parse
 from limits.strategies import SlidingWindowCounterRateLimiter
 
@@ -145,6 +146,22 @@ def rate_limit_remaining(limit: str, key: str, policy: str) -> int:
     ``policy``, limited to ``limit``) in the current app's storage."""
     stock = SlidingWindowCounterRateLimiter(limiter.storage)
     return stock.get_window_stats(parse(limit), "picks", key, policy).remaining
+
+
+@contextlib.contextmanager
+def redis_commands_sent():
+    """The commands redis-py sends meanwhile, packed, in order; each is still sent."""
+    sent, original = [], redis.connection.Connection.send_packed_command
+
+    def counting(connection, command, *args, **kwargs):
+        sent.append(command)
+        return original(connection, command, *args, **kwargs)
+
+    redis.connection.Connection.send_packed_command = counting
+    try:
+        yield sent
+    finally:
+        redis.connection.Connection.send_packed_command = original
 
 
 # Synthetic fixture lists for the engine's walk-forward tests

@@ -565,8 +565,8 @@ def _timed_get(base, path, timeout):
 def test_stalled_export_readers_never_hold_the_service(make_app):
     """Eight exports whose readers stall after ~200 bytes: exactly four stream (two for each of
     two callers; a caller's third and anything past the process's four are 429s that charge
-    nothing), /healthz and a public read answer within 1 s meanwhile, and the stalled streams
-    are cut within the send timeout, their places and snapshots given back."""
+    nothing), /healthz and a public read answer meanwhile, long before any stall is cut, and the
+    stalled streams are cut within the send timeout, their places and snapshots given back."""
     timeout = 10.0  # long enough to open every stall before the first is cut, on a busy machine
     app = make_app()
     with app.app_context():
@@ -596,9 +596,10 @@ def test_stalled_export_readers_never_hold_the_service(make_app):
             for sock, status in opened:
                 if status != 200:
                     sock.close()
+            # Answered long before the first stall is cut (``timeout``): not waiting for one.
             for path in ("/healthz", "/api/picks/today", "/readyz"):
-                status, seconds = _timed_get(base, path, timeout=1.0)
-                assert status == 200 and seconds < 1.0, (path, seconds)
+                status, seconds = _timed_get(base, path, timeout=timeout / 2)
+                assert status == 200 and seconds < timeout / 2, (path, seconds)
             if ON_POSTGRES:
                 with app.app_context():
                     assert _idle_in_transaction() <= 4  # one snapshot per open stream at most

@@ -22,7 +22,7 @@ import pytest
 import redis
 
 from tests import asserts, factories
-from tests.helpers import rate_limit_remaining
+from tests.helpers import rate_limit_remaining, redis_commands_sent
 from tests.servers import call, free_port, gunicorn
 from web import ratelimits
 
@@ -33,6 +33,13 @@ PG_BIN = PG_BIN[0]
 REDIS_SERVER = shutil.which("redis-server")
 
 LOGIN = "/api/auth/login"
+
+#: Seconds no call may be held once what it waits on stops answering. Without our timeouts a
+#: call to a paused server waits for ever (its kernel still accepts and acknowledges), and the
+#: operating system's TCP timeouts take minutes; with them a call gives up within a few seconds.
+#: The bound sits far from both, so a machine starved for CPU cannot fail it, and the tests say
+#: which timeout gave up (and that nothing was tried twice) exactly, by what was logged or sent.
+NEVER_HELD = 30.0
 
 
 def _as_postgres(command):
@@ -206,24 +213,25 @@ def test_postgres_stopped_is_a_503_then_recovers_without_a_restart(on_postgres):
     assert client.get("/readyz").status_code == 200
 
 
-def test_postgres_paused_is_a_503_within_the_configured_timeout(on_postgres):
+def test_postgres_paused_is_a_503_within_the_configured_timeout(on_postgres, caplog):
     """A server that accepts connections but never answers (SIGSTOP): given up on after the
-    statement timeout (1 s here) and its grace, never held for the operating system's TCP
-    timeouts."""
+    statement timeout (1 s here) and its grace, then the connect timeout of a new connection,
+    never held for the operating system's TCP timeouts (see NEVER_HELD)."""
     app, postgres = on_postgres
     client = app.test_client()
     assert _login(client).status_code == 200
     postgres.pause()
     try:
-        started = time.monotonic()
-        response = _login(client)
-        held = time.monotonic() - started
-        asserts.problem(response, 503, "service-unavailable")
-        assert held < 1.0 + 1.0 + 1.5, held  # statement timeout + grace, with room for CI
+        for call_paused in (_login, _register):  # the second inside a transaction
+            caplog.clear()
+            started = time.monotonic()
+            response = call_paused(client)
+            assert time.monotonic() - started < NEVER_HELD
+            asserts.problem(response, 503, "service-unavailable")
+            assert "the database did not connect within 1.0 s" in caplog.text
         started = time.monotonic()
         asserts.problem(client.get("/readyz"), 503, "service-unavailable")
-        assert time.monotonic() - started < 1.0 + 1.5  # a new connection: the connect timeout
-        asserts.problem(_register(client), 503, "service-unavailable")  # inside a transaction
+        assert time.monotonic() - started < NEVER_HELD
     finally:
         postgres.resume()
     assert _until(lambda: _login(client).status_code == 200, 10)
@@ -248,9 +256,11 @@ def test_redis_stopped_or_paused_limits_fall_back_and_recover(make_app, own_redi
     own_redis.pause()  # accepts connections, answers nothing
     try:
         started = time.monotonic()
-        response = client.get("/api/admin/users", headers=admin)
+        with redis_commands_sent() as sent:
+            response = client.get("/api/admin/users", headers=admin)
+        assert time.monotonic() - started < NEVER_HELD
         assert response.status_code == 200 and "X-RateLimit-Limit" in response.headers
-        assert time.monotonic() - started < 0.5 * 3 + 1.0  # one timeout, no retries
+        assert len(sent) == 1, sent  # one hit, timed out once: no retry, no second read
         assert health() == ("degraded", health()[1]) and health()[1]["rate-limit-storage"] == "down"
     finally:
         own_redis.resume()
@@ -272,7 +282,7 @@ def test_redis_stopped_or_paused_limits_fall_back_and_recover(make_app, own_redi
     started = time.monotonic()
     for _ in range(3):
         assert client.get("/api/admin/users", headers=admin).status_code == 200
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < NEVER_HELD
     status, services = health()
     assert status == "degraded" and services["rate-limit-storage"] == "down"
 

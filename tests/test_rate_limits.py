@@ -9,7 +9,7 @@ import redis
 from limits.strategies import STRATEGIES
 
 from tests import asserts, factories
-from tests.helpers import rate_limit_remaining
+from tests.helpers import rate_limit_remaining, redis_commands_sent
 from web import ratelimits
 from web.extensions import limiter
 
@@ -131,20 +131,12 @@ REDIS = os.environ.get("RATELIMIT_STORAGE_URI", "")
 
 
 @pytest.mark.skipif(not REDIS.startswith("redis"), reason="needs RATELIMIT_STORAGE_URI=redis://")
-def test_a_limited_request_costs_one_redis_round_trip(make_app, monkeypatch):
+def test_a_limited_request_costs_one_redis_round_trip(make_app):
     app = make_app(RATELIMIT_PUBLIC="50 per minute")
     client = app.test_client()
     client.get("/api/picks/today?date=2026-01-01")  # loads the script into Redis once
-    sent = []
-    original = redis.connection.Connection.send_packed_command
-
-    def counting(connection, command, *args, **kwargs):
-        sent.append(command)
-        return original(connection, command, *args, **kwargs)
-
-    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counting)
-    response = client.get("/api/picks/today?date=2026-01-01")
-    monkeypatch.undo()
+    with redis_commands_sent() as sent:
+        response = client.get("/api/picks/today?date=2026-01-01")
     assert response.status_code == 200
     assert len(sent) == 1, sent
     # The headers agree with a fresh read of the same counters by the stock strategy.

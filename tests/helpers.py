@@ -148,6 +148,11 @@ def rate_limit_remaining(limit: str, key: str, policy: str) -> int:
     return stock.get_window_stats(parse(limit), "picks", key, policy).remaining
 
 
+#: How often a test's own HTTP server (a webhook receiver, a time-stamp authority) looks for
+#: its shutdown: socketserver's default of 0.5 s held every test using one that long.
+SHUTDOWN_POLL = 0.02
+
+
 @contextlib.contextmanager
 def redis_commands_sent():
     """The commands redis-py sends meanwhile, packed, in order; each is still sent."""

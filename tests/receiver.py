@@ -9,6 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
+from tests.helpers import SHUTDOWN_POLL
+
 
 @dataclass
 class Received:
@@ -104,7 +106,7 @@ def receiving(*secrets, host="127.0.0.1", path="/hooks"):
     server.daemon_threads = True
     receiver = Receiver(f"http://{host}:{server.server_address[1]}{path}", list(secrets))
     server.RequestHandlerClass = _handler(receiver)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
     thread.start()
     try:
         yield receiver

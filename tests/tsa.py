@@ -14,6 +14,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from tests.helpers import SHUTDOWN_POLL
+
 CONFIG = """\
 [ tsa ]
 default_tsa = local
@@ -144,7 +146,7 @@ def authority(folder: Path):
     ca = make_authority(folder)
     handler = type("Handler", (_Handler,), {"folder": folder, "lock": threading.Lock()})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/", ca

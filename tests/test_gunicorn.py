@@ -1,5 +1,7 @@
 """The real thing: gunicorn serving the app on a loopback port, called over HTTP."""
 
+import http.client
+import json
 import os
 import runpy
 import socket
@@ -64,6 +66,26 @@ def test_concurrent_data_requests_are_each_counted_once(served):
     assert statuses == [200] * threads_count
     status, usage = call(base, "GET", "/api/v1/data/usage", token=token)
     assert status == 200 and usage["requests"]["used"] == threads_count
+
+
+@pytest.mark.parametrize(
+    "chunks", [b"zz\r\n{}\r\n0\r\n\r\n", b"-2\r\n{}\r\n0\r\n\r\n", b"2\r\n{}XX0\r\n\r\n"]
+)
+def test_a_malformed_chunked_body_is_a_malformed_request(served, chunks):
+    """gunicorn finds a bad chunk only when the app reads the body: a 400, not a 500."""
+    base, _ = served
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(
+            b"POST /api/auth/login HTTP/1.1\r\nHost: localhost\r\n"
+            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks
+        )
+        answer = http.client.HTTPResponse(connection)
+        answer.begin()
+        body = json.loads(answer.read())
+    assert answer.status == 400 and answer.getheader("Content-Type") == "application/problem+json"
+    assert body["type"].endswith("/problems/malformed-request"), body
+    assert body["detail"].startswith("The body could not be read as sent"), body
 
 
 def _listening(port=0, reuse_port=True) -> socket.socket:

@@ -10,6 +10,7 @@ from http import HTTPStatus
 
 from flask import current_app, g, request
 from flask_smorest import Api
+from gunicorn.http.errors import ParseException
 from peewee import InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 
@@ -273,6 +274,12 @@ def register_error_handlers(app):
         if error.code == 405:
             headers["Allow"] = ", ".join(error.valid_methods or ())
         return problem(error.code, name, error.description, headers=headers)
+
+    @app.errorhandler(ParseException)
+    def handle_unreadable_body(error):
+        # gunicorn reads a chunked body as the app does, so a malformed chunk is met only then
+        # (and gunicorn closes the connection after this answer, finding it again).
+        return problem(400, "malformed-request", f"The body could not be read as sent ({error}).")
 
     @app.errorhandler(OperationalError)
     @app.errorhandler(InterfaceError)

@@ -11,14 +11,26 @@ import unicodedata
 from peewee import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from errors import AccountSuspended, EmailTaken, InvalidCredentials
+from errors import AccountSuspended, EmailTaken, InvalidCredentials, ValidationFailed
 from models import User
 from store.database import db
+
+#: The longest email stored, in its stored form.
+EMAIL_MAX = User.email.max_length
 
 
 def normalise_email(email: str) -> str:
     """The stored form of an email: trimmed, Unicode NFC, lower-case."""
     return unicodedata.normalize("NFC", email.strip()).lower()
+
+
+def too_long(email: str) -> str | None:
+    """Why the stored form of ``email`` (see :func:`normalise_email`) cannot be kept, or None:
+    lower-casing may lengthen it (``İ`` is two characters lower-cased), past what the request's
+    own length check saw."""
+    if len(email) <= EMAIL_MAX:
+        return None
+    return f"Longer than {EMAIL_MAX} characters once lower-cased, as it is stored."
 
 
 class PasswordHasher:
@@ -54,9 +66,12 @@ class PasswordHasher:
 
 def register(email: str, password: str, hasher: PasswordHasher) -> User:
     """Create a user/free/active account; EmailTaken if the email is in use."""
+    email = normalise_email(email)
+    if reason := too_long(email):
+        raise ValidationFailed(f"email: {reason}", errors={"email": [reason]})
     try:
         with db.atomic():
-            return User.create(email=normalise_email(email), password_hash=hasher.hash(password))
+            return User.create(email=email, password_hash=hasher.hash(password))
     except IntegrityError as exc:
         raise EmailTaken() from exc
 

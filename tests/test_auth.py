@@ -74,6 +74,19 @@ def test_unicode_emails_are_accepted_and_stored_lower_case(client, email, stored
 
 LONG = "x" * 10_000
 
+#: 254 characters as sent, 325 lower-cased (``İ`` lower-cases to two): past the stored column.
+GROWS = "İ" * 71 + "@" + "b" * 63 + "." + "b" * 63 + "." + "c" * 50 + ".com"
+
+
+def test_an_email_longer_than_the_column_once_lower_cased_is_refused_and_not_stored(client):
+    assert len(GROWS) == 254 < len(GROWS.lower())
+    response = client.post(REGISTER, json={"email": GROWS, "password": "password-1"})
+    problem = asserts.problem(response, 422, "validation-error")
+    assert problem["errors"] == {
+        "email": ["Longer than 254 characters once lower-cased, as it is stored."]
+    }
+    assert client.post(LOGIN, json={"email": GROWS, "password": "password-1"}).status_code == 401
+
 
 @pytest.mark.parametrize(
     ("body", "fields"),

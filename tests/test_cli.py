@@ -79,6 +79,10 @@ def test_users_update_changes_plan_role_and_status(app, run):
             "'gold' is not one of 'free', 'pro'",
         ),
         (("ledger", "replay", "x.csv", "--start", "2026-02-30"), "is not a real date"),
+        (
+            ("users", "create", "İ" * 250 + "@example.com", "--password", "password-1"),
+            "the email is longer than 254 characters once lower-cased",
+        ),
     ],
 )
 def test_clear_errors(run, args, message):

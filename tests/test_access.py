@@ -73,6 +73,26 @@ def test_a_non_bearer_authorization_header_is_a_bare_401(client, path):
     asserts.unauthorized(client.get(path, headers={"Authorization": "Basic dXNlcjpwYXNz"}))
 
 
+@pytest.mark.parametrize(
+    "form", ["Token {}", "JWT {}", "{}", "Basic dXNlcjpwYXNz", "Bearer", "Bearer {}, Bearer {}"]
+)
+def test_a_public_endpoint_refuses_a_header_holding_no_bearer_token(client, people, form):
+    """Read as anonymous, a Pro client's mistake would only show as locked picks."""
+    token = people["pro"][1]["Authorization"].removeprefix("Bearer ")
+    header = {"Authorization": form.format(token, token)}
+    response = client.get("/api/picks/today?date=2026-01-01", headers=header)
+    assert response.status_code == 401 and response.get_data() == b""
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_the_html_pages_read_another_scheme_as_anonymous(client):
+    """A browser behind a password-protected proxy sends its Basic credentials to every page."""
+    response = client.get(
+        "/", headers={"Authorization": "Basic dXNlcjpwYXNz", "Accept": "text/html"}
+    )
+    assert response.status_code == 200 and response.mimetype == "text/html"
+
+
 def _segment(data):
     return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
 

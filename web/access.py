@@ -16,7 +16,7 @@ from errors import (
     SubscriptionRequired,
 )
 from services import premium, quotas
-from web import ratelimits, sessions
+from web import html, ratelimits, sessions
 
 #: Rate-limit policy → the configuration key holding its limit.
 POLICY_SETTINGS = {
@@ -50,7 +50,11 @@ class Rule:
         user = sessions.caller(claims) if claims else None
         if user is None:  # not verified before, or its account changed: flask-jwt-extended's
             normalise_bearer_scheme()
-            if verify_jwt_in_request(optional=self.token == "optional") is None:
+            # A header holding no bearer token (another scheme, a token without one) is a
+            # client's mistake to surface, as an invalid token is: a 401. Except on the HTML
+            # pages, where a browser sends what a password-protected proxy in front asked for.
+            optional = self.token == "optional" and html.page_request()
+            if verify_jwt_in_request(optional=optional) is None:
                 return None
             user = get_current_user()
             sessions.remember(app, authorization, get_jwt())
@@ -116,7 +120,11 @@ class Rule:
 PRO_OR_ADMIN = "Plan `pro` or role `admin`"
 
 PUBLIC = Rule(
-    "Anyone; a valid bearer token unlocks premium fields", "optional", "public-read", "ip"
+    "Anyone; a valid bearer token unlocks premium fields. A sent `Authorization` header must "
+    "hold one: another scheme, a token without `Bearer` or an invalid token is a 401",
+    "optional",
+    "public-read",
+    "ip",
 )
 REGISTER = Rule("Anyone", "none", "register", "ip")
 LOGIN = Rule("Anyone", "none", "auth", "ip")

@@ -7,7 +7,7 @@ no script (the JSON-LD block is data, not code), so the Content-Security-Policy 
 import base64
 import hashlib
 
-from flask import make_response, render_template, request
+from flask import current_app, make_response, render_template, request
 
 from web.links import base_url
 
@@ -53,6 +53,13 @@ DOCS_POLICY = (
 #: Endpoints outside a blueprint of pages that still answer a browser with a page: the landing
 #: page at ``/`` (a JSON index for every other client).
 PAGE_ENDPOINTS = frozenset({"meta.Index"})
+
+
+def page_request() -> bool:
+    """Whether this request is for one of the HTML pages: an endpoint of a blueprint marked
+    ``html_pages``, or one of :data:`PAGE_ENDPOINTS`."""
+    blueprint = current_app.blueprints.get(request.blueprint)
+    return getattr(blueprint, "html_pages", False) or request.endpoint in PAGE_ENDPOINTS
 
 
 def wants_html() -> bool:

@@ -8,7 +8,7 @@ import logging
 import threading
 from http import HTTPStatus
 
-from flask import current_app, g, request
+from flask import g, request
 from flask_smorest import Api
 from gunicorn.http.errors import ParseException
 from peewee import InterfaceError, OperationalError
@@ -170,15 +170,9 @@ def problem(status, name, detail, *, errors=None, headers=None):
     HTML pages gets the same title and detail as a small page.
     """
     title = PROBLEMS[name][1] if name else HTTPStatus(status).phrase
-    blueprint = current_app.blueprints.get(request.blueprint)
     # A browser gets a page on the HTML pages (the landing page too), and on a path that is no
     # page at all (a 404).
-    pages = (
-        getattr(blueprint, "html_pages", False)
-        or request.blueprint is None
-        or request.endpoint in html.PAGE_ENDPOINTS
-    )
-    if pages and html.wants_html():
+    if (request.blueprint is None or html.page_request()) and html.wants_html():
         response = html.render(
             "error.html",
             status,

@@ -266,6 +266,19 @@ def test_ids_beyond_int32_are_404s_not_errors(client, world):
     asserts.problem(get(client, world, "/api/matches/99999999999999999999"), 404, "not-found")
 
 
+def test_an_id_is_spelt_one_way(client, world):
+    """ASCII digits without a leading zero: another script's digits do not name the match."""
+    match_id = Match.select(Match.id).order_by(Match.id).first().id
+    assert get(client, world, f"/api/matches/{match_id}").status_code == 200
+    for spelling in (
+        f"0{match_id}",
+        "".join(chr(0x0660 + int(digit)) for digit in str(match_id)),  # Arabic-Indic
+        "".join(chr(0xFF10 + int(digit)) for digit in str(match_id)),  # full-width
+        f"+{match_id}",
+    ):
+        asserts.problem(get(client, world, f"/api/matches/{spelling}"), 404, "not-found")
+
+
 # Explorer
 
 

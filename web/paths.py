@@ -1,6 +1,6 @@
 """Path converters: what an id or a slug in a path may be (anything else does not route: 404)."""
 
-from werkzeug.routing import BaseConverter
+from werkzeug.routing import BaseConverter, IntegerConverter
 
 from enums import ID_RANGE
 
@@ -11,15 +11,28 @@ class SlugConverter(BaseConverter):
     regex = r"[a-z0-9-]{1,255}"
 
 
+class IdConverter(IntegerConverter):
+    """An id in a path, as the API writes it: ASCII digits, no leading zero. werkzeug's ``int``
+    also routed other scripts' digits (``٣٦٠٠``, ``３６００``) and ``03600`` to the same row, each
+    spelling an answer of its own to store."""
+
+    regex = r"[1-9][0-9]*"
+
+
 def id_param(name: str) -> str:
     """A path segment for a positive int32 id called ``name``: anything else does not route."""
     low, high = ID_RANGE
-    return f"<int(min={low}, max={high}):{name}>"
+    return f"<id(min={low}, max={high}):{name}>"
 
 
 def register(app, api) -> None:
     """Teach ``app`` and the API description the converters."""
     app.url_map.converters["slug"] = SlugConverter
+    app.url_map.converters["id"] = IdConverter
+    api.register_converter(
+        IdConverter,
+        lambda converter: {"type": "integer", "maximum": converter.max, "minimum": converter.min},
+    )
     api.register_converter(
         SlugConverter, lambda _converter: {"type": "string", "pattern": f"^{SlugConverter.regex}$"}
     )

@@ -90,6 +90,16 @@ MONEY_PLACES = 2
 PROBABILITY_PLACES = 6
 
 
+class JsonBoolean(fields.Boolean):
+    """A boolean in a JSON body: ``true`` or ``false`` only. marshmallow's also took ``"yes"``,
+    ``1`` or ``"on"``, where the rest of a body is held to its JSON type."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
 class Rounded(fields.Float):
     """A number written rounded to ``places`` decimals (``-0.0`` written ``0.0``); the OpenAPI
     description says so. Loading is a plain float."""

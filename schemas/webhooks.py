@@ -8,6 +8,7 @@ from marshmallow import fields, validate
 from enums import DELIVERY_STATUSES, MARKETS, OPERATION_KINDS, OPERATION_STATUSES, WEBHOOK_EVENTS
 from schemas.common import (
     CamelSchema,
+    JsonBoolean,
     PageArgsSchema,
     UTCDateTime,
     enum_of,
@@ -53,7 +54,7 @@ class EndpointUpdateSchema(CamelSchema):
     url = fields.String(validate=validate.Length(min=1, max=URL_MAX), metadata={"format": "uri"})
     events = _events_field()
     description = fields.String(validate=validate.Length(max=DESCRIPTION_MAX))
-    enabled = fields.Boolean(
+    enabled = JsonBoolean(
         metadata={
             "description": "`true` enables a disabled endpoint; its waiting deliveries "
             "go out again."

@@ -93,6 +93,16 @@ def test_an_endpoint_changes_and_goes(client, people):
     problem(client.get(f"{HOOKS}/{made['id']}", headers=headers), 404, "not-found")
 
 
+@pytest.mark.parametrize("enabled", ["yes", "true", 1, 0])
+def test_enabled_is_a_json_boolean(client, people, enabled):
+    _, headers = people["pro"]
+    made = factories.endpoint(client, headers, URL)
+    answer = client.patch(f"{HOOKS}/{made['id']}", json={"enabled": enabled}, headers=headers)
+    errors = problem(answer, 422, "validation-error")["errors"]
+    assert errors == {"enabled": ["Not a valid boolean."]}
+    assert client.get(f"{HOOKS}/{made['id']}", headers=headers).get_json()["enabled"] is True
+
+
 def test_at_most_five_endpoints_a_user(client, people):
     _, headers = people["pro"]
     for number in range(5):

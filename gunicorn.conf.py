@@ -43,6 +43,11 @@ errorlog = "-"
 # of: its maximum leaves room for every query the API accepts (a 254-character search of
 # four-byte characters, percent-encoded, is over 3 KiB) so the app answers them, 422s included.
 limit_request_line = 8190
+# X-Forwarded-Proto and its kind are read by the app alone, through PROXY_FIX_HOPS (werkzeug's
+# ProxyFix): gunicorn's own reading trusted them from any client on the same host (its default
+# forwarded_allow_ips), so a local client could make the links in answers https with
+# PROXY_FIX_HOPS=0.
+forwarded_allow_ips = ""
 # gunicorn 25 added a control socket, shared by default by every instance a user runs
 # ($XDG_RUNTIME_DIR/gunicorn.ctl): a second instance replaced the first one's socket and removed
 # it on exit. Nothing here uses gunicornc, so no instance opens one.

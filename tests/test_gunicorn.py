@@ -88,6 +88,14 @@ def test_a_malformed_chunked_body_is_a_malformed_request(served, chunks):
     assert body["detail"].startswith("The body could not be read as sent"), body
 
 
+def test_forwarded_headers_count_only_through_proxy_fix_hops(served):
+    """With PROXY_FIX_HOPS=0 no client names the scheme, not even one on the same host."""
+    base, _ = served
+    headers = {"X-Forwarded-Proto": "https", "X-Forwarded-Ssl": "on"}
+    status, problem = call(base, "GET", "/nowhere", headers=headers)
+    assert status == 404 and problem["type"].startswith("http://"), problem
+
+
 def _listening(port=0, reuse_port=True) -> socket.socket:
     """A socket listening on a loopback port, as a server with SO_REUSEPORT holds one."""
     listener = socket.socket()

@@ -355,8 +355,13 @@ def test_failed_logins_are_limited_per_account_across_addresses(make_app):
     limited = _login(client, "target@example.com", "guess-9", "203.0.113.9")
     body = asserts.problem(limited, 429, "rate-limited")
     assert "login-failures" in body["detail"] and 1 <= int(limited.headers["Retry-After"]) <= 60
-    # Still the auth policy's standing in the headers: the per-account count is not shown.
-    assert limited.headers["RateLimit-Policy"] == '"auth";q=20;w=60'
+    # The headers name what refused it (not the auth policy, which has requests left); the
+    # per-account count shows only once it refuses, which the 429 says anyway.
+    assert limited.headers["RateLimit-Policy"] == '"login-failures";q=3;w=60'
+    assert limited.headers["RateLimit"].startswith('"login-failures";r=0;t=')
+    assert limited.headers["X-RateLimit-Remaining"] == "0"
+    failed = _login(client, "other@example.com", "guess", "203.0.113.11")
+    assert failed.status_code == 401 and failed.headers["RateLimit-Policy"] == '"auth";q=20;w=60'
     # While the account is throttled, even the right password waits (else it would be an oracle).
     asserts.problem(
         _login(client, "target@example.com", factories.PASSWORD, "203.0.113.10"),

@@ -382,7 +382,8 @@ COUNTED = "picks.rate_counted"
 def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
     """Count one request against ``policy``'s counter for ``key``; RateLimited when over.
 
-    ``report``: this counter is the one the response's rate-limit headers describe.
+    ``report``: this counter is the one the response's rate-limit headers describe; a counter
+    that refuses the request is described either way, so a 429's headers name what refused it.
     """
     if not limiter.enabled:
         return
@@ -392,7 +393,7 @@ def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
         counted, allowed = handed
     else:
         counted, allowed = count(app, policy, limit, key)
-    if report:
+    if report or not allowed:
         g.rate_counted = counted
     if not allowed:
         try:

@@ -69,7 +69,13 @@ def test_concurrent_data_requests_are_each_counted_once(served):
 
 
 @pytest.mark.parametrize(
-    "chunks", [b"zz\r\n{}\r\n0\r\n\r\n", b"-2\r\n{}\r\n0\r\n\r\n", b"2\r\n{}XX0\r\n\r\n"]
+    "chunks",
+    [
+        b"zz\r\n{}\r\n0\r\n\r\n",
+        b"-2\r\n{}\r\n0\r\n\r\n",
+        b"2\r\n{}XX0\r\n\r\n",
+        b"z" * 5000 + b"\r\n{}\r\n0\r\n\r\n",  # quoted in the detail, shortened
+    ],
 )
 def test_a_malformed_chunked_body_is_a_malformed_request(served, chunks):
     """gunicorn finds a bad chunk only when the app reads the body: a 400, not a 500."""
@@ -86,6 +92,7 @@ def test_a_malformed_chunked_body_is_a_malformed_request(served, chunks):
     assert answer.status == 400 and answer.getheader("Content-Type") == "application/problem+json"
     assert body["type"].endswith("/problems/malformed-request"), body
     assert body["detail"].startswith("The body could not be read as sent"), body
+    assert len(body["detail"]) < 200
 
 
 def test_forwarded_headers_count_only_through_proxy_fix_hops(served):

@@ -13,6 +13,7 @@ from models import User
 from tests import asserts, factories
 from web.access import ADMIN as ADMIN_RULE
 from web.access import PUBLIC, SIGNED_IN, Rule
+from web.paths import id_param
 
 DATA = "/api/v1/data/catalog"
 USAGE = "/api/v1/data/usage"
@@ -198,7 +199,7 @@ def test_every_api_route_has_an_access_rule(app):
     ("path", "rule"),
     [
         ("/api/picks/today", PUBLIC),
-        ("/api/matches/<int(min=1, max=2147483647):match_id>", PUBLIC),
+        (f"/api/matches/{id_param('match_id')}", PUBLIC),
         ("/api/explorer/slate", PUBLIC),
         ("/api/track-record/by-competition-type", PUBLIC),
         ("/api/v1/seo/predictions/<slug:slug>", PUBLIC),

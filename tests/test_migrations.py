@@ -23,6 +23,7 @@ from store.database import db, discard_connections, is_sqlite
 from tests import asserts, factories
 from tests.helpers import LEDGER_KEY, SECRET
 from tests.schema_state import describe, differences
+from web.paths import id_param
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -213,10 +214,10 @@ def test_a_release_database_with_data_upgrades_and_every_endpoint_answers(make_a
     calls = []
     for rule in app.url_map.iter_rules():
         path = (
-            rule.rule.replace("<int(min=1, max=2147483647):match_id>", str(ids["match_id"]))
-            .replace("<int(min=1, max=2147483647):operation_id>", str(ids["operation_id"]))
-            .replace("<int(min=1, max=2147483647):endpoint_id>", str(endpoint_id))
-            .replace("<int(min=1, max=2147483647):delivery_id>", "1")
+            rule.rule.replace(id_param("match_id"), str(ids["match_id"]))
+            .replace(id_param("operation_id"), str(ids["operation_id"]))
+            .replace(id_param("endpoint_id"), str(endpoint_id))
+            .replace(id_param("delivery_id"), "1")
             .replace("<slug:slug>", ids["slug"])
             .replace("<name>", "not-found")
             .replace("<path:filename>", "none.css")

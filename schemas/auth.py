@@ -3,7 +3,7 @@
 from marshmallow import fields, validate
 
 from enums import USER_PLANS, USER_ROLES, USER_STATUSES
-from schemas.common import CamelSchema, UTCDateTime, enum_of
+from schemas.common import CamelSchema, Integer, UTCDateTime, enum_of
 
 EMAIL_MAX = 254
 PASSWORD = validate.Length(min=8, max=128)
@@ -37,7 +37,7 @@ class LoginSchema(CamelSchema):
 class UserSchema(CamelSchema):
     """An account as its owner and admins see it."""
 
-    id = fields.Integer(required=True)
+    id = Integer(required=True)
     email = fields.String(required=True)
     role = enum_of(USER_ROLES, required=True)
     plan = enum_of(USER_PLANS, required=True)
@@ -51,4 +51,4 @@ class SessionSchema(CamelSchema):
     user = fields.Nested(UserSchema, required=True)
     access_token = fields.String(required=True)
     token_type = fields.String(required=True, metadata={"enum": ["Bearer"]})
-    expires_in = fields.Integer(required=True, metadata={"description": "Token lifetime, seconds."})
+    expires_in = Integer(required=True, metadata={"description": "Token lifetime, seconds."})

@@ -49,6 +49,21 @@ def int32(value) -> None:
         raise ValidationError(f"Must be between {INT32[0]} and {INT32[1]}.")
 
 
+#: An integer as a query string spells it: ASCII digits, perhaps after a minus sign.
+WRITTEN_INTEGER = re.compile(r"-?[0-9]+")
+
+
+class Integer(fields.Integer):
+    """marshmallow's Integer, reading text only as ASCII digits: Python's ``int()`` also reads
+    ``1_000``, `` 5`` and other scripts' digits (``١٠``), each spelling of a query a cached
+    answer of its own. Every integer field of a request schema is one of these."""
+
+    def _validated(self, value):
+        if isinstance(value, str) and not WRITTEN_INTEGER.fullmatch(value):
+            raise self.make_error("invalid")
+        return super()._validated(value)
+
+
 class CamelSchema(Schema):
     """Python attributes in snake_case, JSON in camelCase (also in validation errors).
 
@@ -270,7 +285,7 @@ class KickoffRangeSchema(CamelSchema):
 
 def id_field(**kwargs):
     """An id argument: a positive 32-bit integer (``strict`` ones refuse numbers in strings)."""
-    return fields.Integer(validate=validate.Range(*ID_RANGE), **kwargs)
+    return Integer(validate=validate.Range(*ID_RANGE), **kwargs)
 
 
 def enum_of(values, **kwargs):
@@ -421,16 +436,16 @@ def flat_rows(schema: Schema, booleans=(True, False)):
 class PageArgsSchema(CamelSchema):
     """``page`` ≥ 1 (default 1) and ``pageSize`` 1–100 (default 20)."""
 
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=INT32[1]))
-    page_size = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+    page = Integer(load_default=1, validate=validate.Range(min=1, max=INT32[1]))
+    page_size = Integer(load_default=20, validate=validate.Range(min=1, max=100))
 
 
 class PageSchema(CamelSchema):
     """The paging fields every paged list answers with."""
 
-    page = fields.Integer(required=True)
-    page_size = fields.Integer(required=True)
-    total = fields.Integer(required=True, metadata={"description": "Items across all pages."})
+    page = Integer(required=True)
+    page_size = Integer(required=True)
+    total = Integer(required=True, metadata={"description": "Items across all pages."})
 
 
 def page_of(item_schema, name: str):
@@ -457,7 +472,7 @@ class ProblemSchema(Schema):
         },
     )
     title = fields.String(required=True)
-    status = fields.Integer(required=True)
+    status = Integer(required=True)
     detail = fields.String(required=True)
     errors = fields.Dict(
         keys=fields.String(),
@@ -475,5 +490,5 @@ class ProblemDescriptionSchema(Schema):
     name = fields.String(required=True)
     type = fields.String(required=True)
     title = fields.String(required=True)
-    status = fields.Integer(required=True)
+    status = Integer(required=True)
     description = fields.String(required=True)

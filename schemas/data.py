@@ -11,6 +11,7 @@ from schemas.common import (
     CamelSchema,
     CommaList,
     DayOrInstant,
+    Integer,
     KickoffRangeSchema,
     UTCDateTime,
     enum_of,
@@ -65,13 +66,13 @@ class CatalogResourceSchema(CamelSchema):
 class CatalogLeagueSchema(CamelSchema):
     """A league with the data held for it."""
 
-    id = fields.Integer(required=True)
+    id = Integer(required=True)
     code = fields.String(required=True)
     name = fields.String(required=True)
     country = fields.String(required=True)
     competition_type = fields.String(required=True)
     seasons = fields.List(fields.String(), required=True)
-    match_count = fields.Integer(required=True)
+    match_count = Integer(required=True)
     first_kickoff_at = UTCDateTime(allow_none=True)
     last_kickoff_at = UTCDateTime(allow_none=True)
 
@@ -87,9 +88,9 @@ class CatalogSchema(CamelSchema):
 class CounterSchema(CamelSchema):
     """One quota counter; a null limit means unlimited."""
 
-    used = fields.Integer(required=True)
-    limit = fields.Integer(required=True, allow_none=True)
-    remaining = fields.Integer(required=True, allow_none=True)
+    used = Integer(required=True)
+    limit = Integer(required=True, allow_none=True)
+    remaining = Integer(required=True, allow_none=True)
 
 
 class PeriodSchema(CamelSchema):
@@ -131,7 +132,7 @@ class MatchesArgsSchema(KickoffRangeSchema):
         CARD_RELATIONS,
         metadata={"description": "Relations to add to each match; each costs one query a page."},
     )
-    limit = fields.Integer(
+    limit = Integer(
         load_default=100,
         validate=validate.Range(1, 1000),
         metadata={"description": "Matches per page, 1–1000 (default 100)."},
@@ -147,7 +148,7 @@ class MatchesPageSchema(CamelSchema):
     """A page of matches by kick-off, then id."""
 
     items = fields.List(fields.Nested(MatchCardSchema), required=True)
-    limit = fields.Integer(required=True)
+    limit = Integer(required=True)
     next_after = FeedCursor(
         data_key="nextCursor",
         required=True,

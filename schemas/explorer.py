@@ -9,7 +9,7 @@ from enums import (
     MARKETS,
     SELECTIONS,
 )
-from schemas.common import CamelSchema, day_field, enum_of, id_field, one_of, ratio
+from schemas.common import CamelSchema, Integer, day_field, enum_of, id_field, one_of, ratio
 from schemas.matches import MatchSchema, PickSchema, PredictionSchema, probability_map
 
 
@@ -72,7 +72,7 @@ class ComparableArgsSchema(CamelSchema):
             "`global`: every league."
         },
     )
-    limit = fields.Integer(
+    limit = Integer(
         load_default=COMPARABLE_DEFAULT,
         validate=validate.Range(*COMPARABLE_LIMIT),
         metadata={
@@ -106,7 +106,7 @@ class SelectionRateSchema(CamelSchema):
 class ComparableSummarySchema(CamelSchema):
     """The comparable matches summed up."""
 
-    count = fields.Integer(required=True)
+    count = Integer(required=True)
     selections = fields.List(fields.Nested(SelectionRateSchema), required=True)
 
 

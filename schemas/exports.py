@@ -21,6 +21,7 @@ from enums import (
 from schemas.common import (
     CamelSchema,
     CommaList,
+    Integer,
     KickoffRangeSchema,
     UTCDateTime,
     enum_of,
@@ -82,10 +83,10 @@ NOT_AN_OBJECT = "Must be a JSON object in a string, such as {}."
 class ExportJSONSchema(CamelSchema):
     """An export in the `json` format (CSV and NDJSON carry the same rows, one per line)."""
 
-    id = fields.Integer(required=True)
+    id = Integer(required=True)
     resource = enum_of(EXPORT_RESOURCES, required=True)
     format = enum_of(EXPORT_FORMATS, required=True)
-    row_count = fields.Integer(required=True)
+    row_count = Integer(required=True)
     generated_at = UTCDateTime(required=True)
     items = fields.List(
         fields.Dict(), required=True, metadata={"description": "The resource's rows (flat)."}
@@ -150,29 +151,29 @@ class NoFilters(Filters):
 class MatchRowSchema(CamelSchema):
     """A match, flat."""
 
-    id = fields.Integer()
+    id = Integer()
     slug = fields.String()
     kickoff_at = UTCDateTime()
     status = enum_of(MATCH_STATUSES)
     season = fields.String()
-    league_id = fields.Integer()
+    league_id = Integer()
     league_name = fields.String()
     competition_type = enum_of(COMPETITION_TYPES)
-    home_team_id = fields.Integer()
+    home_team_id = Integer()
     home_team_name = fields.String()
-    away_team_id = fields.Integer()
+    away_team_id = Integer()
     away_team_name = fields.String()
-    home_goals = fields.Integer(allow_none=True)
-    away_goals = fields.Integer(allow_none=True)
+    home_goals = Integer(allow_none=True)
+    away_goals = Integer(allow_none=True)
 
 
 class PickRowSchema(CamelSchema):
     """A pick, flat, with its match's kick-off and league."""
 
-    id = fields.Integer()
-    match_id = fields.Integer()
+    id = Integer()
+    match_id = Integer()
     kickoff_at = UTCDateTime()
-    league_id = fields.Integer()
+    league_id = Integer()
     market = enum_of(MARKETS)
     selection = enum_of(SELECTIONS)
     bookmaker = fields.String()
@@ -196,7 +197,7 @@ class PickRowSchema(CamelSchema):
 class PredictionRowSchema(CamelSchema):
     """One selection of a prediction: the published, goal-model and market probabilities."""
 
-    match_id = fields.Integer()
+    match_id = Integer()
     market = enum_of(MARKETS)
     selection = enum_of(SELECTIONS)
     probability = ratio()
@@ -216,7 +217,7 @@ class PredictionRowSchema(CamelSchema):
 class OddsRowSchema(CamelSchema):
     """One bookmaker's decimal price for one selection."""
 
-    match_id = fields.Integer()
+    match_id = Integer()
     bookmaker = fields.String()
     market = enum_of(MARKETS)
     selection = enum_of(SELECTIONS)
@@ -227,7 +228,7 @@ class OddsRowSchema(CamelSchema):
 class TeamRowSchema(CamelSchema):
     """A team."""
 
-    id = fields.Integer()
+    id = Integer()
     name = fields.String()
     country = fields.String()
 
@@ -235,7 +236,7 @@ class TeamRowSchema(CamelSchema):
 class LeagueRowSchema(CamelSchema):
     """A league."""
 
-    id = fields.Integer()
+    id = Integer()
     code = fields.String()
     name = fields.String()
     country = fields.String()

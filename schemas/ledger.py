@@ -3,7 +3,7 @@ Merkle proofs that tie them together (RFC 9162)."""
 
 from marshmallow import ValidationError, fields, validate, validates_schema
 
-from schemas.common import CamelSchema, UTCDateTime
+from schemas.common import CamelSchema, Integer, UTCDateTime
 
 HEX_HASH = {"pattern": "^[0-9a-f]{64}$"}
 SIZE = validate.Range(0)
@@ -12,7 +12,7 @@ SIZE = validate.Range(0)
 class CheckpointSchema(CamelSchema):
     """A signed tree head: the ledger's size and root hash at a time, as a signed note."""
 
-    size = fields.Integer(required=True, metadata={"description": "Entries in the tree."})
+    size = Integer(required=True, metadata={"description": "Entries in the tree."})
     root_hash = fields.String(
         required=True, metadata={**HEX_HASH, "description": "RFC 9162 root hash, hex."}
     )
@@ -59,8 +59,8 @@ class LedgerHeadSchema(CheckpointSchema):
 class EntriesArgsSchema(CamelSchema):
     """Which entries: ``[start, end)``, at most 1,000 at a time."""
 
-    start = fields.Integer(load_default=0, validate=SIZE, metadata={"description": "First."})
-    end = fields.Integer(
+    start = Integer(load_default=0, validate=SIZE, metadata={"description": "First."})
+    end = Integer(
         load_default=None,
         validate=SIZE,
         metadata={
@@ -83,7 +83,7 @@ class RevealSchema(CamelSchema):
 class EntrySchema(CamelSchema):
     """One entry of the ledger."""
 
-    index = fields.Integer(required=True, metadata={"description": "Its leaf's position."})
+    index = Integer(required=True, metadata={"description": "Its leaf's position."})
     entry = fields.String(
         required=True,
         metadata={
@@ -103,7 +103,7 @@ class EntrySchema(CamelSchema):
             "picks rated B or C, from kick-off for A); null otherwise."
         },
     )
-    checkpoint_size = fields.Integer(
+    checkpoint_size = Integer(
         required=True,
         metadata={"description": "The size of the first checkpoint that included the entry."},
     )
@@ -112,8 +112,8 @@ class EntrySchema(CamelSchema):
 class EntriesSchema(CamelSchema):
     """A page of entries, with the checkpoints that first included them."""
 
-    start = fields.Integer(required=True)
-    end = fields.Integer(required=True)
+    start = Integer(required=True)
+    end = Integer(required=True)
     items = fields.List(fields.Nested(EntrySchema), required=True)
     checkpoints = fields.List(fields.Nested(CheckpointSchema), required=True)
 
@@ -122,15 +122,15 @@ class ProofArgsSchema(CamelSchema):
     """An inclusion proof (``index``) or a consistency proof (``fromSize``), in the tree of
     ``treeSize`` entries (default: the latest checkpoint's)."""
 
-    index = fields.Integer(
+    index = Integer(
         load_default=None, validate=SIZE, metadata={"description": "Prove this entry included."}
     )
-    from_size = fields.Integer(
+    from_size = Integer(
         load_default=None,
         validate=SIZE,
         metadata={"description": "Prove the tree of this many entries a prefix of treeSize's."},
     )
-    tree_size = fields.Integer(load_default=None, validate=SIZE)
+    tree_size = Integer(load_default=None, validate=SIZE)
 
     @validates_schema
     def one_kind(self, data, **kwargs):
@@ -145,11 +145,11 @@ class ProofSchema(CamelSchema):
     tree of `fromSize` entries (§2.1.4), in the tree of `treeSize` entries."""
 
     type = fields.String(required=True, metadata={"enum": ["inclusion", "consistency"]})
-    tree_size = fields.Integer(required=True)
+    tree_size = Integer(required=True)
     root_hash = fields.String(required=True, metadata=HEX_HASH)
-    index = fields.Integer(metadata={"description": "Inclusion: the entry."})
+    index = Integer(metadata={"description": "Inclusion: the entry."})
     leaf_hash = fields.String(metadata={**HEX_HASH, "description": "Inclusion: its leaf hash."})
-    from_size = fields.Integer(metadata={"description": "Consistency: the earlier size."})
+    from_size = Integer(metadata={"description": "Consistency: the earlier size."})
     from_root_hash = fields.String(
         metadata={**HEX_HASH, "description": "Consistency: the earlier root."}
     )

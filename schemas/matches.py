@@ -14,7 +14,7 @@ from enums import (
     PREDICTION_SOURCES,
     SELECTIONS,
 )
-from schemas.common import CamelSchema, UTCDateTime, enum_of, money, ratio
+from schemas.common import CamelSchema, Integer, UTCDateTime, enum_of, money, ratio
 
 
 def probability_map(description, **kwargs):
@@ -30,7 +30,7 @@ def probability_map(description, **kwargs):
 class LeagueRefSchema(CamelSchema):
     """The league a match belongs to."""
 
-    id = fields.Integer(required=True)
+    id = Integer(required=True)
     name = fields.String(required=True)
     country = fields.String(required=True)
     competition_type = enum_of(COMPETITION_TYPES, required=True)
@@ -39,21 +39,21 @@ class LeagueRefSchema(CamelSchema):
 class TeamRefSchema(CamelSchema):
     """A team as a match names it."""
 
-    id = fields.Integer(required=True)
+    id = Integer(required=True)
     name = fields.String(required=True)
 
 
 class ScoreSchema(CamelSchema):
     """Full-time goals."""
 
-    home = fields.Integer(required=True)
-    away = fields.Integer(required=True)
+    home = Integer(required=True)
+    away = Integer(required=True)
 
 
 class MatchSchema(CamelSchema):
     """A match, as every answer that mentions one carries it."""
 
-    id = fields.Integer(required=True)
+    id = Integer(required=True)
     slug = fields.String(
         required=True, metadata={"description": "`home-team-vs-away-team-YYYY-MM-DD`."}
     )
@@ -102,7 +102,7 @@ class MarketOddsSchema(CamelSchema):
     """One market's odds summary."""
 
     market = enum_of(MARKETS, required=True)
-    bookmakers = fields.Integer(
+    bookmakers = Integer(
         required=True, metadata={"description": "Real bookmakers quoting before kick-off."}
     )
     selections = fields.List(fields.Nested(SelectionOddsSchema), required=True)
@@ -187,7 +187,7 @@ class PickSchema(CamelSchema):
     bookmakers and the goal models' own probabilities, wherever they appear. From kick-off
     every pick is public in full."""
 
-    id = fields.Integer(required=True)
+    id = Integer(required=True)
     market = enum_of(MARKETS, required=True)
     selection = enum_of(SELECTIONS, required=True, allow_none=True)
     bookmaker = fields.String(required=True, allow_none=True)
@@ -228,10 +228,10 @@ class TeamFormSchema(CamelSchema):
         required=True,
         metadata={"description": "Up to five results, most recent first."},
     )
-    form_points = fields.Integer(required=True)
+    form_points = Integer(required=True)
     goals_for = fields.Float(required=True, allow_none=True)
     goals_against = fields.Float(required=True, allow_none=True)
-    matches = fields.Integer(required=True)
+    matches = Integer(required=True)
     rest_days = fields.Float(required=True, allow_none=True)
 
 
@@ -239,19 +239,19 @@ class MeetingSchema(CamelSchema):
     """One earlier meeting of the two teams."""
 
     kickoff_at = UTCDateTime(required=True)
-    home_team_id = fields.Integer(required=True)
-    away_team_id = fields.Integer(required=True)
-    home_goals = fields.Integer(required=True)
-    away_goals = fields.Integer(required=True)
+    home_team_id = Integer(required=True)
+    away_team_id = Integer(required=True)
+    home_goals = Integer(required=True)
+    away_goals = Integer(required=True)
 
 
 class HeadToHeadSchema(CamelSchema):
     """The last meetings, at either venue, counted for this match's home and away team."""
 
     matches = fields.List(fields.Nested(MeetingSchema), required=True)
-    home_wins = fields.Integer(required=True)
-    draws = fields.Integer(required=True)
-    away_wins = fields.Integer(required=True)
+    home_wins = Integer(required=True)
+    draws = Integer(required=True)
+    away_wins = Integer(required=True)
 
 
 class StrengthSchema(CamelSchema):
@@ -272,8 +272,8 @@ class StrengthsSchema(CamelSchema):
 class SidesSchema(CamelSchema):
     """A count per side."""
 
-    home = fields.Integer(required=True)
-    away = fields.Integer(required=True)
+    home = Integer(required=True)
+    away = Integer(required=True)
 
 
 def market_map(description, **kwargs):

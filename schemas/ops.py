@@ -12,7 +12,7 @@ from enums import (
     OPERATION_STATUSES,
     SETTLEMENT_DAYS,
 )
-from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field
+from schemas.common import CamelSchema, Integer, UTCDateTime, enum_of, id_field
 from schemas.ledger import CheckpointSchema
 
 
@@ -43,7 +43,7 @@ class RefreshRequestSchema(CamelSchema):
 class SettlementRequestSchema(CamelSchema):
     """How far back to settle."""
 
-    last_days = fields.Integer(
+    last_days = Integer(
         load_default=7,
         strict=True,
         validate=validate.Range(*SETTLEMENT_DAYS),
@@ -54,7 +54,7 @@ class SettlementRequestSchema(CamelSchema):
 class CalibrationRequestSchema(CamelSchema):
     """Which window to score."""
 
-    window_days = fields.Integer(
+    window_days = Integer(
         load_default=90,
         strict=True,
         validate=validate.Range(*CALIBRATION_DAYS),
@@ -85,7 +85,7 @@ PARAMS_SCHEMAS = {
 class OperationSchema(CamelSchema):
     """A long-running job: what was asked, by whom, its state and timing."""
 
-    id = fields.Integer(required=True)
+    id = Integer(required=True)
     kind = enum_of(OPERATION_KINDS, required=True)
     status = enum_of(OPERATION_STATUSES, required=True)
     params = fields.Dict(
@@ -94,7 +94,7 @@ class OperationSchema(CamelSchema):
     created_at = UTCDateTime(required=True)
     started_at = UTCDateTime(required=True, allow_none=True)
     finished_at = UTCDateTime(required=True, allow_none=True)
-    duration_ms = fields.Integer(required=True, allow_none=True)
+    duration_ms = Integer(required=True, allow_none=True)
     created_by = fields.Raw(
         required=True,
         allow_none=True,
@@ -111,17 +111,17 @@ class OperationSchema(CamelSchema):
 class SettlementCountsSchema(CamelSchema):
     """What a settlement decided."""
 
-    examined = fields.Integer(required=True)
-    won = fields.Integer(required=True)
-    lost = fields.Integer(required=True)
-    void = fields.Integer(required=True)
-    pending = fields.Integer(required=True, metadata={"description": "Still without a result."})
+    examined = Integer(required=True)
+    won = Integer(required=True)
+    lost = Integer(required=True)
+    void = Integer(required=True)
+    pending = Integer(required=True, metadata={"description": "Still without a result."})
 
 
 class SettlementResultSchema(SettlementCountsSchema):
     """The result of a settlement run."""
 
-    last_days = fields.Integer(required=True)
+    last_days = Integer(required=True)
     settled_at = UTCDateTime(required=True)
 
 
@@ -132,7 +132,7 @@ class ReliabilityBinSchema(CamelSchema):
     to = fields.Float(required=True)
     mean_predicted = fields.Float(required=True, allow_none=True)
     observed_rate = fields.Float(required=True, allow_none=True)
-    count = fields.Integer(required=True)
+    count = Integer(required=True)
 
 
 class PriceBandSchema(CamelSchema):
@@ -142,7 +142,7 @@ class PriceBandSchema(CamelSchema):
     to = fields.Float(
         required=True, allow_none=True, metadata={"description": "Null for the last band."}
     )
-    count = fields.Integer(required=True)
+    count = Integer(required=True)
     mean_predicted = fields.Float(required=True, allow_none=True)
     observed_rate = fields.Float(required=True, allow_none=True)
     std_error = fields.Float(
@@ -158,7 +158,7 @@ class PriceBandSchema(CamelSchema):
 class ScoresSchema(CamelSchema):
     """Scores of a set of forecasts (null without any)."""
 
-    count = fields.Integer(required=True)
+    count = Integer(required=True)
     brier = fields.Float(required=True, allow_none=True)
     log_loss = fields.Float(required=True, allow_none=True)
     rps = fields.Float(
@@ -190,7 +190,7 @@ class MarketCalibrationSchema(ScoresSchema):
 class CalibrationResultSchema(CamelSchema):
     """The result of a calibration run."""
 
-    window_days = fields.Integer(required=True)
+    window_days = Integer(required=True)
     date_from = UTCDateTime(required=True, data_key="from")
     date_to = UTCDateTime(required=True, data_key="to")
     reference_method = fields.String(required=True)
@@ -204,30 +204,30 @@ class CalibrationResultSchema(CamelSchema):
 class RefreshResultSchema(CamelSchema):
     """The result of an intelligence refresh."""
 
-    match_id = fields.Integer(required=True)
+    match_id = Integer(required=True)
     refreshed_at = UTCDateTime(required=True)
-    predictions = fields.Integer(required=True, metadata={"description": "Predictions written."})
-    intelligence = fields.Integer(required=True)
-    picks = fields.Integer(required=True, metadata={"description": "New picks."})
-    published = fields.Integer(
+    predictions = Integer(required=True, metadata={"description": "Predictions written."})
+    intelligence = Integer(required=True)
+    picks = Integer(required=True, metadata={"description": "New picks."})
+    published = Integer(
         load_default=0, metadata={"description": "Live picks published into the ledger."}
     )
-    rebuilt = fields.Integer(load_default=0)
+    rebuilt = Integer(load_default=0)
 
 
 class BackfillResultSchema(CamelSchema):
     """The result of a model backfill (recorded by the CLI)."""
 
-    matches = fields.Integer(required=True)
-    fits = fields.Integer()
+    matches = Integer(required=True)
+    fits = Integer()
     model_seconds = fields.Float()
     seconds = fields.Float()
-    predictions = fields.Integer()
-    intelligence = fields.Integer()
-    picks = fields.Integer()
-    published = fields.Integer(metadata={"description": "Live picks published into the ledger."})
-    live_picks = fields.Integer()
-    rebuilt = fields.Integer(
+    predictions = Integer()
+    intelligence = Integer()
+    picks = Integer()
+    published = Integer(metadata={"description": "Live picks published into the ledger."})
+    live_picks = Integer()
+    rebuilt = Integer(
         metadata={"description": "Kicked-off matches whose backfilled predictions were redone."}
     )
     settlement = fields.Nested(SettlementCountsSchema)

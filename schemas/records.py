@@ -8,6 +8,7 @@ from schemas.common import (
     CamelSchema,
     CommaListBody,
     DayOrInstant,
+    Integer,
     check_range,
     enum_of,
     id_field,
@@ -19,11 +20,11 @@ from schemas.common import (
 class FiguresSchema(CamelSchema):
     """How a set of picks did. Ratios and averages are null when there is nothing to divide."""
 
-    picks = fields.Integer(required=True)
-    won = fields.Integer(required=True)
-    lost = fields.Integer(required=True)
-    void = fields.Integer(required=True)
-    pending = fields.Integer(required=True)
+    picks = Integer(required=True)
+    won = Integer(required=True)
+    lost = Integer(required=True)
+    void = Integer(required=True)
+    pending = Integer(required=True)
     hit_rate = ratio(
         required=True, allow_none=True, metadata={"description": "won ÷ (won + lost)."}
     )
@@ -72,7 +73,7 @@ class FiguresSchema(CamelSchema):
     max_drawdown = money(
         required=True, metadata={"description": "Largest fall of cumulative profit, units."}
     )
-    longest_losing_streak = fields.Integer(required=True)
+    longest_losing_streak = Integer(required=True)
 
 
 class CompetitionFiguresSchema(FiguresSchema):
@@ -161,7 +162,7 @@ class BacktestRequestSchema(CamelSchema):
 class LeagueFiguresSchema(FiguresSchema):
     """The figures of one league."""
 
-    league_id = fields.Integer(required=True)
+    league_id = Integer(required=True)
     league_name = fields.String(required=True, allow_none=True)
 
 
@@ -170,7 +171,7 @@ class EquityPointSchema(CamelSchema):
 
     date = fields.String(required=True, metadata={"example": "2026-11-21"})
     cumulative_profit = money(required=True)
-    settled_picks = fields.Integer(required=True)
+    settled_picks = Integer(required=True)
 
 
 class BacktestSchema(CamelSchema):

@@ -8,6 +8,7 @@ from marshmallow import fields, validate
 from enums import DELIVERY_STATUSES, MARKETS, OPERATION_KINDS, OPERATION_STATUSES, WEBHOOK_EVENTS
 from schemas.common import (
     CamelSchema,
+    Integer,
     JsonBoolean,
     PageArgsSchema,
     UTCDateTime,
@@ -65,7 +66,7 @@ class EndpointUpdateSchema(CamelSchema):
 class EndpointSchema(CamelSchema):
     """A webhook endpoint (its secret is shown only when made or rotated)."""
 
-    id = fields.Integer(required=True)
+    id = Integer(required=True)
     url = fields.String(required=True)
     description = fields.String(required=True)
     events = fields.List(enum_of(WEBHOOK_EVENTS), required=True)
@@ -99,7 +100,7 @@ class EndpointListSchema(CamelSchema):
     """The caller's endpoints."""
 
     items = fields.List(fields.Nested(EndpointSchema), required=True)
-    limit = fields.Integer(
+    limit = Integer(
         required=True, metadata={"description": "How many endpoints the account may have."}
     )
 
@@ -107,16 +108,16 @@ class EndpointListSchema(CamelSchema):
 class DeliverySchema(CamelSchema):
     """One event for one endpoint: its state, tries and the last answer."""
 
-    id = fields.Integer(required=True)
-    event_id = fields.Integer(required=True)
+    id = Integer(required=True)
+    event_id = Integer(required=True)
     event_type = enum_of((*WEBHOOK_EVENTS, "ping"), required=True)
     webhook_id = fields.String(
         required=True, metadata={"description": "The `webhook-id` header it is sent with."}
     )
     status = enum_of(DELIVERY_STATUSES, required=True)
-    attempts = fields.Integer(required=True)
+    attempts = Integer(required=True)
     last_attempt_at = UTCDateTime(required=True, allow_none=True)
-    last_status_code = fields.Integer(required=True, allow_none=True)
+    last_status_code = Integer(required=True, allow_none=True)
     last_error = fields.String(required=True, allow_none=True)
     next_attempt_at = UTCDateTime(
         required=True, allow_none=True, metadata={"description": "Null once it is over."}
@@ -142,7 +143,7 @@ DeliveryPageSchema = page_of(DeliverySchema, "Delivery")
 class PayloadDataSchema(CamelSchema):
     """What every event's ``data`` carries."""
 
-    id = fields.Integer(required=True, metadata={"description": "The id of what it is about."})
+    id = Integer(required=True, metadata={"description": "The id of what it is about."})
     url = fields.String(
         required=True,
         metadata={"description": "Where to read it (absolute with `PUBLIC_BASE_URL`)."},
@@ -152,14 +153,14 @@ class PayloadDataSchema(CamelSchema):
 class ScoreDataSchema(CamelSchema):
     """Goals at full time."""
 
-    home = fields.Integer(required=True)
-    away = fields.Integer(required=True)
+    home = Integer(required=True)
+    away = Integer(required=True)
 
 
 class PickPublishedDataSchema(PayloadDataSchema):
     """A live pick, published before kick-off (the match card at `url`)."""
 
-    match_id = fields.Integer(required=True)
+    match_id = Integer(required=True)
     kickoff_at = fields.String(required=True, metadata={"format": "date-time"})
     market = enum_of(MARKETS, required=True)
     rating = fields.String(required=True)
@@ -173,7 +174,7 @@ class PickPublishedDataSchema(PayloadDataSchema):
 class PickSettledDataSchema(PayloadDataSchema):
     """A live pick settled: won, lost or void (the match card at `url`)."""
 
-    match_id = fields.Integer(required=True)
+    match_id = Integer(required=True)
     market = enum_of(MARKETS, required=True)
     selection = fields.String(required=True)
     status = enum_of(("won", "lost", "void"), required=True)
@@ -194,7 +195,7 @@ class MatchResultDataSchema(PayloadDataSchema):
 class PredictionUpdatedDataSchema(PayloadDataSchema):
     """An upcoming match's published probabilities for a market were made or changed."""
 
-    match_id = fields.Integer(required=True)
+    match_id = Integer(required=True)
     market = enum_of(MARKETS, required=True)
     probabilities = fields.Dict(keys=fields.String(), values=ratio(), required=True)
     source = fields.String(required=True)

@@ -88,6 +88,18 @@ def test_a_chunked_body_over_1_mib_is_a_413(client):
 
 
 @pytest.mark.parametrize(
+    "spelling",
+    ["1_0", "%2010", "10%20", "%D9%A1%D9%A0", "%EF%BC%91%EF%BC%90", "%2B10", "1e1", "10.0"],
+)
+def test_a_query_integer_is_ascii_digits(client, people, spelling):
+    """``int()`` reads 1_0, " 10" and other scripts' digits (١٠, full-width １０): not a query."""
+    assert client.get("/api/admin/users?pageSize=10", headers=people["admin"][1]).status_code == 200
+    response = client.get(f"/api/admin/users?pageSize={spelling}", headers=people["admin"][1])
+    errors = asserts.problem(response, 422, "validation-error")["errors"]
+    assert errors == {"pageSize": ["Not a valid integer."]}
+
+
+@pytest.mark.parametrize(
     ("query", "field"),
     [
         ("page=1000000000000000000", "page"),  # 10^18: PostgreSQL's OFFSET overflowed

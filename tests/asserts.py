@@ -15,6 +15,6 @@ def problem(response, status, name):
 def unauthorized(response, invalid_token=False):
     """``response`` is the bare 401 with a Bearer challenge."""
     assert response.status_code == 401
-    assert response.get_data() == b""
+    assert response.get_data() == b"" and "Content-Type" not in response.headers
     expected = 'Bearer error="invalid_token"' if invalid_token else "Bearer"
     assert response.headers["WWW-Authenticate"] == expected

@@ -8,7 +8,7 @@ import logging
 import threading
 from http import HTTPStatus
 
-from flask import g, request
+from flask import current_app, g, request
 from flask_smorest import Api
 from gunicorn.http.errors import ParseException
 from peewee import InterfaceError, OperationalError
@@ -156,9 +156,11 @@ HTTP_PROBLEMS = {
 
 
 def unauthorized(invalid=False):
-    """The 401: an empty body and a Bearer challenge."""
+    """The 401: an empty body (so no ``Content-Type``) and a Bearer challenge."""
     challenge = 'Bearer error="invalid_token"' if invalid else "Bearer"
-    return "", 401, {"WWW-Authenticate": challenge}
+    response = current_app.response_class(status=401, headers={"WWW-Authenticate": challenge})
+    del response.headers["Content-Type"]
+    return response
 
 
 def problem(status, name, detail, *, errors=None, headers=None):

@@ -45,7 +45,7 @@ from enums import (
 )
 from errors import NotFound
 from store.database import db
-from store.fields import JSONField, UTCDateTimeField
+from store.fields import JSONField, SequenceField, UTCDateTimeField
 
 
 def _choices(values):
@@ -352,6 +352,7 @@ class WebhookEndpoint(BaseModel):
     During a rotation the previous secret signs too, until ``previous_secret_expires_at``.
     """
 
+    id = SequenceField()
     user = ForeignKeyField(User, backref="webhook_endpoints", on_delete="CASCADE")
     url = CharField(max_length=2048)
     description = CharField(max_length=500, default="")
@@ -369,6 +370,7 @@ class Event(BaseModel):
     """The outbox: one row per thing that happened, written in the transaction that made it
     happen. The worker fans each out to the endpoints that subscribe (``dispatched_at``)."""
 
+    id = SequenceField()
     type = CharField(max_length=32, choices=_choices(EVENT_TYPES))
     occurred_at = UTCDateTimeField(default=utcnow)
     #: The payload's ``data``, snake_case; null for events written in bulk, one row for many
@@ -392,6 +394,7 @@ class Delivery(BaseModel):
     lease that runs out, and the delivery is sent again (at least once, never lost).
     """
 
+    id = SequenceField()
     event = ForeignKeyField(Event, on_delete="CASCADE")
     subject = IntegerField(null=True)  # which of the event's subjects (bulk events)
     endpoint = ForeignKeyField(

@@ -1,9 +1,10 @@
-"""Column types of our own: datetimes stored as naive UTC and handed out aware, JSON as text."""
+"""Column types of our own: datetimes stored as naive UTC and handed out aware, JSON as text, ids
+never given twice."""
 
 import json
 from datetime import UTC, datetime
 
-from peewee import DateTimeField, TextField
+from peewee import SQL, AutoField, DateTimeField, NodeList, SqliteDatabase, TextField
 
 
 class UTCDateTimeField(DateTimeField):
@@ -29,3 +30,16 @@ class JSONField(TextField):
 
     def python_value(self, value):
         return None if value is None else json.loads(value)
+
+
+class SequenceField(AutoField):
+    """An id never given twice, even once its row is deleted: SQLite's ``AUTOINCREMENT``, where a
+    plain ``INTEGER PRIMARY KEY`` gives the highest id again once that row is gone. (PostgreSQL's
+    sequences never do.) For ids a client keeps: a webhook's ``webhook-id``, by which receivers
+    drop repeats, and the endpoint and delivery ids it names."""
+
+    def ddl(self, ctx):
+        node = super().ddl(ctx)
+        if isinstance(self.model._meta.database.obj, SqliteDatabase):
+            return NodeList((node, SQL("AUTOINCREMENT")))
+        return node

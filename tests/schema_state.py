@@ -56,7 +56,13 @@ def _sqlite(database) -> dict:
             # SQLite names the indexes of UNIQUE constraints itself: key them by what they cover.
             key = name if origin == "c" else f"{origin}:{','.join(columns_of)}"
             indexes[key] = {"unique": bool(unique), "columns": columns_of}
-        tables[table] = {"columns": columns, "foreign_keys": foreign_keys, "indexes": indexes}
+        (made,) = _rows(database, "SELECT sql FROM sqlite_master WHERE name = ?", (table,))[0]
+        tables[table] = {
+            "columns": columns,
+            "foreign_keys": foreign_keys,
+            "indexes": indexes,
+            "autoincrement": "AUTOINCREMENT" in made.upper(),
+        }
     triggers = {
         name: _spaces(sql)
         for name, sql in _rows(

@@ -101,6 +101,56 @@ def test_the_first_step_is_the_release_schema(app, url):
     assert not found, f"001 differs from {RELEASE}:\n" + "\n".join(found)
 
 
+@pytest.mark.skipif(
+    "postgres" in os.environ.get("TEST_DATABASE_URL", ""), reason="PostgreSQL never reuses an id"
+)
+def test_step_004_keeps_the_webhook_rows_and_gives_no_id_twice(app, url):
+    """On SQLite the webhook tables are made again with AUTOINCREMENT, their rows and indexes
+    kept; then deleting the newest event (an endpoint's ping, with its endpoint) frees no id."""
+    models_schema = schema_of(url)
+    wipe(url)
+    migrate.upgrade(url, "003_worker_beat")
+    path = url.split(":///", 1)[1]
+    now = "2026-11-20 12:00:00"
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute("PRAGMA foreign_keys = ON")
+    connection.executescript(
+        f"""
+        INSERT INTO "user" (id, email, password_hash, role, plan, status, created_at, updated_at)
+            VALUES (1, 'pro@example.com', 'x', 'user', 'pro', 'active', '{now}', '{now}');
+        INSERT INTO webhook_endpoint (id, user_id, url, description, events, secret, enabled,
+            created_at, updated_at) VALUES
+            (1, 1, 'https://a.example/h', '', '[]', 's1', 1, '{now}', '{now}'),
+            (2, 1, 'https://b.example/h', '', '[]', 's2', 1, '{now}', '{now}');
+        INSERT INTO event (id, type, occurred_at, audience, endpoint_id) VALUES
+            (1, 'pick.settled', '{now}', 'subscribers', NULL),
+            (2, 'ping', '{now}', 'subscribers', 2);
+        INSERT INTO delivery (id, event_id, endpoint_id, status, attempts, created_at) VALUES
+            (1, 1, 1, 'pending', 0, '{now}'), (2, 2, 2, 'succeeded', 1, '{now}');
+        """
+    )
+    tables = ("webhook_endpoint", "event", "delivery")
+
+    def rows():
+        return {
+            t: connection.execute(f'SELECT * FROM "{t}" ORDER BY id').fetchall() for t in tables
+        }
+
+    before = rows()
+    assert migrate.upgrade(url) == ["004_ids_never_reused"]
+    assert rows() == before
+    assert connection.execute("PRAGMA foreign_key_check").fetchall() == []
+    found = differences(models_schema, schema_of(url), ("models", "migrations"))
+    assert not found, "\n".join(found)
+    connection.execute("DELETE FROM webhook_endpoint WHERE id = 2")  # its ping and delivery too
+    assert [row[0] for row in connection.execute("SELECT id FROM event")] == [1]
+    new = connection.execute(
+        "INSERT INTO event (type, occurred_at, audience) VALUES ('ping', ?, 'subscribers')", (now,)
+    ).lastrowid
+    assert new == 3  # 2 again before the step
+    connection.close()
+
+
 def test_a_database_newer_than_the_models_is_told_from_one_older(app, url):
     """The comparison sees a missing column, index and trigger (so it can fail at all)."""
     before = schema_of(url)

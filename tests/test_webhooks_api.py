@@ -164,6 +164,20 @@ def test_webhook_calls_count_against_the_quota(client, people):
     assert usage["requests"]["used"] == 3
 
 
+def test_no_webhook_id_is_sent_twice_once_its_endpoint_is_gone(client, people):
+    """Receivers drop repeats by webhook-id: deleting the endpoint whose ping was the newest
+    event frees neither that event's id nor its delivery's (SQLite gave both again)."""
+    _, headers = people["pro"]
+    kept, gone = (factories.endpoint(client, headers, f"{URL}/{n}") for n in (1, 2))
+    ping = client.post(f"{HOOKS}/{gone['id']}/test", headers=headers).get_json()
+    assert client.delete(f"{HOOKS}/{gone['id']}", headers=headers).status_code == 204
+    after = client.post(f"{HOOKS}/{kept['id']}/test", headers=headers).get_json()
+    assert after["eventId"] > ping["eventId"] and after["id"] > ping["id"]
+    assert after["webhookId"] != ping["webhookId"]
+    again = factories.endpoint(client, headers, f"{URL}/3")
+    assert again["id"] > gone["id"]
+
+
 def test_deliveries_are_listed_and_retried(client, people):
     _, headers = people["pro"]
     made = factories.endpoint(client, headers, URL)

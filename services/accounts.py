@@ -24,13 +24,10 @@ def normalise_email(email: str) -> str:
     return unicodedata.normalize("NFC", email.strip()).lower()
 
 
-def too_long(email: str) -> str | None:
-    """Why the stored form of ``email`` (see :func:`normalise_email`) cannot be kept, or None:
-    lower-casing may lengthen it (``İ`` is two characters lower-cased), past what the request's
-    own length check saw."""
-    if len(email) <= EMAIL_MAX:
-        return None
-    return f"Longer than {EMAIL_MAX} characters once lower-cased, as it is stored."
+#: Why an email whose stored form (see :func:`normalise_email`) is longer than ``EMAIL_MAX`` is
+#: refused: lower-casing may lengthen it (``İ`` is two characters lower-cased), past what the
+#: request's own length check saw.
+EMAIL_TOO_LONG = f"longer than {EMAIL_MAX} characters once lower-cased, as it is stored"
 
 
 class PasswordHasher:
@@ -67,7 +64,8 @@ class PasswordHasher:
 def register(email: str, password: str, hasher: PasswordHasher) -> User:
     """Create a user/free/active account; EmailTaken if the email is in use."""
     email = normalise_email(email)
-    if reason := too_long(email):
+    if len(email) > EMAIL_MAX:
+        reason = f"{EMAIL_TOO_LONG.capitalize()}."
         raise ValidationFailed(f"email: {reason}", errors={"email": [reason]})
     try:
         with db.atomic():

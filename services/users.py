@@ -4,7 +4,7 @@ from clock import utcnow
 from enums import USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import CommandError
 from models import User, new_token_stamp
-from services.accounts import PasswordHasher, normalise_email, too_long
+from services.accounts import EMAIL_MAX, EMAIL_TOO_LONG, PasswordHasher, normalise_email
 from services.queries import paginate
 from store.database import db
 
@@ -37,8 +37,8 @@ def create(email, password, hasher: PasswordHasher, role="user", plan="free") ->
     if not 8 <= len(password) <= 128:
         raise CommandError("the password must be 8 to 128 characters long")
     email = normalise_email(email)
-    if reason := too_long(email):
-        raise CommandError(f"the email is {reason[0].lower()}{reason[1:].rstrip('.')}")
+    if len(email) > EMAIL_MAX:
+        raise CommandError(f"the email is {EMAIL_TOO_LONG}")
     with db.atomic():
         user = User.by_email(email)
         created = user is None

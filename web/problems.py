@@ -274,9 +274,9 @@ def register_error_handlers(app):
     @app.errorhandler(ParseException)
     def handle_unreadable_body(error):
         # gunicorn reads a chunked body as the app does, so a malformed chunk is met only then.
-        # Its message quotes what it met (b'zz'): kept short.
-        said = str(error) if len(str(error)) <= 100 else f"{str(error)[:100]}…"
-        return problem(400, "malformed-request", f"The body could not be read as sent ({said}).")
+        # Its message quotes what it met (b'zz'), clipped as every echo of a request is.
+        detail = f"The body could not be read as sent ({clipped(str(error))})."
+        return problem(400, "malformed-request", detail)
 
     @app.errorhandler(OperationalError)
     @app.errorhandler(InterfaceError)

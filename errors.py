@@ -76,7 +76,8 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
     "unsupported-media-type": (
         415,
         "Unsupported media type",
-        "The request has a body that is not `application/json`.",
+        "The request has a body that is not `application/json`, or one sent content-coded "
+        "(a `Content-Encoding` other than `identity`, answered with `Accept-Encoding: identity`).",
     ),
     "validation-error": (
         422,

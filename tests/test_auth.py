@@ -1,5 +1,7 @@
 """Register and login: the happy path, the bad input, and what login never reveals."""
 
+import gzip
+import json
 import time
 
 import pytest
@@ -137,6 +139,36 @@ def test_register_rejects_bad_fields_by_name(client, body, fields):
 )
 def test_bodies_that_are_not_json_objects(client, path, kwargs, status, name):
     asserts.problem(client.post(path, **kwargs), status, name)
+
+
+def test_a_415_echoes_a_long_media_type_or_coding_clipped(client):
+    long = "x" * 5000
+    for headers in ({"Content-Type": f"text/{long}"}, {"Content-Encoding": long}):
+        response = client.post(
+            REGISTER, data=b'{"a": 1}', headers={"Content-Type": "application/json", **headers}
+        )
+        problem = asserts.problem(response, 415, "unsupported-media-type")
+        assert "…" in problem["detail"] and len(problem["detail"]) < 300
+
+
+def test_a_content_coded_body_is_refused_with_the_coding_the_api_reads(app, client):
+    body = json.dumps({"email": "zipped@example.com", "password": "password-1"}).encode()
+    response = client.post(
+        REGISTER,
+        data=gzip.compress(body),
+        headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )
+    problem = asserts.problem(response, 415, "unsupported-media-type")
+    assert "gzip" in problem["detail"]
+    assert response.headers["Accept-Encoding"] == "identity"
+    with app.app_context():
+        assert not User.select().where(User.email == "zipped@example.com").exists()
+    sent_as_is = client.post(
+        REGISTER,
+        data=body,
+        headers={"Content-Type": "application/json", "Content-Encoding": "Identity"},
+    )
+    assert sent_as_is.status_code == 200
 
 
 def test_bad_input_loses_nothing(app, client):

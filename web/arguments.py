@@ -7,10 +7,12 @@ from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
 from errors import MalformedRequest, UnsupportedMediaType
+from web.problems import clipped
 
 
 class RequestParser(FlaskParser):
-    """webargs' parser, answering our problems: 415 for a non-JSON body, 400 for a non-object."""
+    """webargs' parser, answering our problems: 415 for a body that is not JSON or that is
+    content-coded, 400 for a non-object."""
 
     def _raw_load_json(self, req):
         body = req.get_data(cache=True)
@@ -23,7 +25,14 @@ class RequestParser(FlaskParser):
             return core.missing
         if not is_json_request(req):
             raise UnsupportedMediaType(
-                f"The body must be application/json, not {req.mimetype or 'untyped'}."
+                f"The body must be application/json, not {clipped(req.mimetype) or 'untyped'}."
+            )
+        coding = req.headers.get("Content-Encoding", "").strip()
+        if coding and coding.lower() != "identity":
+            # Read as it came, a gzip body is not JSON: say why (RFC 9110, 15.5.16).
+            raise UnsupportedMediaType(
+                f"The body must be sent as it is, not content-coded ({clipped(coding)}).",
+                headers={"Accept-Encoding": "identity"},
             )
         try:
             data = core.parse_json(body)

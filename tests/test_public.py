@@ -279,6 +279,20 @@ def test_an_id_is_spelt_one_way(client, world):
         asserts.problem(get(client, world, f"/api/matches/{spelling}"), 404, "not-found")
 
 
+def test_a_path_is_spelt_one_way(client, world):
+    """A doubled or a trailing slash does not route: no redirect, whose body was an HTML page."""
+    match_id = Match.select(Match.id).order_by(Match.id).first().id
+    for path in (
+        "/api//picks/today",
+        "/api/picks//today",
+        "/api/picks/today/",
+        f"/api/matches//{match_id}",
+        "/openapi.json/",
+    ):
+        asserts.problem(get(client, world, path), 404, "not-found")
+    assert get(client, world, "/api/picks/today").status_code == 200
+
+
 # Explorer
 
 

@@ -9,7 +9,8 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
     "malformed-request": (
         400,
         "Malformed request",
-        "The body is not valid JSON, or it is JSON but not an object.",
+        "The body is not valid JSON, or it is JSON but not an object, or it could not be read as "
+        "sent (a malformed chunk, or fewer bytes than its `Content-Length`).",
     ),
     "unauthorized": (
         401,

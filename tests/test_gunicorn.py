@@ -95,6 +95,30 @@ def test_a_malformed_chunked_body_is_a_malformed_request(served, chunks):
     assert len(body["detail"]) < 200
 
 
+def test_a_body_shorter_than_its_content_length_is_a_malformed_request(served):
+    """A client that closes its side early: gunicorn hands over what came, as if complete."""
+    base, _ = served
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(
+            b"POST /api/auth/register HTTP/1.1\r\nHost: localhost\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+            b'{"email": "half@example.com", "password": "password-1"}'
+        )
+        connection.shutdown(socket.SHUT_WR)
+        answer = http.client.HTTPResponse(connection)
+        answer.begin()
+        body = json.loads(answer.read())
+    assert answer.status == 400 and body["type"].endswith("/problems/malformed-request"), body
+    assert body["detail"] == (
+        "The body ended after 55 of the 100 bytes its Content-Length announced."
+    ), body
+    status, _ = call(
+        base, "POST", "/api/auth/login", {"email": "half@example.com", "password": "password-1"}
+    )
+    assert status == 401  # nothing was registered
+
+
 def test_forwarded_headers_count_only_through_proxy_fix_hops(served):
     """With PROXY_FIX_HOPS=0 no client names the scheme, not even one on the same host."""
     base, _ = served

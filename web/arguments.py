@@ -21,6 +21,12 @@ class RequestParser(FlaskParser):
             # A streamed (chunked) body stops being read at the limit without a word; one more
             # read answers werkzeug's 413 if anything is left.
             req.stream.read(1)
+        if req.content_length is not None and len(body) < req.content_length:
+            # gunicorn hands over what came before the client closed its side, as if complete.
+            raise MalformedRequest(
+                f"The body ended after {len(body):,} of the {req.content_length:,} bytes its "
+                "Content-Length announced."
+            )
         if not body:
             return core.missing
         if not is_json_request(req):

@@ -17,7 +17,9 @@ _shared_limits = not os.environ.get("RATELIMIT_STORAGE_URI", "memory://").starts
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2")) if _shared_limits else 1
-worker_class = "gthread"
+# gunicorn's gthread worker, answering the requests it refuses itself (a request line or headers
+# too long, a malformed one) with a problem+json and an X-Request-ID, not an HTML page.
+worker_class = "web.gunicorn_worker.ProblemWorker"
 # With several workers on Linux, each listens on a socket of its own (SO_REUSEPORT) and the kernel
 # spreads new connections over them by hash. On one shared socket, whichever worker wakes first
 # takes them: a client's pool of keep-alive connections (a load balancer's, a benchmark's) could

@@ -102,10 +102,12 @@ def start_gunicorn(stack, app, environment, cwd, log_path) -> subprocess.Popen:
     """gunicorn with the project's config serving ``app`` from ``cwd``; stopped by ``stack``."""
     log = log_path.open("w")
     stack.callback(log.close)
+    # The worker class the config names is the project's, wherever ``app`` is served from.
+    path = os.pathsep.join(filter(None, (environment.get("PYTHONPATH"), str(ROOT))))
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--config", str(CONFIG), app],
         cwd=cwd,
-        env=environment,
+        env={**environment, "PYTHONPATH": path},
         stdout=log,
         stderr=subprocess.STDOUT,
         # its own session: a Ctrl-C reaches only the benchmark, which then stops it in order

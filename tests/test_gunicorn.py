@@ -119,6 +119,61 @@ def test_a_body_shorter_than_its_content_length_is_a_malformed_request(served):
     assert status == 401  # nothing was registered
 
 
+def _raw(base, data: bytes) -> tuple[http.client.HTTPResponse, bytes]:
+    """The answer to ``data`` sent as it is on a new connection."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(data)
+        answer = http.client.HTTPResponse(connection)
+        answer.begin()
+        return answer, answer.read()
+
+
+@pytest.mark.parametrize(
+    ("sent", "status", "problem_type", "quoted"),
+    [
+        (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "about:blank", "9014"),
+        (
+            b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n",
+            431,
+            "about:blank",
+            "",
+        ),
+        (
+            b"GET / HTTP/1.1\r\nHost: x\r\nBad Name: 1\r\n\r\n",
+            400,
+            "/problems/malformed-request",
+            "Bad Name",
+        ),
+        (b"get / HTTP/1.1\r\nHost: x\r\n\r\n", 400, "/problems/malformed-request", "get"),
+        (
+            b"GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+            400,
+            "/problems/malformed-request",
+            "HOST",
+        ),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nExpect: magic\r\n\r\n", 417, "about:blank", "magic"),
+        (
+            b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: foo\r\n\r\n",
+            501,
+            "about:blank",
+            "foo",
+        ),
+    ],
+)
+def test_what_the_server_refuses_itself_is_a_problem(served, sent, status, problem_type, quoted):
+    """gunicorn refuses these before the app sees them: a problem with a request id, not its
+    HTML page (PUBLIC_BASE_URL is unset and the host unread, so the type is relative)."""
+    answer, payload = _raw(served[0], sent)
+    assert answer.status == status
+    assert answer.getheader("Content-Type") == "application/problem+json"
+    body = json.loads(payload)
+    assert body["type"] == problem_type and body["status"] == status, body
+    assert body["requestId"] == answer.getheader("X-Request-ID") and len(body["requestId"]) == 32
+    assert quoted in body["detail"] and len(body["detail"]) < 200, body
+    assert answer.getheader("X-Content-Type-Options") == "nosniff"
+
+
 def test_forwarded_headers_count_only_through_proxy_fix_hops(served):
     """With PROXY_FIX_HOPS=0 no client names the scheme, not even one on the same host."""
     base, _ = served

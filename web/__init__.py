@@ -5,5 +5,5 @@
 counting each request; ``caching`` the answer cache; ``problems`` every error response;
 ``links`` the base of every link; ``html`` server-rendered pages; ``sessions`` access tokens and
 sign-in; ``hooks`` request ids, the access log and per-request headers; ``paths`` path
-converters.
+converters; ``gunicorn_worker`` the server's worker, answering what gunicorn refuses itself.
 """

@@ -22,6 +22,9 @@ def base_url() -> str:
     return ""
 
 
-def problem_type(name: str) -> str:
-    """The URI naming a problem type: ``{base_url}/problems/<name>``."""
-    return f"{base_url()}/problems/{name}"
+def problem_type(name: str, config=None) -> str:
+    """The URI naming a problem type: ``{base_url}/problems/<name>``. With ``config`` (an
+    answer made outside any request: one the server refused before the app could read it), from
+    ``PUBLIC_BASE_URL`` alone, else relative."""
+    base = base_url() if config is None else (config["PUBLIC_BASE_URL"] or "").rstrip("/")
+    return f"{base}/problems/{name}"

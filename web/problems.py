@@ -171,7 +171,7 @@ def problem(status, name, detail, *, errors=None, headers=None):
     :func:`listed_errors` gives them. A browser asking one of the
     HTML pages gets the same title and detail as a small page.
     """
-    title = PROBLEMS[name][1] if name else HTTPStatus(status).phrase
+    title = title_of(status, name)
     # A browser gets a page on the HTML pages (the landing page too), and on a path that is no
     # page at all (a 404).
     if (request.blueprint is None or html.page_request()) and html.wants_html():
@@ -185,18 +185,30 @@ def problem(status, name, detail, *, errors=None, headers=None):
         )
         response.headers.update(headers or {})
         return response
+    body = document(status, name, detail, g.get("request_id"), errors=errors)
+    return json.dumps(body), status, {"Content-Type": "application/problem+json", **(headers or {})}
+
+
+def title_of(status, name) -> str:
+    """A problem's title: its type's, or the HTTP reason phrase for ``about:blank``."""
+    return PROBLEMS[name][1] if name else HTTPStatus(status).phrase
+
+
+def document(status, name, detail, request_id, *, errors=None, config=None) -> dict:
+    """A problem+json body (see :func:`problem`); ``config`` for one made outside a request
+    (:func:`web.links.problem_type`)."""
     if len(detail) > MAX_DETAIL_CHARS:
         detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
     body = {
-        "type": problem_type(name) if name else "about:blank",
-        "title": title,
+        "type": problem_type(name, config) if name else "about:blank",
+        "title": title_of(status, name),
         "status": status,
         "detail": detail,
-        "requestId": g.get("request_id"),
+        "requestId": request_id,
     }
     if errors:
         body["errors"] = errors
-    return json.dumps(body), status, {"Content-Type": "application/problem+json", **(headers or {})}
+    return body
 
 
 def clipped(text: str) -> str:

@@ -70,7 +70,7 @@ def refusal(app, status, exc, req, addr, started) -> bytes | None:
     # A new id: gunicorn refuses a request before it has its headers (so no X-Request-ID).
     request_id = request_ids.next()
     if status == 500:  # the app failed outside Flask: the log has it
-        detail = "Something went wrong on our side."
+        detail = problems.INTERNAL_ERROR
     else:
         detail = f"The request could not be read: {problems.clipped(str(exc))}."
     name = problems.HTTP_PROBLEMS.get(status)

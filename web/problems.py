@@ -142,6 +142,9 @@ MAX_LISTED_ERRORS = 20
 MAX_ECHOED_CHARS = 100
 MAX_DETAIL_CHARS = 500
 
+#: The detail of a 500: what failed is in the log, under the request id, never in the answer.
+INTERNAL_ERROR = "Something went wrong on our side."
+
 #: HTTP statuses raised by Flask, Werkzeug or webargs → our problem names.
 HTTP_PROBLEMS = {
     400: "malformed-request",
@@ -302,4 +305,4 @@ def register_error_handlers(app):
     @app.errorhandler(Exception)
     def handle_unexpected(error):
         log.exception("unhandled error request_id=%s", g.get("request_id"))
-        return problem(500, "internal-error", "Something went wrong on our side.")
+        return problem(500, "internal-error", INTERNAL_ERROR)

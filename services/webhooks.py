@@ -13,11 +13,11 @@ import secrets
 from datetime import timedelta
 
 from errors import NotFound, WebhookDisabled, WebhookLimitReached
-from models import Delivery, Event, WebhookEndpoint
+from models import Delivery, Event, User, WebhookEndpoint
 from services import egress, events
 from services.deliveries import message_id
 from services.queries import paginate
-from store.database import db
+from store.database import db, locked, writing
 
 SECRET_BYTES = 32
 
@@ -68,7 +68,9 @@ def create(viewer, url: str, event_types, description: str, settings, now) -> di
     """Register an endpoint for ``viewer``; answers it with its secret (shown this once)."""
     check_url(url, settings)
     limit = settings["WEBHOOK_MAX_ENDPOINTS"]
-    with db.atomic():
+    with writing():
+        # The owner's row, held: concurrent registrations of one owner count one after another.
+        locked(User.select(User.id).where(User.id == viewer.id)).execute()
         if WebhookEndpoint.select().where(WebhookEndpoint.user == viewer.id).count() >= limit:
             raise WebhookLimitReached(limit)
         endpoint = WebhookEndpoint.create(

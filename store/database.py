@@ -301,6 +301,13 @@ class Snapshot:
                 cursor.close()
 
 
+def locked(query):
+    """``query`` holding the rows it selects until its transaction ends (``FOR UPDATE``), so a
+    check of theirs and the write it allows are one step for every connection. SQLite locks the
+    whole database for a transaction that writes (:func:`writing`), so there it is ``query``."""
+    return query if is_sqlite() else query.for_update()
+
+
 def writing():
     """A transaction that writes: on SQLite it takes the write lock when it begins (waiting for
     it up to the busy timeout), as every transaction there does (see :func:`_open_sqlite`), so

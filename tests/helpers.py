@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import sqlite3
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -212,3 +213,20 @@ def assert_same_rows(a, b, atol=1e-12):
     assert a.keys() == b.keys()
     for name in a:
         np.testing.assert_allclose(a[name], b[name], rtol=0, atol=atol, err_msg=name)
+
+
+def at_once(count, work):
+    """``work(index)`` on ``count`` threads released together; their results in index order."""
+    start = threading.Barrier(count)
+    results = [None] * count
+
+    def run(index):
+        start.wait()
+        results[index] = work(index)
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    return results

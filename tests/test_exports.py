@@ -6,7 +6,6 @@ import io
 import json
 import os
 import socket
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -18,7 +17,7 @@ from peewee import fn
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import Export, OddsQuote
 from services import imports
-from tests import asserts, factories
+from tests import asserts, factories, helpers
 from tests.servers import gunicorn
 from web import ratelimits
 
@@ -369,23 +368,6 @@ def rows_in(format_, payload: bytes) -> int:
     return len(text.splitlines())
 
 
-def at_once(count, work):
-    """``work(index)`` on ``count`` threads released together; their results in index order."""
-    start = threading.Barrier(count)
-    results = [None] * count
-
-    def run(index):
-        start.wait()
-        results[index] = work(index)
-
-    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    return results
-
-
 @pytest.mark.slow
 def test_concurrent_exports_are_charged_exactly_through_gunicorn(make_app):
     """Eight exports at once against a row limit that fits three: exactly three go, and the
@@ -403,7 +385,7 @@ def test_concurrent_exports_are_charged_exactly_through_gunicorn(make_app):
     streams = {"EXPORT_STREAMS_PER_USER": threads, "EXPORT_STREAMS_PER_PROCESS": threads}
     with gunicorn(app, QUOTA_PRO_EXPORT_ROWS=limit, LOG_LEVEL="WARNING", **streams) as (base, _):
         for kind in ("pro", "admin"):
-            results = at_once(
+            results = helpers.at_once(
                 threads,
                 lambda index, kind=kind: post_export(
                     base, tokens[kind], "odds", formats[index % 3]

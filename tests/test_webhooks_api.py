@@ -1,9 +1,12 @@
 """The webhook endpoints of the Data API: who may call them, the secret shown once, the limit,
 refused URLs, ownership, the quota, and deliveries listed and retried."""
 
+import time
+
 import pytest
 
-from tests import factories
+from models import WebhookEndpoint
+from tests import factories, helpers
 
 HOOKS = "/api/v1/data/webhooks"
 URL = "http://127.0.0.1:9/hooks"
@@ -109,6 +112,31 @@ def test_at_most_five_endpoints_a_user(client, people):
         factories.endpoint(client, headers, f"{URL}/{number}")
     answer = client.post(HOOKS, json={"url": URL, "events": ["pick.settled"]}, headers=headers)
     assert "at most 5" in problem(answer, 409, "webhook-limit-reached")["detail"]
+
+
+def test_concurrent_registrations_stop_at_five(app, people, monkeypatch):
+    """Each registration counts the owner's endpoints and then adds one: eight at once, each
+    pausing between the two, still leave five (without a lock, every one counted fewer)."""
+    _, headers = people["pro"]
+    create = WebhookEndpoint.create.__func__
+
+    def slow_create(cls, **fields):
+        time.sleep(0.05)  # the others reach their count meanwhile
+        return create(cls, **fields)
+
+    monkeypatch.setattr(WebhookEndpoint, "create", classmethod(slow_create))
+    body = {"events": ["pick.settled"]}
+    statuses = helpers.at_once(
+        8,
+        lambda index: (
+            app.test_client()
+            .post(HOOKS, json={**body, "url": f"{URL}/{index}"}, headers=headers)
+            .status_code
+        ),
+    )
+    assert sorted(statuses) == [201] * 5 + [409] * 3
+    with app.app_context():
+        assert WebhookEndpoint.select().count() == 5
 
 
 @pytest.mark.parametrize(

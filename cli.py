@@ -16,6 +16,7 @@ from peewee import DatabaseError
 from engine import notes
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
+from schemas.auth import RegisterSchema
 from schemas.ops import OperationResultSchema
 from services import demo, imports, ledger, operations, replay, users
 from store import migrate
@@ -23,6 +24,23 @@ from store import migrate
 
 def _fail(error):
     raise click.ClickException(str(error)) from error
+
+
+class Text(click.ParamType):
+    """Text as typed. An argument that is not valid UTF-8 (Python keeps its bytes as lone
+    surrogates, which no database stores) is refused by name, before anything reads it."""
+
+    name = "text"
+
+    def convert(self, value, param, ctx):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail(f"{value!r} is not valid UTF-8 text.", param, ctx)
+        return value
+
+
+TEXT = Text()
 
 
 class Progress:
@@ -169,20 +187,33 @@ def users_group():
 
 
 @users_group.command("create")
-@click.argument("email")
+@click.argument("email", type=TEXT)
 @click.option(
     "--password",
+    type=TEXT,
     prompt=True,
     hide_input=True,
     confirmation_prompt=True,
     help="8 to 128 characters; asked for (hidden, twice) when left out.",
 )
-@click.option("--role", type=click.Choice(USER_ROLES), default="user", show_default=True)
-@click.option("--plan", type=click.Choice(USER_PLANS), default="free", show_default=True)
+@click.option(
+    "--role",
+    type=click.Choice(USER_ROLES),
+    help="Default: user for a new account; an existing one keeps its own.",
+)
+@click.option(
+    "--plan",
+    type=click.Choice(USER_PLANS),
+    help="Default: free for a new account; an existing one keeps its own.",
+)
 def users_create(email, password, role, plan):
-    """Create a user, or set an existing one's password, role and plan. Without --password the
-    password is asked for on the terminal, hidden and confirmed, so it stays out of the shell's
-    history and the process list."""
+    """Create a user, or set an existing one's password (and, when given, its role and plan).
+    Without --password the password is asked for on the terminal, hidden and confirmed, so it
+    stays out of the shell's history and the process list. The email must be one
+    POST /api/auth/register would take."""
+    refused = RegisterSchema(only=("email",)).validate({"email": email})
+    if refused:
+        _fail(CommandError("; ".join(f"{name}: {' '.join(why)}" for name, why in refused.items())))
     try:
         user, created = users.create(
             email, password, current_app.extensions["password_hasher"], role=role, plan=plan
@@ -193,7 +224,7 @@ def users_create(email, password, role, plan):
 
 
 @users_group.command("list")
-@click.option("--search", help="Part of the email.")
+@click.option("--search", type=TEXT, help="Part of the email.")
 @click.option("--plan", type=click.Choice(USER_PLANS))
 @click.option("--status", type=click.Choice(USER_STATUSES))
 def users_list(search, plan, status):
@@ -214,7 +245,7 @@ def users_list(search, plan, status):
 
 
 @users_group.command("update")
-@click.argument("email")
+@click.argument("email", type=TEXT)
 @click.option("--role", type=click.Choice(USER_ROLES))
 @click.option("--plan", type=click.Choice(USER_PLANS))
 @click.option("--status", type=click.Choice(USER_STATUSES))

@@ -31,8 +31,9 @@ def _check(role=None, plan=None, status=None):
             raise CommandError(f"{what} must be one of: {', '.join(allowed)} (got {value!r})")
 
 
-def create(email, password, hasher: PasswordHasher, role="user", plan="free") -> tuple[User, bool]:
-    """Create the user, or bring an existing one to these values; (user, created)."""
+def create(email, password, hasher: PasswordHasher, role=None, plan=None) -> tuple[User, bool]:
+    """Create the user (``user`` and ``free`` unless told otherwise), or give an existing one
+    this password and the role and plan given (keeping its own where None); (user, created)."""
     _check(role=role, plan=plan)
     if not 8 <= len(password) <= 128:
         raise CommandError("the password must be 8 to 128 characters long")
@@ -43,10 +44,11 @@ def create(email, password, hasher: PasswordHasher, role="user", plan="free") ->
         user = User.by_email(email)
         created = user is None
         if created:
-            user = User(email=email)
+            user = User(email=email, role="user", plan="free")
         user.password_hash = hasher.hash(password)
         user.token_stamp = new_token_stamp()  # tokens issued before the new password end here
-        user.role, user.plan, user.updated_at = role, plan, utcnow()
+        user.role, user.plan = role or user.role, plan or user.plan
+        user.updated_at = utcnow()
         user.save()
     return user, created
 

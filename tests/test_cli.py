@@ -49,6 +49,17 @@ def test_users_create_then_again_updates(app, run):
     assert login.status_code == 200
 
 
+def test_a_new_password_keeps_the_role_and_plan_unless_told(app, run):
+    with app.app_context():
+        factories.user("boss@example.com", role="admin", plan="pro")
+    again = run("users", "create", "boss@example.com", "--password", "password-2")
+    assert again.exit_code == 0 and again.output.strip() == "updated boss@example.com (admin, pro)"
+    told = run("users", "create", "boss@example.com", "--password", "password-3", "--plan", "free")
+    assert told.exit_code == 0 and told.output.strip() == "updated boss@example.com (admin, free)"
+    made = run("users", "create", "new@example.com", "--password", "password-1")
+    assert made.exit_code == 0 and made.output.strip() == "created new@example.com (user, free)"
+
+
 def test_users_update_changes_plan_role_and_status(app, run):
     with app.app_context():
         factories.user("who@example.com")
@@ -80,9 +91,16 @@ def test_users_update_changes_plan_role_and_status(app, run):
         ),
         (("ledger", "replay", "x.csv", "--start", "2026-02-30"), "is not a real date"),
         (
-            ("users", "create", "İ" * 250 + "@example.com", "--password", "password-1"),
+            ("users", "create", "İ" * 240 + "@example.com", "--password", "password-1"),
             "the email is longer than 254 characters once lower-cased",
         ),
+        (("users", "create", "", "--password", "password-1"), "email: Not a valid email"),
+        (("users", "create", "not-an-email", "--password", "password-1"), "Not a valid email"),
+        (("users", "create", "nl\n@x.com", "--password", "password-1"), "Not a valid email"),
+        (("users", "create", "\udcff@x.com", "--password", "password-1"), "not valid UTF-8"),
+        (("users", "create", "a@example.com", "--password", "pass\udcffword"), "not valid UTF-8"),
+        (("users", "update", "\udcff@x.com", "--plan", "pro"), "not valid UTF-8"),
+        (("users", "list", "--search", "\udcff"), "not valid UTF-8"),
     ],
 )
 def test_clear_errors(run, args, message):

@@ -96,6 +96,17 @@ def consume_request(user, settings, now: datetime | None = None) -> None:
     consume(user, {"requests": 1}, settings, now)
 
 
+def check_request(user, settings, now: datetime | None = None) -> None:
+    """QuotaExceeded when :func:`consume_request` would refuse a request now; counts nothing
+    (a ``HEAD``, which sends no data, answers with the status its ``GET`` would have)."""
+    now = now or utcnow()
+    start, end = period_of(now)
+    limits = limits_for(user, settings)
+    limit = limits["requests"]
+    if limit is not None and _used(user, start)[0] >= limit:
+        raise _exceeded(user, {"requests": 1}, limits, start, end, now)
+
+
 def usage(user, settings, now: datetime | None = None) -> dict:
     """Where ``user`` stands this month: each counter's used/limit/remaining and the state."""
     now = now or utcnow()

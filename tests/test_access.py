@@ -3,7 +3,7 @@
 import base64
 import json
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import jwt as pyjwt
 import pytest
@@ -212,6 +212,23 @@ def test_routes_follow_the_access_table(app, path, rule):
     view = app.view_functions[found.endpoint].view_class
     method = next(iter(found.methods - {"HEAD", "OPTIONS"})).lower()
     assert getattr(view, method).access_rule is rule
+
+
+def test_head_is_refused_as_its_get_once_the_quota_is_spent(make_app):
+    frozen = datetime(2026, 11, 10, 12, tzinfo=UTC)  # so both say the same Retry-After
+    app = make_app(QUOTA_PRO_REQUESTS=2, RATELIMIT_AUTH="100 per minute", CLOCK=lambda: frozen)
+    client = app.test_client()
+    with app.app_context():
+        headers = {"Authorization": f"Bearer {factories.token(factories.user(plan='pro'))}"}
+    for _ in range(2):
+        assert client.head("/api/v1/data/catalog", headers=headers).status_code == 200
+        assert client.get("/api/v1/data/catalog", headers=headers).status_code == 200
+    refused = client.get("/api/v1/data/catalog", headers=headers)
+    head = client.head("/api/v1/data/catalog", headers=headers)
+    assert refused.status_code == head.status_code == 429
+    assert head.headers["Retry-After"] == refused.headers["Retry-After"]
+    usage = client.get("/api/v1/data/usage", headers=headers).get_json()
+    assert usage["requests"] == {"used": 2, "limit": 2, "remaining": 0}
 
 
 def test_head_is_not_charged_to_the_data_api_quota(client, people):

@@ -154,7 +154,9 @@ def guard(rule, view):
             rule.limit_value(current_app.config),
             rule.rate_key(g.viewer, request.remote_addr),
         )
-        if rule.quota and request.method != "HEAD":  # HEAD sends no data, so it is not charged
+        if rule.quota and request.method == "HEAD":  # it sends no data: not charged, but
+            quotas.check_request(g.viewer, current_app.config, now())  # refused as its GET
+        elif rule.quota:
             quotas.consume_request(g.viewer, current_app.config, now())
         return view(*args, **kwargs)
 

@@ -64,6 +64,27 @@ class Integer(fields.Integer):
         return super()._validated(value)
 
 
+#: A decimal number as a query writes it: a JSON number (what every client's serialiser writes,
+#: ``1e-05`` included).
+WRITTEN_DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
+
+class Float(fields.Float):
+    """marshmallow's Float, reading text only as a JSON number (``0.5``, ``-1``, ``1e-05``):
+    Python's ``float()`` also reads `` 0.5 ``, ``1_0``, ``.5``, ``nan`` and other scripts'
+    digits (``١``). ``strict`` (a body's field) takes a JSON number only, never text, as a
+    body's integers are. Never NaN nor infinite."""
+
+    def __init__(self, *, strict: bool = False, **kwargs):
+        super().__init__(allow_nan=False, **kwargs)
+        self.strict = strict
+
+    def _validated(self, value):
+        if isinstance(value, str) and (self.strict or not WRITTEN_DECIMAL.fullmatch(value)):
+            raise self.make_error("invalid")
+        return super()._validated(value)
+
+
 class CamelSchema(Schema):
     """Python attributes in snake_case, JSON in camelCase (also in validation errors).
 

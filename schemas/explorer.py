@@ -9,7 +9,7 @@ from enums import (
     MARKETS,
     SELECTIONS,
 )
-from schemas.common import CamelSchema, Integer, day_field, enum_of, id_field, one_of, ratio
+from schemas.common import CamelSchema, Float, Integer, day_field, enum_of, id_field, one_of, ratio
 from schemas.matches import MatchSchema, PickSchema, PredictionSchema, probability_map
 
 
@@ -20,7 +20,7 @@ class SlateArgsSchema(CamelSchema):
     league_id = id_field()
     team_id = id_field(metadata={"description": "Home or away."})
     market = one_of(MARKETS, load_default="1x2")
-    min_data_quality = fields.Float(
+    min_data_quality = Float(
         validate=validate.Range(0, 1),
         metadata={"description": "Only matches whose prediction has at least this quality."},
     )

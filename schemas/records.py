@@ -8,6 +8,7 @@ from schemas.common import (
     CamelSchema,
     CommaListBody,
     DayOrInstant,
+    Float,
     Integer,
     check_range,
     enum_of,
@@ -139,9 +140,9 @@ class BacktestRequestSchema(CamelSchema):
 
     rating = CommaListBody(PICK_RATINGS, load_default=None)
     market = CommaListBody(MARKETS, load_default=None)
-    min_edge = fields.Float(
+    min_edge = Float(
+        strict=True,
         load_default=None,
-        allow_nan=False,
         validate=validate.Range(0, 10),
         metadata={"description": "Only picks with at least this edge (0–10)."},
     )

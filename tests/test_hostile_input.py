@@ -100,6 +100,28 @@ def test_a_query_integer_is_ascii_digits(client, people, spelling):
 
 
 @pytest.mark.parametrize(
+    "spelling", ["0_5", "%200.5", "0.5%20", "%D9%A1", ".5", "1.", "05", "nan", "inf", "%2B1"]
+)
+def test_a_query_decimal_is_a_json_number(client, spelling):
+    """``float()`` reads 0_5, " 0.5", .5 and other scripts' digits (١): not a query."""
+    for written in ("0.5", "1", "0", "5e-1", "1e-05", "1E-5"):  # what serialisers write
+        assert client.get(f"/api/explorer/slate?minDataQuality={written}").status_code == 200
+    response = client.get(f"/api/explorer/slate?minDataQuality={spelling}")
+    errors = asserts.problem(response, 422, "validation-error")["errors"]
+    assert errors == {"minDataQuality": ["Not a valid number."]}
+
+
+@pytest.mark.parametrize("value", ["0.05", "1_0", "١", " 0.5 ", True])
+def test_a_body_decimal_is_a_json_number(client, people, value):
+    path, headers = "/api/backtest/run", people["free"][1]
+    assert client.post(path, json={"minEdge": 0.05}, headers=headers).status_code == 200
+    assert client.post(path, json={"minEdge": 1}, headers=headers).status_code == 200
+    response = client.post(path, json={"minEdge": value}, headers=headers)
+    errors = asserts.problem(response, 422, "validation-error")["errors"]
+    assert errors == {"minEdge": ["Not a valid number."]}
+
+
+@pytest.mark.parametrize(
     ("query", "field"),
     [
         ("page=1000000000000000000", "page"),  # 10^18: PostgreSQL's OFFSET overflowed

@@ -43,10 +43,28 @@ def plain_text(value) -> None:
         raise ValidationError("Must not contain NUL or unpaired surrogate characters.")
 
 
-def int32(value) -> None:
-    """A 422 for an integer outside int32 (other values pass)."""
-    if isinstance(value, int) and not INT32[0] <= value <= INT32[1]:
-        raise ValidationError(f"Must be between {INT32[0]} and {INT32[1]}.")
+def _admits(validator, value) -> bool:
+    try:
+        validator(value)
+    except ValidationError:
+        return False
+    return True
+
+
+class WithinInt32:
+    """A field's validator refusing an integer outside int32 that the field's own ranges let
+    through (one they refuse gets their message alone), naming the bounds both leave: ``start``,
+    at least 0, says "between 0 and 2147483647" of 10^20, not int32's lower bound."""
+
+    def __init__(self, field):
+        self.ranges = [each for each in field.validators if isinstance(each, validate.Range)]
+        self.low = max([INT32[0], *(each.min for each in self.ranges if each.min is not None)])
+        self.high = min([INT32[1], *(each.max for each in self.ranges if each.max is not None)])
+
+    def __call__(self, value) -> None:
+        outside = isinstance(value, int) and not INT32[0] <= value <= INT32[1]
+        if outside and all(_admits(each, value) for each in self.ranges):  # else theirs says it
+            raise ValidationError(f"Must be between {self.low} and {self.high}.")
 
 
 #: An integer as a query string spells it: ASCII digits, perhaps after a minus sign.
@@ -102,7 +120,7 @@ class CamelSchema(Schema):
         if isinstance(field_obj, fields.String):
             field_obj.validators = [*field_obj.validators, plain_text]
         elif isinstance(field_obj, fields.Integer):
-            field_obj.validators = [*field_obj.validators, int32]
+            field_obj.validators = [*field_obj.validators, WithinInt32(field_obj)]
 
 
 class UTCDateTime(fields.DateTime):

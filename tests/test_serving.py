@@ -16,6 +16,13 @@ def test_gunicorn_opens_no_shared_control_socket(app, tmp_path):
         assert not list(tmp_path.rglob("*.ctl"))
 
 
+@pytest.mark.parametrize("path", ["/api/picks/today", "/api/auth/login", "/api/v1/data/usage"])
+def test_options_lists_the_methods_with_no_body_and_no_type(client, path):
+    answer = client.options(path)
+    assert answer.status_code == 200 and answer.content_length == 0
+    assert "Content-Type" not in answer.headers and "OPTIONS" in answer.headers["Allow"]
+
+
 def test_cors_is_off_by_default(client):
     response = client.get("/api/picks/today", headers={"Origin": ORIGIN})
     assert response.status_code == 200

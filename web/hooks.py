@@ -158,6 +158,8 @@ def init_app(app):
         for name, value in common_headers(request_id_):
             headers[name] = value
         headers.update(ratelimits.headers())
+        if request.method == "OPTIONS" and not response.is_streamed and not response.get_data():
+            del headers["Content-Type"]  # Flask's answer to OPTIONS has no body to have a type
         viewer = g.get("viewer")
         log_access(
             request.method,

@@ -9,8 +9,9 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
     "malformed-request": (
         400,
         "Malformed request",
-        "The body is not valid JSON, or it is JSON but not an object, or it could not be read as "
-        "sent (a malformed chunk, or fewer bytes than its `Content-Length`).",
+        "The body is not valid JSON (UTF-8, each object naming a member once), or it is JSON but "
+        "not an object, or it could not be read as sent (a malformed chunk, or fewer bytes than "
+        "its `Content-Length`).",
     ),
     "unauthorized": (
         401,

@@ -1,6 +1,7 @@
 """Shapes every endpoint group shares: camelCase, the one UTC ``Z`` datetime format, date and
 enumeration arguments, paging, problems."""
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -65,6 +66,25 @@ class WithinInt32:
         outside = isinstance(value, int) and not INT32[0] <= value <= INT32[1]
         if outside and all(_admits(each, value) for each in self.ranges):  # else theirs says it
             raise ValidationError(f"Must be between {self.low} and {self.high}.")
+
+
+class DuplicateName(ValueError):
+    """A JSON object naming one member twice: ``args[0]`` is the name."""
+
+
+def unique_names(pairs: list) -> dict:
+    """``json.loads``' ``object_pairs_hook`` refusing an object that names a member twice:
+    RFC 8259 leaves which one counts to the reader, and Python's silently takes the last."""
+    members = dict(pairs)
+    if len(members) < len(pairs):
+        seen = set()
+        raise DuplicateName(next(name for name, _ in pairs if name in seen or seen.add(name)))
+    return members
+
+
+def load_json(text: str):
+    """The value of the JSON ``text``, refusing duplicate names (:class:`DuplicateName`)."""
+    return json.loads(text, object_pairs_hook=unique_names)
 
 
 #: An integer as a query string spells it: ASCII digits, perhaps after a minus sign.

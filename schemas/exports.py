@@ -2,8 +2,6 @@
 flat row, the same in CSV, JSON and NDJSON. The catalog lists these fields and filters, so what
 it promises and what an export writes come from one place."""
 
-import json
-
 from marshmallow import RAISE, ValidationError, fields, post_load, validate
 
 from enums import (
@@ -21,11 +19,13 @@ from enums import (
 from schemas.common import (
     CamelSchema,
     CommaList,
+    DuplicateName,
     Integer,
     KickoffRangeSchema,
     UTCDateTime,
     enum_of,
     id_field,
+    load_json,
     money,
     one_of,
     ratio,
@@ -59,7 +59,10 @@ def load_filters(resource: str, text: str) -> dict:
     """A resource's filters from the JSON object in ``text``; a ValidationError keyed by
     ``parametersJson`` (or ``parametersJson.<filter>``) otherwise."""
     try:
-        given = json.loads(text)
+        given = load_json(text)
+    except DuplicateName as exc:
+        # (a long name is clipped where the 422 is written, as every message)
+        raise ValidationError(f"Names {exc.args[0]!r} twice.", "parametersJson") from exc
     except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise ValidationError(NOT_AN_OBJECT, "parametersJson") from exc
     if not isinstance(given, dict):

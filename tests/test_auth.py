@@ -125,6 +125,24 @@ def test_register_rejects_bad_fields_by_name(client, body, fields):
         ({"data": "{not json", "content_type": "application/json"}, 400, "malformed-request"),
         ({"data": b"\xff\xfe", "content_type": "application/json"}, 400, "malformed-request"),
         ({"json": ["a@example.com", "password-1"]}, 400, "malformed-request"),
+        (
+            {
+                "data": '{"email": "a@example.com", "password": "password-1", "email": "b@x.io"}',
+                "content_type": "application/json",
+            },
+            400,
+            "malformed-request",
+        ),
+        (
+            {"data": '{"a": {"b": 1, "b": 2}}', "content_type": "application/json"},
+            400,
+            "malformed-request",
+        ),
+        (
+            {"data": '{"a": 1}'.encode("utf-16"), "content_type": "application/json"},
+            400,
+            "malformed-request",
+        ),
         ({"json": "a string"}, 400, "malformed-request"),
         ({"json": 42}, 400, "malformed-request"),
         (

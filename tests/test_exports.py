@@ -247,6 +247,11 @@ def test_admins_exports_are_counted_without_a_limit(small):
             "JSON object",
         ),
         ({"resource": "odds", "format": "csv", "parametersJson": "[]"}, "parametersJson", "object"),
+        (
+            {"resource": "odds", "format": "csv", "parametersJson": '{"leagueId":1,"leagueId":2}'},
+            "parametersJson",
+            "Names 'leagueId' twice.",
+        ),
         ({"resource": "odds", "format": "csv", "parametersJson": "3"}, "parametersJson", "object"),
         (
             {"resource": "odds", "format": "csv", "parametersJson": "null"},

@@ -7,7 +7,10 @@ from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
 from errors import MalformedRequest, UnsupportedMediaType
+from schemas.common import DuplicateName, load_json
 from web.problems import clipped
+
+INVALID_JSON = "The body is not valid JSON."
 
 
 class RequestParser(FlaskParser):
@@ -41,11 +44,13 @@ class RequestParser(FlaskParser):
                 headers={"Accept-Encoding": "identity"},
             )
         try:
-            data = core.parse_json(body)
+            data = load_json(body.decode())  # JSON is UTF-8 (RFC 8259), never guessed
         except RecursionError as exc:
             raise MalformedRequest("The body is nested too deeply.") from exc
-        except json.JSONDecodeError:
-            raise  # webargs answers it: _handle_invalid_json_error
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise MalformedRequest(INVALID_JSON) from exc
+        except DuplicateName as exc:
+            raise MalformedRequest(f"The body names {clipped(exc.args[0])!r} twice.") from exc
         except ValueError as exc:  # Python's limit on the digits of an integer it converts
             raise MalformedRequest(
                 "The body holds a number too long to read "
@@ -56,4 +61,4 @@ class RequestParser(FlaskParser):
         return data
 
     def _handle_invalid_json_error(self, error, req, *args, **kwargs):
-        raise MalformedRequest("The body is not valid JSON.")
+        raise MalformedRequest(INVALID_JSON)

@@ -73,6 +73,17 @@ def on_starting(server):
             refuse_if_in_use(address)
 
 
+def when_ready(server):
+    """Say where the workers listen: with ``reuse_port`` the master binds nothing itself, and
+    gunicorn's own "Listening at:" line is empty."""
+    if server.cfg.reuse_port:
+        places = ", ".join(
+            f"http://{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
+            for address in server.cfg.address
+        )
+        server.log.info("Workers listen at: %s, each on a socket of its own", places)
+
+
 def refuse_if_in_use(address) -> None:
     """RuntimeError (gunicorn's "Error: …", exit status 1) when a socket listens on ``address``:
     a plain bind of it (SO_REUSEADDR, so the TIME_WAIT a stopped server leaves does not count)

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -248,3 +249,14 @@ def test_a_port_a_stopped_server_left_in_time_wait_is_free(settings):
     settings["refuse_if_in_use"](("127.0.0.1", port))  # raises nothing
     with _listening(port), pytest.raises(RuntimeError, match="is in use already"):
         settings["refuse_if_in_use"](("127.0.0.1", port))
+
+
+def test_where_the_workers_listen_is_logged_with_reuse_port(settings):
+    """gunicorn's master binds nothing with SO_REUSEPORT, so its "Listening at:" says nothing."""
+    said = []
+    server = SimpleNamespace(
+        cfg=SimpleNamespace(reuse_port=True, address=[("127.0.0.1", 8000)]),
+        log=SimpleNamespace(info=lambda text, *args: said.append(text % args)),
+    )
+    settings["when_ready"](server)
+    assert said == ["Workers listen at: http://127.0.0.1:8000, each on a socket of its own"]

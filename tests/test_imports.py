@@ -7,9 +7,13 @@ from services import imports
 from tests.data import FOOTBALL_DATA as DATA
 from tests.data import needs_football_data
 
-pytestmark = [needs_football_data, pytest.mark.slow]
+
+def real_files(test):
+    """Mark a test that reads the shared football-data files: slow, skipped without them."""
+    return pytest.mark.slow(needs_football_data(test))
 
 
+@real_files
 def test_a_season_imports_with_its_league_teams_results_and_odds(ctx):
     summary = imports.import_file(DATA / "E0_2324.csv")
     assert (summary.rows_read, summary.matches_new, summary.rows_rejected) == (380, 380, 0)
@@ -47,6 +51,7 @@ def test_a_season_imports_with_its_league_teams_results_and_odds(ctx):
     }
 
 
+@real_files
 def test_re_importing_changes_nothing(ctx):
     first = imports.import_file(DATA / "D1_1718.csv")  # dd/mm/yy dates, Betbrain averages
     counts = (Match.select().count(), OddsQuote.select().count(), Team.select().count())
@@ -56,6 +61,7 @@ def test_re_importing_changes_nothing(ctx):
     assert (Match.select().count(), OddsQuote.select().count(), Team.select().count()) == counts
 
 
+@real_files
 def test_lf_files_and_a_promoted_team_share_teams_within_a_country(ctx):
     imports.import_file(DATA / "E1_2223.csv")
     imports.import_file(DATA / "E0_2324.csv")
@@ -70,6 +76,7 @@ def test_lf_files_and_a_promoted_team_share_teams_within_a_country(ctx):
     assert leagues == {"E0", "E1"}
 
 
+@real_files
 def test_a_corrupted_copy_rejects_its_bad_rows_and_loads_the_rest(ctx, tmp_path):
     lines = (DATA / "E0_2324.csv").read_text().splitlines()
     header, rows = lines[0], lines[1:]
@@ -115,6 +122,7 @@ def test_a_later_price_reprices_only_its_quote(ctx, tmp_path):
     assert prices == {"home": 1.35, "draw": 5.5, "away": 9.5}
 
 
+@real_files
 def test_the_cli_reports_rows_files_and_totals(app, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\nXX,01/01/2024,A,B,1,0\n")

@@ -275,7 +275,7 @@ def data_import(files):
         bar.update(done, sum(lines), f"importing {Path(path).name}")
         done += count
         try:
-            summary = imports.import_file(path)
+            summary = imports.import_file(path, now=current_app.extensions["clock"]())
         except (OSError, ValueError, DatabaseError) as error:  # the file's transaction rolled back
             failed.append(path)
             bar.echo(f"{path}: not imported: {error}", err=True)

@@ -2,10 +2,10 @@
 
 import csv
 import io
-import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from engine.markets import MARKETS
@@ -79,6 +79,43 @@ SOURCE_TIMEZONE = ZoneInfo("Europe/London")
 REQUIRED_COLUMNS = ("Div", "Date", "HomeTeam", "AwayTeam")
 RESULTS = ("H", "D", "A")
 
+#: The text columns that are stored as they are written.
+TEXT_COLUMNS = ("Div", "HomeTeam", "AwayTeam")
+
+#: What no stored name may hold: C0 and C1 control characters (NUL among them, which
+#: PostgreSQL's text refuses), DEL, the line and paragraph separators, and lone surrogates.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+#: The most goals a side is taken to score (in a match or a half): beyond it a cell is a typo.
+GOALS_MAX = 99
+
+#: A goal count as written: ASCII digits, perhaps ``.0`` after them (a file re-saved through
+#: pandas writes ``2.0``). Python's ``int`` and ``float`` also read ``1_0``, ``1e1`` and other
+#: scripts' digits (``١``).
+GOALS_TEXT = re.compile(r"([0-9]+)(?:\.0+)?")
+
+#: A decimal price as written: ASCII digits with an optional decimal part (``float`` also reads
+#: ``nan``, ``inf``, ``1e400``, ``1_5`` and other scripts' digits).
+PRICE_TEXT = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+#: The highest price taken: no bookmaker or exchange quotes above it (the real files stop below
+#: 100), so a larger one is a typo.
+PRICE_MAX = 1000.0
+
+#: The dates a file may hold: football (and football-data's two-digit years, 1969–2068) lies
+#: well within them.
+EARLIEST_DATE = date(1900, 1, 1)
+LATEST_DATE = date(2099, 12, 31)
+
+#: How far ahead of the day it is imported a file may list a fixture: a season's fixture list
+#: is published a few months before it starts.
+FIXTURES_AHEAD = timedelta(days=366)
+
+#: A season "Y-(Y+1)" starts on 1 July of Y and takes dates up to the end of this month of Y+1:
+#: a late finish (2019/20's, into July and August 2020) still belongs to it.
+SEASON_START_MONTH = 7
+SEASON_LAST_MONTH = 8
+
 
 class FootballDataError(ValueError):
     """The text is not a football-data CSV at all (no header, or a required column missing)."""
@@ -126,50 +163,86 @@ def _odds_layout(positions: dict[str, int]) -> list[_PriceSet]:
     return list(layout.values())
 
 
-def season_label(first_day: date) -> str:
-    """The season a file belongs to from its earliest date: July–December of Y starts "Y-(Y+1)"."""
-    start = first_day.year if first_day.month >= 7 else first_day.year - 1
+def _season_start(day: date) -> int:
+    """The year the season of ``day`` starts in, by the calendar (July–June)."""
+    return day.year if day.month >= SEASON_START_MONTH else day.year - 1
+
+
+def _label(start: int) -> str:
+    """The name of the season starting in July of ``start``: "2023-24"."""
     return f"{start}-{(start + 1) % 100:02d}"
 
 
+def season_label(day: date) -> str:
+    """The season ``day`` falls in by the calendar: July–December of Y starts "Y-(Y+1)"."""
+    return _label(_season_start(day))
+
+
+def _season_span(start: int) -> tuple[date, date]:
+    """The first and last date a season starting in ``start`` takes (see SEASON_LAST_MONTH)."""
+    last = date(start + 1, SEASON_LAST_MONTH + 1, 1) - timedelta(days=1)
+    return date(start, SEASON_START_MONTH, 1), last
+
+
+def _seasons_holding(day: date) -> tuple[int, ...]:
+    """The seasons (by start year) whose span takes ``day``: its own, and in July or August
+    also the one before (a late finish)."""
+    start = _season_start(day)
+    if SEASON_START_MONTH <= day.month <= SEASON_LAST_MONTH:
+        return (start, start - 1)
+    return (start,)
+
+
+def _file_season(days) -> int:
+    """The season (by start year) of a file with these dates: the one whose span takes most of
+    them (ties go to the later season), so a mistyped year does not move the rest."""
+    counts = Counter(start for day in days for start in _seasons_holding(day))
+    return max(counts, key=lambda start: (counts[start], start))
+
+
 #: What a football-data date looks like, whether or not the day exists.
-_DATE_SHAPE = re.compile(r"\d{1,2}/\d{1,2}/(\d{2}|\d{4})")
+_DATE_SHAPE = re.compile(r"([0-9]{1,2})/([0-9]{1,2})/([0-9]{2}|[0-9]{4})")
+_TIME_SHAPE = re.compile(r"([0-9]{1,2}):([0-9]{1,2})")
 
 
 def parse_date(text: str) -> date:
-    """A football-data date, ``dd/mm/yy`` or ``dd/mm/yyyy`` (two-digit years 69–99 are 19xx)."""
-    parts = text.split("/")
-    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+    """A football-data date, ``dd/mm/yy`` or ``dd/mm/yyyy`` in ASCII digits (two-digit years
+    69–99 are 19xx)."""
+    shape = _DATE_SHAPE.fullmatch(text)
+    if shape is None:
         raise ValueError(text)
-    day, month, year = (int(part) for part in parts)
-    if len(parts[2]) == 2:
+    day, month, year = (int(part) for part in shape.groups())
+    if len(shape.group(3)) == 2:
         # The POSIX %y pivot, as strptime uses: the site's data starts in 1993/94.
         year += 1900 if year >= 69 else 2000
-    elif len(parts[2]) != 4:
-        raise ValueError(text)
     return date(year, month, day)
 
 
 def parse_time(text: str) -> time:
-    """A kick-off time ``HH:MM`` (UK local time)."""
-    parts = text.split(":")
-    if len(parts) != 2 or not all(part.isdigit() for part in parts):
+    """A kick-off time ``HH:MM`` in ASCII digits (UK local time)."""
+    shape = _TIME_SHAPE.fullmatch(text)
+    if shape is None:
         raise ValueError(text)
-    return time(int(parts[0]), int(parts[1]))
+    return time(int(shape.group(1)), int(shape.group(2)))
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """A cell as a reason quotes it: ``repr`` (control characters escaped), clipped."""
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
 
 
 def _goals(text: str, column: str) -> int | None:
-    """A goal count from a cell: None when blank, an error unless a non-negative integer."""
+    """A goal count from a cell: None when blank, an error unless 0 to GOALS_MAX in ASCII
+    digits ("2.0", from a file re-saved through pandas, is still two goals)."""
     if not text:
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise _RowError(f"{column} {text!r} is not a number of goals") from None
-    # "2.0" (a file re-saved through pandas) is still two goals; "2.5" or "-1" is not.
-    if not value.is_integer() or value < 0:
-        raise _RowError(f"{column} {text!r} is not a number of goals")
-    return int(value)
+    written = GOALS_TEXT.fullmatch(text)
+    if written is None:
+        raise _RowError(f"{column} {_shown(text)} is not a number of goals")
+    digits = written.group(1).lstrip("0") or "0"
+    if len(digits) > len(str(GOALS_MAX)) or int(digits) > GOALS_MAX:
+        raise _RowError(f"{column} {_shown(text)} is more goals than {GOALS_MAX}")
+    return int(digits)
 
 
 def _pair(cells: dict[str, str], home: str, away: str) -> tuple[int | None, int | None]:
@@ -180,25 +253,37 @@ def _pair(cells: dict[str, str], home: str, away: str) -> tuple[int | None, int 
     return home_goals, away_goals
 
 
-def parse(text: str, default_kickoff: time = DEFAULT_KICKOFF) -> ParsedFile:
+def parse(
+    text: str, default_kickoff: time = DEFAULT_KICKOFF, today: date | None = None
+) -> ParsedFile:
     """Parse one football-data.co.uk CSV into match records, rejected rows and counts.
 
     Columns are looked up by header name, so every season's layout works; unknown columns are
     ignored. A leading BOM is stripped, CRLF and LF are both accepted and rows that are nothing
-    but commas are skipped. ``Date`` and ``Time`` are UK local time (Europe/London) and converted
-    to UTC; rows without a ``Time`` (files before 2019/20) get ``default_kickoff`` (15:00 UK).
-    The season comes from the file's earliest date (see ``season_label``). A row is rejected,
-    with its 1-based physical line number, when Div, Date or a team is missing, Div is unknown,
-    the date or time cannot be read, goals are not non-negative integers, a score is half given,
-    the teams are the same, a team's name is longer than ``TEAM_NAME_MAX``, half-time goals
-    exceed full-time goals, or FTR disagrees with the goals. A price set (bookmaker, market,
-    pre-match or closing) with any leg blank, not a number, or not above 1.0 is dropped whole
-    and its non-blank cells counted in ``prices_skipped``; the row still loads. Raises
-    FootballDataError when the header is missing or lacks one of Div, Date, HomeTeam,
-    AwayTeam, or the text is not valid CSV.
+    but commas are skipped. Each line is one row (football-data never quotes a line break), so
+    a stray quote or an over-long cell costs its own line only. ``Date`` and ``Time`` are UK
+    local time (Europe/London) and converted to UTC; rows without a ``Time`` (files before
+    2019/20) get ``default_kickoff`` (15:00 UK).
+
+    A file is one season: the one whose span (1 July to 31 August of the next year) takes most
+    of its dates, ties going to the later one. A row is rejected, with its 1-based physical line
+    number, when its line is not CSV, Div, Date or a team is missing, Div is unknown, Div or a
+    team holds a control character or a lone surrogate, a team's name is longer than
+    ``TEAM_NAME_MAX``, the teams are the same, the date or time cannot be read (ASCII digits),
+    the date lies before ``EARLIEST_DATE``, after ``LATEST_DATE`` or more than
+    ``FIXTURES_AHEAD`` after ``today`` (when given), or outside the file's season, goals are not
+    0 to ``GOALS_MAX`` in ASCII digits, a score is half given, half-time goals exceed full-time
+    goals, or FTR disagrees with the goals. A price set (bookmaker, market, pre-match or
+    closing) with any leg blank, not a decimal number in ASCII digits, not above 1.0 or above
+    ``PRICE_MAX`` is dropped whole and its non-blank cells counted in ``prices_skipped``; the
+    row still loads. Raises FootballDataError when the header is missing, is not CSV or lacks
+    one of Div, Date, HomeTeam, AwayTeam.
     """
-    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
-    header = next(reader, None)
+    lines = io.StringIO(text.removeprefix("\ufeff"), newline="")
+    try:
+        header = _cells(next(lines, ""))
+    except csv.Error as error:
+        raise FootballDataError(f"Line 1 is not valid CSV: {error}") from None
     if not header:
         raise FootballDataError("The file is empty: no header row.")
     positions: dict[str, int] = {}
@@ -214,12 +299,18 @@ def parse(text: str, default_kickoff: time = DEFAULT_KICKOFF) -> ParsedFile:
         (name, positions.get(name))
         for name in (*REQUIRED_COLUMNS, "Time", "FTHG", "FTAG", "FTR", "HTHG", "HTAG")
     ]
+    latest = LATEST_DATE if today is None else min(LATEST_DATE, today + FIXTURES_AHEAD)
     kickoffs: dict[tuple[str, str], datetime] = {}
     odds_reader = _OddsReader(layout)
     parsed = ParsedFile()
-    loaded: list[tuple[date, MatchRecord]] = []
-    for row in _rows(reader):
-        line = reader.line_num
+    loaded: list[tuple[date, str, MatchRecord, int]] = []  # UK date, its text, match, skipped
+    for line, written in enumerate(lines, start=2):
+        try:
+            row = _cells(written)
+        except csv.Error as error:
+            parsed.rows_read += 1
+            parsed.rejected.append(RejectedRow(line, f"the line is not valid CSV: {error}"))
+            continue
         if not any(cell.strip() for cell in row):
             continue
         parsed.rows_read += 1
@@ -227,37 +318,50 @@ def parse(text: str, default_kickoff: time = DEFAULT_KICKOFF) -> ParsedFile:
             row = row + [""] * (width - len(row))
         cells = {name: row[i].strip() if i is not None else "" for name, i in columns}
         try:
-            day, match = _read_row(cells, kickoffs, line, default_kickoff)
+            day, match = _read_row(cells, kickoffs, line, default_kickoff, latest)
         except _RowError as error:
             parsed.rejected.append(RejectedRow(line, str(error)))
             continue
-        parsed.prices_skipped += odds_reader.read(row, match.odds)
-        loaded.append((day, match))
+        skipped = odds_reader.read(row, match.odds)
+        loaded.append((day, cells["Date"], match, skipped))
     if loaded:
-        season = season_label(min(day for day, _ in loaded))
-        for _, match in loaded:
-            match.season = season
-        parsed.matches = [match for _, match in loaded]
+        start = _file_season(day for day, *_ in loaded)
+        first, last = _season_span(start)
+        for day, date_text, match, skipped in loaded:
+            if not first <= day <= last:
+                reason = (
+                    f"Date {_shown(date_text)} is outside the file's season {_label(start)} "
+                    f"({first:%d/%m/%Y} to {last:%d/%m/%Y})"
+                )
+                parsed.rejected.append(RejectedRow(match.line, reason))
+                continue
+            match.season = _label(start)
+            parsed.matches.append(match)
+            parsed.prices_skipped += skipped
+        parsed.rejected.sort(key=lambda rejected: rejected.line)
     return parsed
 
 
-def _rows(reader):
-    """The reader's rows; a CSV the csv module cannot split becomes a FootballDataError."""
-    try:
-        yield from reader
-    except csv.Error as error:
-        raise FootballDataError(f"Line {reader.line_num} is not valid CSV: {error}") from None
+def _cells(line: str) -> list[str]:
+    """The cells of one line of CSV (none for a blank line); csv.Error if it cannot be split."""
+    return next(csv.reader((line,)), [])
 
 
-def _read_row(cells, kickoffs, line, default_kickoff) -> tuple[date, MatchRecord]:
+def _read_row(cells, kickoffs, line, default_kickoff, latest) -> tuple[date, MatchRecord]:
     """The match of one row (its used cells, stripped) and its UK date; _RowError if unusable."""
     for name in REQUIRED_COLUMNS:
         if not cells[name]:
             raise _RowError(f"{name} is missing")
+    for name in TEXT_COLUMNS:
+        control = CONTROL_CHARACTERS.search(cells[name])
+        if control is not None:
+            point = ord(control.group())
+            kind = "a lone surrogate" if 0xD800 <= point <= 0xDFFF else "a control character"
+            raise _RowError(f"{name} {_shown(cells[name])} holds U+{point:04X}, {kind}")
     code = cells["Div"]
     league = DIVISIONS.get(code)
     if league is None:
-        raise _RowError(f"Div {code!r} is not a known division")
+        raise _RowError(f"Div {_shown(code)} is not a known division")
     home_team, away_team = cells["HomeTeam"], cells["AwayTeam"]
     for name in ("HomeTeam", "AwayTeam"):
         if len(cells[name]) > TEAM_NAME_MAX:
@@ -269,7 +373,7 @@ def _read_row(cells, kickoffs, line, default_kickoff) -> tuple[date, MatchRecord
     date_text, time_text = cells["Date"], cells["Time"]
     kickoff = kickoffs.get((date_text, time_text))
     if kickoff is None:
-        kickoff = _kickoff(date_text, time_text, default_kickoff)
+        kickoff = _kickoff(date_text, time_text, default_kickoff, latest)
         kickoffs[(date_text, time_text)] = kickoff
     home_goals, away_goals = _pair(cells, "FTHG", "FTAG")
     ht_home, ht_away = _pair(cells, "HTHG", "HTAG")
@@ -279,7 +383,7 @@ def _read_row(cells, kickoffs, line, default_kickoff) -> tuple[date, MatchRecord
     result = cells["FTR"]
     if result:
         if result not in RESULTS or not finished:
-            raise _RowError(f"FTR {result!r} does not fit the goals")
+            raise _RowError(f"FTR {_shown(result)} does not fit the goals")
         actual = "H" if home_goals > away_goals else ("D" if home_goals == away_goals else "A")
         if result != actual:
             raise _RowError(f"FTR {result!r} disagrees with the score {home_goals}-{away_goals}")
@@ -299,18 +403,23 @@ def _read_row(cells, kickoffs, line, default_kickoff) -> tuple[date, MatchRecord
     return kickoff.astimezone(SOURCE_TIMEZONE).date(), match
 
 
-def _kickoff(date_text: str, time_text: str, default_kickoff: time) -> datetime:
+def _kickoff(date_text: str, time_text: str, default_kickoff: time, latest: date) -> datetime:
     """UTC kick-off from UK local date and time (``default_kickoff`` when the time is blank)."""
     try:
         day = parse_date(date_text)
     except ValueError:
         if _DATE_SHAPE.fullmatch(date_text):  # 31/02/2024: the right shape, no such day
             raise _RowError(f"Date {date_text!r} is not a real date") from None
-        raise _RowError(f"Date {date_text!r} is not dd/mm/yy or dd/mm/yyyy") from None
+        raise _RowError(f"Date {_shown(date_text)} is not dd/mm/yy or dd/mm/yyyy") from None
+    if not EARLIEST_DATE <= day <= latest:
+        raise _RowError(
+            f"Date {date_text!r} is outside the dates taken "
+            f"({EARLIEST_DATE:%d/%m/%Y} to {latest:%d/%m/%Y})"
+        )
     try:
         clock = parse_time(time_text) if time_text else default_kickoff
     except ValueError:
-        raise _RowError(f"Time {time_text!r} is not HH:MM") from None
+        raise _RowError(f"Time {_shown(time_text)} is not HH:MM") from None
     return datetime.combine(day, clock, SOURCE_TIMEZONE).astimezone(UTC)
 
 
@@ -359,12 +468,13 @@ class _OddsReader:
 
 
 def _price(text: str, price_set: _PriceSet, selection: str) -> OddsRecord | None:
-    """The record of one odds cell, or None when it is blank, not a number or not above 1.0."""
-    try:
-        price = float(text)
-    except ValueError:
+    """The record of one odds cell, or None when it is blank, not a decimal number in ASCII
+    digits, not above 1.0 or above PRICE_MAX."""
+    written = text.strip()
+    if not PRICE_TEXT.fullmatch(written):
         return None
-    if not (math.isfinite(price) and price > 1.0):
+    price = float(written)
+    if not 1.0 < price <= PRICE_MAX:
         return None
     return OddsRecord(
         bookmaker=price_set.bookmaker,

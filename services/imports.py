@@ -44,10 +44,13 @@ class ImportSummary:
         self.rejected.extend(other.rejected)
 
 
-def import_file(path) -> ImportSummary:
-    """Read one football-data CSV and store it in one transaction; bad rows are reported."""
+def import_file(path, now=None) -> ImportSummary:
+    """Read one football-data CSV and store it in one transaction; bad rows are reported (a
+    fixture more than a year after ``now``, the current time by default, among them)."""
     path = Path(path)
-    parsed = footballdata.parse(path.read_bytes().decode("utf-8-sig", errors="replace"))
+    today = (now or utcnow()).date()
+    text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    parsed = footballdata.parse(text, today=today)
     with db.atomic():
         summary = store(parsed.matches)
     summary.rows_read = parsed.rows_read

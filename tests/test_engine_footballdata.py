@@ -1,6 +1,6 @@
 """Tests of the football-data.co.uk CSV parser, on the shared real files and on edited copies."""
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -299,6 +299,16 @@ def test_crlf_and_lf_give_the_same_records():
         ({"PSH": 1.6, "PSD": "", "PSA": 5.5}, 2),
         ({"PSH": 1.6, "PSD": "inf", "PSA": 5.5}, 3),
         ({"PSH": " 1.6", "PSD": "4.2 ", "PSA": 5.5}, 0),
+        # What float() reads but is no price as written, and prices no one quotes.
+        ({"PSH": 1.6, "PSD": "nan", "PSA": 5.5}, 3),
+        ({"PSH": 1.6, "PSD": "1e400", "PSA": 5.5}, 3),
+        ({"PSH": 1.6, "PSD": "1e300", "PSA": 5.5}, 3),
+        ({"PSH": 1.6, "PSD": "4.2e0", "PSA": 5.5}, 3),
+        ({"PSH": 1.6, "PSD": "-4.2", "PSA": 5.5}, 3),
+        ({"PSH": 1.6, "PSD": "1_5", "PSA": 5.5}, 3),
+        ({"PSH": 1.6, "PSD": "\u0664.\u0662", "PSA": 5.5}, 3),
+        ({"PSH": 1.6, "PSD": "1000.01", "PSA": 5.5}, 3),
+        ({"PSH": 1.6, "PSD": "1000", "PSA": 5.5}, 0),
     ],
 )
 def test_a_bad_price_drops_its_whole_set_but_not_the_row(cells, skipped):
@@ -344,6 +354,32 @@ def test_fixture_rows_without_results_are_scheduled():
         ({"FTR": "X"}, "FTR"),
         ({"AwayTeam": "Man United"}, "both"),
         ({"HTHG": 2, "HTR": "H"}, "half-time"),
+        # Goals are ASCII digits, 0 to 99 (int() and float() read far more).
+        ({"FTHG": "1e19"}, "FTHG '1e19' is not a number of goals"),
+        ({"FTHG": "1e10"}, "FTHG '1e10' is not a number of goals"),
+        ({"FTHG": "10000000000"}, "FTHG '10000000000' is more goals than 99"),
+        ({"FTHG": "100"}, "FTHG '100' is more goals than 99"),
+        ({"FTHG": "1_0"}, "FTHG '1_0' is not a number of goals"),
+        ({"FTHG": "\u0661"}, "is not a number of goals"),
+        ({"FTHG": "2.0e0"}, "FTHG '2.0e0' is not a number of goals"),
+        ({"FTHG": "+1"}, "FTHG '+1' is not a number of goals"),
+        ({"FTHG": "nan"}, "FTHG 'nan' is not a number of goals"),
+        ({"HTHG": "1e3", "HTR": "H"}, "HTHG '1e3' is not a number of goals"),
+        ({"HTAG": "100", "HTR": "A"}, "HTAG '100' is more goals than 99"),
+        # Names hold no control character or lone surrogate (PostgreSQL's text takes no NUL).
+        ({"HomeTeam": "Nul\x00Team"}, "HomeTeam 'Nul\\x00Team' holds U+0000, a control"),
+        ({"AwayTeam": "Tab\tTeam"}, "AwayTeam 'Tab\\tTeam' holds U+0009, a control"),
+        ({"AwayTeam": "Del\x7f"}, "holds U+007F, a control character"),
+        ({"HomeTeam": "Next\x85Line"}, "holds U+0085, a control character"),
+        ({"HomeTeam": "Line\u2028Break"}, "holds U+2028, a control character"),
+        ({"HomeTeam": "Half\ud800"}, "holds U+D800, a lone surrogate"),
+        ({"Div": "E0\x00"}, "Div 'E0\\x00' holds U+0000"),
+        # Dates and times are ASCII digits, within the dates a file may hold.
+        ({"Date": "\u0661\u0666/08/2024"}, "is not dd/mm/yy or dd/mm/yyyy"),
+        ({"Time": "\u0662\u0660:00"}, "is not HH:MM"),
+        ({"Date": "01/01/0001"}, "Date '01/01/0001' is outside the dates taken"),
+        ({"Date": "31/12/9999"}, "Date '31/12/9999' is outside the dates taken"),
+        ({"Date": "31/12/1899"}, "(01/01/1900 to 31/12/2099)"),
     ],
 )
 def test_each_kind_of_bad_row_is_rejected_with_a_reason(cells, reason):
@@ -358,6 +394,18 @@ def test_each_kind_of_bad_row_is_rejected_with_a_reason(cells, reason):
 def test_goals_written_as_whole_floats_are_accepted():
     (match,) = footballdata.parse(_sample([_row(**{**BASE, "FTHG": "1.0", "FTAG": "0.0"})])).matches
     assert (match.home_goals, match.away_goals) == (1, 0)
+
+
+def test_goals_up_to_99_are_accepted():
+    cells = {**BASE, "FTHG": "99", "FTAG": "007", "HTHG": "50", "HTAG": "0"}
+    (match,) = footballdata.parse(_sample([_row(**cells)])).matches
+    assert (match.home_goals, match.away_goals, match.ht_home_goals) == (99, 7, 50)
+
+
+def test_a_reason_clips_the_cell_it_quotes():
+    parsed = footballdata.parse(_sample([_row(**{**BASE, "Date": "x" * 5000})]))
+    (rejected,) = parsed.rejected
+    assert rejected.reason == f"Date {'x' * 40!r}… is not dd/mm/yy or dd/mm/yyyy"
 
 
 def test_a_corrupted_real_file_rejects_exactly_the_broken_lines():
@@ -387,9 +435,33 @@ def test_files_that_are_not_football_data_are_refused():
         footballdata.parse("")
     with pytest.raises(footballdata.FootballDataError, match="HomeTeam"):
         footballdata.parse("Div,Date,Home,Away\nE0,16/08/2024,A,B\n")
-    # A cell beyond the csv module's field limit is not CSV any more.
-    with pytest.raises(footballdata.FootballDataError, match="Line 2"):
-        footballdata.parse(_sample([_row(**{**BASE, "Referee": "x" * 200_000})]))
+    # A header cell beyond the csv module's field limit is not CSV any more.
+    with pytest.raises(footballdata.FootballDataError, match="Line 1"):
+        footballdata.parse("Div,Date,HomeTeam,AwayTeam," + "x" * 200_000 + "\n")
+
+
+def test_a_line_that_is_not_csv_rejects_that_line_only():
+    """A cell beyond the csv module's field limit, or a quote left open, costs its own line:
+    an open quote no longer swallows the lines after it."""
+    second = {**BASE, "Date": "17/08/2024", "HomeTeam": "Ipswich", "AwayTeam": "Liverpool"}
+    second.update({"FTHG": 0, "FTAG": 2, "FTR": "A", "HTR": ""})
+    third = {**second, "Date": "18/08/2024", "HomeTeam": "Arsenal", "AwayTeam": "Wolves"}
+    parsed = footballdata.parse(
+        _sample(
+            [
+                _row(**{**BASE, "Referee": "x" * 200_000}),
+                _row(**{**BASE, "HomeTeam": '"Man United'}),
+                _row(**second),
+                _row(**third),
+            ]
+        )
+    )
+    assert parsed.rows_read == 4
+    assert [(row.line, row.reason) for row in parsed.rejected] == [
+        (2, "the line is not valid CSV: field larger than field limit (131072)"),
+        (3, "AwayTeam is missing"),
+    ]
+    assert [(m.line, m.home_team) for m in parsed.matches] == [(4, "Ipswich"), (5, "Arsenal")]
 
 
 @pytest.mark.parametrize(
@@ -405,11 +477,70 @@ def test_season_label(first_day, season):
     assert footballdata.season_label(first_day.date()) == season
 
 
-def test_the_season_comes_from_the_earliest_date_not_each_row():
+def test_a_late_finish_in_july_stays_in_the_season_it_ends():
+    """A row in July 2020 belongs to 2019-20 when the file's other rows do (the COVID season
+    ran on into the summer), not to the calendar's 2020-21."""
     early = {**BASE, "Date": "26/07/2020"}
     late = {**BASE, "Date": "01/03/2020", "HomeTeam": "Leeds"}
     parsed = footballdata.parse(_sample([_row(**early), _row(**late)]))
     assert {m.season for m in parsed.matches} == {"2019-20"}
+    assert parsed.rejected == []
+
+
+def _dated(*days):
+    """A file of one match per date in ``days``, each between teams of its own."""
+    return _sample(
+        [
+            _row(**{**BASE, "Date": day, "HomeTeam": f"Home {n}", "AwayTeam": f"Away {n}"})
+            for n, day in enumerate(days)
+        ]
+    )
+
+
+def test_a_mistyped_year_rejects_its_row_and_leaves_the_season_of_the_others():
+    parsed = footballdata.parse(_dated("16/08/2024", "19/08/04", "24/08/2024", "15/05/2025"))
+    assert {m.season for m in parsed.matches} == {"2024-25"}
+    assert [m.line for m in parsed.matches] == [2, 4, 5]
+    (rejected,) = parsed.rejected
+    assert rejected.line == 3
+    assert rejected.reason == (
+        "Date '19/08/04' is outside the file's season 2024-25 (01/07/2024 to 31/08/2025)"
+    )
+
+
+def test_a_file_of_two_dates_seasons_apart_keeps_the_later():
+    parsed = footballdata.parse(_dated("19/08/04", "18/08/2024"))
+    assert [(m.line, m.season) for m in parsed.matches] == [(3, "2024-25")]
+    assert [row.line for row in parsed.rejected] == [2]
+
+
+def test_the_season_spans_july_to_the_august_after_next():
+    parsed = footballdata.parse(
+        _dated("30/06/2024", "01/07/2024", "16/08/2024", "31/08/2025", "01/09/2025")
+    )
+    assert [m.line for m in parsed.matches] == [3, 4, 5]
+    assert [row.line for row in parsed.rejected] == [2, 6]
+
+
+def test_a_rejected_rows_prices_are_not_counted_as_skipped():
+    bad_set = {"PSH": 1.6, "PSD": "x", "PSA": 5.5}
+    parsed = footballdata.parse(
+        _sample([_row(**BASE), _row(**{**BASE, "Date": "16/08/2004", **bad_set})])
+    )
+    assert (len(parsed.matches), len(parsed.rejected), parsed.prices_skipped) == (1, 1, 0)
+
+
+def test_a_fixture_more_than_a_year_ahead_is_rejected():
+    today = date(2024, 8, 1)
+    ahead = footballdata.FIXTURES_AHEAD
+    last = (today + ahead).strftime("%d/%m/%Y")
+    beyond = (today + ahead + timedelta(days=1)).strftime("%d/%m/%Y")
+    fixture = {**BASE, "FTHG": "", "FTAG": "", "FTR": "", "HTHG": "", "HTAG": "", "HTR": ""}
+    for day, loaded in ((last, 1), (beyond, 0)):
+        parsed = footballdata.parse(_sample([_row(**{**fixture, "Date": day})]), today=today)
+        assert len(parsed.matches) == loaded
+    (rejected,) = parsed.rejected
+    assert rejected.reason == f"Date '{beyond}' is outside the dates taken (01/01/1900 to {last})"
 
 
 def test_two_digit_years():

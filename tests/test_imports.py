@@ -1,5 +1,7 @@
 """Importing football-data files: real files, idempotent re-import, bad rows, later updates."""
 
+from datetime import UTC, datetime
+
 import pytest
 
 from models import League, Match, OddsQuote, Team
@@ -211,3 +213,88 @@ def test_every_slug_stays_within_the_route_limit(ctx, tmp_path, client):
     slug = Match.get().slug
     assert len(slug) <= 255
     assert client.get(f"/api/v1/seo/predictions/{slug}").status_code == 200
+
+
+GOOD_ROWS = (
+    "E0,17/08/2024,15:00,Arsenal,Wolves,2,0,H,1.3,5.5,10",
+    "E0,24/08/2024,15:00,Wolves,Chelsea,0,2,A,4,3.8,1.9",
+)
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        ("E0,18/08/2024,15:00,Alpha FC,Beta FC,1e19,0,H,2,3,4", "FTHG '1e19' is not a number"),
+        ("E0,18/08/2024,15:00,Alpha FC,Beta FC,1e10,0,H,2,3,4", "FTHG '1e10' is not a number"),
+        ("E0,18/08/2024,15:00,Alpha FC,Beta FC,0,10000000000,A,2,3,4", "more goals than 99"),
+        ("E0,18/08/2024,15:00,Alpha FC,Beta FC,\u0661,0,H,2,3,4", "is not a number of goals"),
+        ("E0,18/08/2024,15:00,Nul\x00Team,Beta FC,1,0,H,2,3,4", "holds U+0000"),
+        ("E0,18/08/2024,15:00,Alpha FC,Tab\tTeam,1,0,H,2,3,4", "holds U+0009"),
+        ("E\x000,18/08/2024,15:00,Alpha FC,Beta FC,1,0,H,2,3,4", "holds U+0000"),
+        ("E0,01/01/0001,15:00,Alpha FC,Beta FC,1,0,H,2,3,4", "outside the dates taken"),
+        ("E0,31/12/9999,15:00,Alpha FC,Beta FC,,,,2,3,4", "outside the dates taken"),
+        ("E0,19/08/2004,15:00,Alpha FC,Beta FC,1,0,H,2,3,4", "outside the file's season"),
+        ("E0,18/08/2024,15:00,Alpha FC,Beta FC,1,0,H,2,1e400,4", None),
+        ("E0,18/08/2024,15:00," + "x" * 200_000 + ",Beta FC,1,0,H,2,3,4", "not valid CSV"),
+        ('E0,18/08/2024,15:00,"Alpha FC,Beta FC,1,0,H,2,3,4', "AwayTeam is missing"),
+    ],
+)
+def test_a_bad_row_is_rejected_and_the_rest_of_the_file_loads(ctx, tmp_path, bad, reason):
+    """Whatever one row holds, it is reported with its line (or, for a bad price, its set is
+    dropped) and every other row loads, on SQLite and on PostgreSQL alike: no overflow, NUL or
+    date error loses the file's transaction."""
+    path = _file(tmp_path, GOOD_ROWS[0], bad, GOOD_ROWS[1])
+    summary = imports.import_file(path)
+    stored = {(m.home_team.name, m.season, m.home_goals) for m in Match.select()}
+    assert {("Arsenal", "2024-25", 2), ("Wolves", "2024-25", 0)} <= stored
+    if reason is None:  # a price is no reason to refuse a row: its set is skipped
+        assert (summary.matches_new, summary.rows_rejected, summary.prices_skipped) == (3, 0, 3)
+        return
+    assert (summary.rows_read, summary.matches_new, summary.rows_rejected) == (3, 2, 1)
+    (rejected,) = summary.rejected
+    assert (rejected["file"], rejected["line"]) == (str(path), 3)
+    assert reason in rejected["reason"]
+    assert Match.select().count() == 2
+
+
+def test_the_cli_rejects_an_overflowing_goal_count_and_loads_the_rest(app, tmp_path):
+    big = tmp_path / "big.csv"
+    big.write_text(
+        "Div,Date,HomeTeam,AwayTeam,FTHG,FTAG,FTR\n"
+        "E0,18/08/24,Alpha FC,Beta FC,1e19,0,H\n"
+        "E0,19/08/24,Gamma FC,Delta FC,1,0,H\n"
+    )
+    result = app.test_cli_runner().invoke(args=["data", "import", str(big)])
+    assert result.exit_code == 0, result.output
+    assert f"{big}:2: rejected: FTHG '1e19' is not a number of goals" in result.stderr
+    assert f"{big}: 2 rows read, 1 matches new" in result.output
+    with app.app_context():
+        gamma = Match.get()
+        assert (gamma.home_team.name, gamma.home_goals, gamma.season) == ("Gamma FC", 1, "2024-25")
+
+
+def test_the_cli_rejects_a_fixture_more_than_a_year_after_the_app_clock(make_app, tmp_path):
+    app = make_app(CLOCK=lambda: datetime(2024, 8, 1, 12, tzinfo=UTC))
+    path = _file(tmp_path, "E0,17/08/2024,15:00,Arsenal,Wolves,,,,1.3,5.5,10")
+    far = _file(tmp_path, "E0,17/08/2026,15:00,Arsenal,Wolves,,,,1.3,5.5,10", name="far.csv")
+    result = app.test_cli_runner().invoke(args=["data", "import", str(path), str(far)])
+    assert result.exit_code == 0, result.output
+    assert f"{far}:2: rejected: Date '17/08/2026' is outside the dates taken" in result.stderr
+    with app.app_context():
+        assert [m.kickoff_at.year for m in Match.select()] == [2024]
+
+
+def test_a_corrected_date_re_imports_into_its_season(ctx, tmp_path):
+    """A mistyped year is refused, not taken for the file's season; the corrected file then
+    loads the row, and the rows already stored stay as they were."""
+    good = "E0,18/08/2024,15:00,Alpha FC,Beta FC,1,0,H,2,3,4"
+    typo = _file(tmp_path, good, "E0,19/08/2004,15:00,Gamma FC,Delta FC,1,0,H,2,3,4")
+    first = imports.import_file(typo)
+    assert (first.matches_new, first.rows_rejected) == (1, 1)
+    fixed = _file(tmp_path, good, "E0,19/08/2024,15:00,Gamma FC,Delta FC,1,0,H,2,3,4")
+    again = imports.import_file(fixed)
+    assert (again.matches_new, again.matches_updated, again.rows_rejected) == (1, 0, 0)
+    assert {(m.slug, m.season) for m in Match.select()} == {
+        ("alpha-fc-vs-beta-fc-2024-08-18", "2024-25"),
+        ("gamma-fc-vs-delta-fc-2024-08-19", "2024-25"),
+    }

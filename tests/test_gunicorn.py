@@ -175,6 +175,26 @@ def test_what_the_server_refuses_itself_is_a_problem(served, sent, status, probl
     assert answer.getheader("X-Content-Type-Options") == "nosniff"
 
 
+def test_a_body_over_the_limit_is_refused_on_a_connection_that_says_it_ends(served):
+    """The app answers 413 without reading the body, and gunicorn then closes the connection:
+    the answer says so rather than "keep-alive"; a body within the limit keeps it alive."""
+    # Only the head is sent: the app answers before reading a byte of the body, and a body left
+    # unread on the server's side would make its close a reset that may beat this read.
+    answer, payload = _raw(
+        served[0],
+        b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {1024 * 1024 + 1}\r\n\r\n".encode(),
+    )
+    assert answer.status == 413 and json.loads(payload)["status"] == 413
+    assert answer.getheader("Connection") == "close"
+    kept, _ = _raw(
+        served[0],
+        b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 2\r\n\r\n{}",
+    )
+    assert kept.status == 401 and kept.getheader("Connection") != "close"
+
+
 def test_forwarded_headers_count_only_through_proxy_fix_hops(served):
     """With PROXY_FIX_HOPS=0 no client names the scheme, not even one on the same host."""
     base, _ = served

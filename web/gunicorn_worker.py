@@ -43,7 +43,17 @@ class _Kept:
 
 
 class ProblemWorker(ThreadWorker):
-    """gunicorn's ``gthread`` worker, whose own error answers are problems (see the module)."""
+    """gunicorn's ``gthread`` worker, whose own error answers are problems (see the module),
+    and whose answer to a body longer than the app reads ends the connection saying so."""
+
+    def handle_request(self, req, conn):
+        # The app answers 413 without reading a body over MAX_CONTENT_LENGTH, and gunicorn, which
+        # drains at most 64 KiB left unread, would close the connection after an answer saying
+        # "keep-alive": a client's next request on it would meet a closed socket.
+        limit = getattr(self.wsgi, "config", {}).get("MAX_CONTENT_LENGTH")
+        if limit is not None and _declared_length(req) > limit:
+            req.must_close = True  # the answer says "Connection: close", as it is
+        return super().handle_request(req, conn)
 
     def handle_error(self, req, client, addr, exc):
         started = time.perf_counter()
@@ -59,6 +69,14 @@ class ProblemWorker(ThreadWorker):
             util.write_nonblock(client, answer)
         except OSError:  # a client that is gone is gone
             self.log.debug("Failed to send error message.")
+
+
+def _declared_length(req) -> int:
+    """The body length ``req``'s Content-Length declares (gunicorn checked it is digits); 0."""
+    for name, value in req.headers:
+        if name == "CONTENT-LENGTH":
+            return int(value)
+    return 0
 
 
 def refusal(app, status, exc, req, addr, started) -> bytes | None:

@@ -15,6 +15,8 @@ USER_ROLES = ("user", "operator", "admin")
 USER_PLANS = ("free", "pro")
 USER_STATUSES = ("active", "suspended")
 MATCH_STATUSES = ("scheduled", "live", "finished", "postponed", "cancelled")
+#: The statuses of a match that has kicked off, whatever a clock says.
+KICKED_OFF_STATUSES = ("live", "finished")
 COMPETITION_TYPES = ("top-flight", "lower-league", "cup", "international")
 MARKETS = tuple(MARKET_SELECTIONS)
 SELECTIONS = tuple(name for names in MARKET_SELECTIONS.values() for name in names)

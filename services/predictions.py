@@ -9,9 +9,11 @@ pre-match line, and each prediction records which of them made it.
 
 What was published stays published: a stored prediction of a match that has kicked off is never
 rewritten, except a backfilled one by a rebuild, and a pick, once made, is never changed except
-by settlement (or replaced with its backfilled prediction by a rebuild). Live predictions and
-picks, made before kick-off, are never touched by any of this. Upcoming matches are re-predicted
-with whatever new results and odds have arrived.
+by settlement (or replaced with its backfilled prediction by a rebuild). A match has kicked off
+by the clock, or by what is stored whatever the clock says (its result, or a prediction made at
+or after its kick-off), so a clock set early (a replay's) makes nothing of it live. Live
+predictions and picks, made before kick-off, are never touched by any of this. Upcoming matches
+are re-predicted with whatever new results and odds have arrived.
 """
 
 import time
@@ -26,6 +28,7 @@ from engine import intelligence, market_ratings, picks, pooling, timeline, walkf
 from engine import odds as odds_engine
 from engine.markets import MARKETS, outcome_indices
 from engine.timeline import DAY
+from enums import KICKED_OFF_STATUSES
 from errors import MatchNotOpen, NotFound
 from models import League, Match, MatchIntelligence, Pick, Prediction, bump_data_version
 from schemas.common import dump_known
@@ -325,10 +328,11 @@ def _probabilities(market, row):
     return dict(zip(MARKETS[market], (float(p) for p in row), strict=True))
 
 
-def _prediction_rows(fc: Forecast, rows, now) -> list[dict]:
+def _prediction_rows(fc: Forecast, rows, live, now) -> list[dict]:
+    """The predictions of ``rows``, made at ``now``; ``live`` says which of them are live."""
     out = fc.output
     records = []
-    for row in rows:
+    for row, is_live in zip(rows, live, strict=True):
         for market in MARKETS:
             score, parts = fc.quality[market]
             sharp = fc.market_probs[market][row]
@@ -350,7 +354,7 @@ def _prediction_rows(fc: Forecast, rows, now) -> list[dict]:
                     "fitted_at": _moment(out.fitted_at[row]),
                     "data_quality": float(score[row]),
                     "data_quality_parts": {name: float(part[row]) for name, part in parts.items()},
-                    "is_live": bool(fc.kickoff[row] > now.timestamp()),
+                    "is_live": bool(is_live),
                 }
             )
     return records
@@ -360,12 +364,13 @@ def _moment(epoch):
     return datetime.fromtimestamp(int(epoch), UTC)
 
 
-def _pick_rows(fc: Forecast, rows, now) -> list[dict]:
+def _pick_rows(fc: Forecast, rows, live, now) -> list[dict]:
+    """The picks of ``rows``, made at ``now``; ``live`` says which of them are live."""
     records = []
     for market in MARKETS:
         selection, edge, _, rating = fc.choice[market]
         prices, books = fc.best[market]
-        for row in rows:
+        for row, is_live in zip(rows, live, strict=True):
             chosen = selection[row]
             if chosen < 0:
                 continue
@@ -380,7 +385,7 @@ def _pick_rows(fc: Forecast, rows, now) -> list[dict]:
                     "edge": float(edge[row]),
                     "rating": str(rating[row]),
                     "data_quality": float(fc.quality[market][0][row]),
-                    "is_live": bool(fc.kickoff[row] > now.timestamp()),
+                    "is_live": bool(is_live),
                     "created_at": now,
                 }
             )
@@ -483,14 +488,34 @@ def _ids_by_market(model, match_ids) -> dict:
     return {(match_id, market): row_id for row_id, match_id, market in rows}
 
 
-def _predicted(match_ids) -> dict[int, bool]:
-    """Which of ``match_ids`` already have predictions, and whether any of them is live."""
+def _predicted(match_ids) -> dict[int, tuple[bool, datetime]]:
+    """Which of ``match_ids`` already have predictions: whether any of them is live, and when
+    the latest of them was made."""
     found = {}
-    for match_id, is_live in _of_matches(
-        Prediction, (Prediction.match, Prediction.is_live), match_ids
-    ):
-        found[match_id] = found.get(match_id, False) or bool(is_live)
+    columns = (Prediction.match, Prediction.is_live, Prediction.made_at)
+    for match_id, is_live, made_at in _of_matches(Prediction, columns, match_ids):
+        live, latest = found.get(match_id, (False, made_at))
+        found[match_id] = (live or bool(is_live), max(latest, made_at))
     return found
+
+
+def _upcoming(fc: Forecast, rows, now, predicted) -> np.ndarray:
+    """Which ``rows`` have not kicked off, by ``now`` and by what is stored whatever ``now``
+    says: a match with a result (or in play), or with a prediction made at or after its
+    kick-off, has kicked off, however early the clock (a replay's) is set."""
+    made = np.array(
+        [
+            predicted[match_id][1].timestamp() if match_id in predicted else -np.inf
+            for match_id in fc.match_id[rows].tolist()
+        ],
+        dtype=float,
+    )
+    kickoff = fc.kickoff[rows]
+    return (
+        (kickoff > now.timestamp())
+        & ~np.isin(fc.status[rows], KICKED_OFF_STATUSES)
+        & (made < kickoff)
+    )
 
 
 def _published_probabilities(records) -> dict | None:
@@ -580,33 +605,36 @@ def _emit_picks(records, held, fc: Forecast, now) -> None:
 def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) -> dict:
     """Write predictions, new picks and intelligence for ``rows`` of ``fc``; returns counts.
 
-    A row whose match has kicked off keeps the prediction and intelligence it already has
-    (unless ``refresh_intelligence``); new picks come only with new predictions, and picks are
-    only ever added. ``rebuild`` re-predicts kicked-off matches whose predictions were
-    backfilled, replacing their backfilled picks; live ones stay as they were published.
+    A row whose match has kicked off (see :func:`_upcoming`) keeps the prediction and
+    intelligence it already has (unless ``refresh_intelligence``); only the others are live.
+    New picks come only with new predictions, and picks are only ever added. ``rebuild``
+    re-predicts kicked-off matches whose predictions were backfilled, replacing their backfilled
+    picks; live ones stay as they were published.
     """
     rows = np.asarray(rows, dtype=np.int64)
     predicted = _predicted(fc.match_id[rows].tolist())
-    upcoming = fc.kickoff[rows] > now.timestamp()
-    fresh, rebuilt = [], []
-    for row, ahead in zip(rows.tolist(), upcoming, strict=True):
+    upcoming = _upcoming(fc, rows, now, predicted)
+    fresh, live, rebuilt = [], [], []
+    for row, ahead in zip(rows.tolist(), upcoming.tolist(), strict=True):
         match_id = int(fc.match_id[row])
         if ahead or match_id not in predicted:
             fresh.append(row)
-        elif rebuild and not predicted[match_id]:
+            live.append(ahead)
+        elif rebuild and not predicted[match_id][0]:
             fresh.append(row)
+            live.append(False)
             rebuilt.append(match_id)
     for start in range(0, len(rebuilt), BATCH):
         chunk = rebuilt[start : start + BATCH]
         Pick.delete().where(Pick.match.in_(chunk) & ~Pick.is_live).execute()
-    predictions = _prediction_rows(fc, fresh, now)
-    live = [record for record in predictions if record["is_live"]]
-    before_live = _published_probabilities(live)
+    predictions = _prediction_rows(fc, fresh, live, now)
+    live_predictions = [record for record in predictions if record["is_live"]]
+    before_live = _published_probabilities(live_predictions)
     _upsert(Prediction, predictions, ("match", "market"))
-    _emit_predictions(live, before_live, now)
+    _emit_predictions(live_predictions, before_live, now)
     intel = _intelligence_rows(fc, rows.tolist() if refresh_intelligence else fresh, now)
     _upsert(MatchIntelligence, intel, ("match",))
-    new_picks = _pick_rows(fc, fresh, now)  # a pick comes with the prediction it is made from
+    new_picks = _pick_rows(fc, fresh, live, now)  # a pick comes with its prediction
     live_picks = [record for record in new_picks if record["is_live"]]
     held = _pick_keys(live_picks)
     before = Pick.select().count()
@@ -614,7 +642,7 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) ->
     made = Pick.select().count() - before
     _emit_picks(live_picks, held, fc, now)
     # A live pick enters the ledger in the transaction that stores it.
-    upcoming_ids = [int(fc.match_id[row]) for row in fresh if fc.kickoff[row] > now.timestamp()]
+    upcoming_ids = [int(fc.match_id[row]) for row, ahead in zip(fresh, live, strict=True) if ahead]
     published = ledger.publish_new(upcoming_ids, now, walkforward.MODEL_VERSION)
     if predictions or intel:
         bump_data_version()

@@ -142,6 +142,17 @@ def counted_queries():
         logger.setLevel(level)
 
 
+def stored_rows(*models) -> dict[str, list[tuple]]:
+    """Every row of each of ``models``' tables as the database holds it, in key order: what a
+    test compares to show that nothing was written."""
+    return {
+        model._meta.table_name: db.execute_sql(
+            f'SELECT * FROM "{model._meta.table_name}" ORDER BY 1'
+        ).fetchall()
+        for model in models
+    }
+
+
 def rate_limit_remaining(limit: str, key: str, policy: str) -> int:
     """What the stock sliding-window strategy reads of a rate-limit counter (``key`` under
     ``policy``, limited to ``limit``) in the current app's storage."""

@@ -9,12 +9,12 @@ import pytest
 from clock import utcnow
 from engine import odds as odds_engine
 from engine import walkforward
-from models import Match, MatchIntelligence, Pick, Prediction
+from models import LedgerEntry, Match, MatchIntelligence, Pick, Prediction
 from schemas.common import Span
 from services import backtest, imports, operations, predictions
 from store.database import db
 from store.schema import create_tables, drop_tables
-from tests import factories
+from tests import factories, helpers
 from tests.data import FOOTBALL_DATA as DATA
 from tests.data import needs_football_data
 
@@ -264,3 +264,46 @@ def test_a_rebuild_redoes_the_backfilled_history_and_never_what_was_published(ct
     monkeypatch.setattr(walkforward, "MODEL_VERSION", "10.0.0")
     predictions.backfill(factories.settings(), now=start + timedelta(days=50))
     assert "10.0.0" not in {p.model_version for p in Prediction.select()}
+
+
+def test_a_clock_set_before_kick_offs_never_makes_a_kicked_off_match_live(ctx):
+    """A backfill whose clock is earlier than what is stored (as a replay's can be) leaves every
+    prediction of a match that has kicked off as it is, and makes none of them live: what is
+    stored says so, whatever the clock says."""
+    start = datetime(2026, 3, 1, 15, 0, tzinfo=UTC)
+    quotes = [
+        (book, "1x2", selection, price, closing)
+        for book, prices, closing in (
+            ("pinnacle", (2.0, 3.6, 3.9), False),
+            ("bet365", (2.4, 3.4, 3.5), False),
+            ("pinnacle", (2.05, 3.5, 3.8), True),
+        )
+        for selection, price in zip(("home", "draw", "away"), prices, strict=True)
+    ]
+    pairs = itertools.permutations(range(6), 2)  # a match is found again by its teams
+    for day, (home, away) in zip(range(0, 40, 2), pairs, strict=False):
+        factories.match(
+            f"T{home}",
+            f"T{away}",
+            kickoff=start + timedelta(days=day),
+            goals=(day % 3, 1),
+            odds=quotes,
+        )
+    # A match whose result never came: only its backfilled prediction says it has kicked off.
+    factories.match("T5", "T0", status="scheduled", kickoff=start + timedelta(days=41), odds=quotes)
+    predictions.backfill(factories.settings(), now=start + timedelta(days=50))
+    assert Prediction.select().count() == 21 * 3 and Pick.select().where(~Pick.is_live).exists()
+    stored = helpers.stored_rows(Prediction, Pick, MatchIntelligence)
+    # A result arrives that was never predicted; then the clock is set before every kick-off.
+    late = factories.match(
+        "T5", "T1", kickoff=start + timedelta(days=42), goals=(1, 1), odds=quotes
+    )
+    predictions.backfill(factories.settings(), now=start - timedelta(days=1))
+
+    assert not Prediction.select().where(Prediction.is_live).exists()
+    assert not Pick.select().where(Pick.is_live).exists() and not LedgerEntry.select().exists()
+    others = f'"match_id" != {late.id}'
+    for table, rows in stored.items():
+        assert _rows(table, others) == rows, table
+    made = Prediction.select().where(Prediction.match == late)
+    assert [p.made_at for p in made] == [start - timedelta(days=1)] * 3  # backfilled, not live

@@ -428,21 +428,25 @@ def ledger_new_key(name):
 def ledger_replay(files, start, days, horizon_days, odds_lead_days):
     """Replay football-data FILES day by day from --start, as the live service would have run:
     import what was known each day, predict upcoming matches live (into the ledger), settle,
-    sign a checkpoint."""
+    sign a checkpoint. Refused (nothing written) before what the database already holds, and
+    outside 1900-01-01 to 2099-12-31."""
     records = replay.read_files(files)
-    replay.replay(
-        records,
-        start.replace(tzinfo=UTC),
-        days,
-        current_app.config,
-        horizon=timedelta(days=horizon_days),
-        odds_lead=timedelta(days=odds_lead_days),
-        progress=lambda day: click.echo(
-            f"{day.now:%Y-%m-%d %H:%M}: {day.matches_new} new, {day.matches_updated} updated, "
-            f"{day.predicted} predicted live, {day.published} published, {day.settled} settled, "
-            f"ledger {day.ledger_size} entries"
-        ),
-    )
+    try:
+        replay.replay(
+            records,
+            start.replace(tzinfo=UTC),
+            days,
+            current_app.config,
+            horizon=timedelta(days=horizon_days),
+            odds_lead=timedelta(days=odds_lead_days),
+            progress=lambda day: click.echo(
+                f"{day.now:%Y-%m-%d %H:%M}: {day.matches_new} new, {day.matches_updated} "
+                f"updated, {day.predicted} predicted live, {day.published} published, "
+                f"{day.settled} settled, ledger {day.ledger_size} entries"
+            ),
+        )
+    except CommandError as error:
+        _fail(error)
 
 
 def _report(operation: dict, full=True):

@@ -16,6 +16,14 @@ Each day is one transaction. The first day also backfills the history before it 
 (backfilled picks, never in the ledger), as a service starting that day with that history
 would. Running a replay twice over the same days changes nothing more.
 
+A replay's clock never runs back over what the database holds (:func:`recorded_until`): a day
+before a stored ledger entry, before a prediction or pick of a match still to kick off that day,
+or before a stored result was known, would predict as live what was already predicted or played,
+and append to the append-only ledger picks dated before what it already signed. So a replay
+runs in a database of its own (older imported history aside), goes on with its own from its
+last day or later, and is refused anything earlier. Its days are those a football-data file
+may hold, 1900-01-01 to 2099-12-31.
+
 Used by ``flask ledger replay`` and the tests; ``services/demo`` can build the demo world's live
 history on it.
 """
@@ -24,14 +32,25 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 import numpy as np
+from peewee import Case, fn
 
 from engine import footballdata
 from engine.records import MatchRecord
-from models import League, Match
+from enums import KICKED_OFF_STATUSES
+from errors import CommandError
+from models import (
+    League,
+    LedgerCheckpoint,
+    LedgerEntry,
+    Match,
+    MatchIntelligence,
+    Pick,
+    Prediction,
+)
 from services import imports, ledger, predictions, settlement
 from store.database import db
 
@@ -42,6 +61,11 @@ HORIZON = timedelta(days=7)
 #: How long before kick-off pre-match prices are known (football-data's are collected a day or
 #: two before the round).
 ODDS_LEAD = timedelta(days=2)
+#: The days a replay may run on: those a football-data file may hold (four-digit years, as the
+#: ledger writes its instants, far from the ends of the calendar a day's horizon could pass).
+FIRST_DAY = datetime.combine(footballdata.EARLIEST_DATE, time(), UTC)
+#: The first instant after the last day a replay may run on.
+AFTER_LAST_DAY = datetime.combine(footballdata.LATEST_DATE + timedelta(days=1), time(), UTC)
 
 
 @dataclass(frozen=True)
@@ -86,7 +110,7 @@ def as_known(
         quotes = [quote for quote in record.odds if not quote.is_closing]
     return dataclasses.replace(
         record,
-        status="scheduled" if record.status in ("finished", "live") else record.status,
+        status="scheduled" if record.status in KICKED_OFF_STATUSES else record.status,
         home_goals=None,
         away_goals=None,
         ht_home_goals=None,
@@ -105,7 +129,10 @@ def run_day(
     backfill: bool = False,
 ) -> ReplayDay:
     """One day of a replay at ``now`` (see the module's docstring), in one transaction;
-    ``backfill`` predicts every stored match walk-forward first (a replay's first day)."""
+    ``backfill`` predicts every stored match walk-forward first (a replay's first day).
+    CommandError (nothing written) for a day outside 1900–2099 or before what the database
+    holds (see :func:`recorded_until`)."""
+    _check_days(now, 1)
     known = [seen for seen in _known(records, now, horizon, odds_lead) if seen is not None]
     return _run_day(known, now, settings, horizon, backfill)
 
@@ -118,6 +145,7 @@ def _known(records, now, horizon, odds_lead) -> list[MatchRecord | None]:
 def _run_day(known, now, settings, horizon, backfill) -> ReplayDay:
     """``run_day`` once what is new that day is known: ``known`` is stored as it is."""
     with db.atomic():
+        _check_clock(now)
         summary = imports.store(known)
         before = ledger.published_count()
         if backfill:
@@ -171,7 +199,10 @@ def replay(
     progress: Callable[[ReplayDay], None] | None = None,
 ) -> list[ReplayDay]:
     """Replay ``days`` days from ``start`` (an aware datetime: each day runs at that time of
-    day); the first day backfills the history before it. ``progress`` hears of each day."""
+    day); the first day backfills the history before it. ``progress`` hears of each day.
+    CommandError (nothing written) unless every day lies in 1900–2099 and the first is not
+    before what the database holds (see :func:`recorded_until`)."""
+    _check_days(start, days)
     records = list(records)
     done = []
     # Each day stores only what changed since the day before (a new fixture, its prices, its
@@ -191,3 +222,75 @@ def replay(
         if progress is not None:
             progress(day)
     return done
+
+
+def recorded_until() -> tuple[datetime, str] | None:
+    """The earliest instant a replay may run at over what the database holds, and what sets it
+    (None when any instant will do): the latest of
+
+    - a ledger entry appended or a checkpoint signed (the log only grows forward in time);
+    - a prediction, pick or match intelligence made, or its match's kick-off if it was made
+      after it (a day before both would make it again, earlier, and live);
+    - a match stored as played or in play (``PLAYED_AFTER`` after its kick-off: a day before
+      then would take it as still to play).
+
+    What the replay itself stores on a day is never later than that day, so a replay may go on
+    from its last day, or later."""
+    found = [
+        (_latest(LedgerEntry.select(fn.MAX(LedgerEntry.created_at))), "a ledger entry"),
+        (
+            _latest(LedgerCheckpoint.select(fn.MAX(LedgerCheckpoint.published_at))),
+            "a ledger checkpoint",
+        ),
+    ]
+    for model, made, what in (
+        (Prediction, Prediction.made_at, "a prediction"),
+        (Pick, Pick.created_at, "a pick"),
+        (MatchIntelligence, MatchIntelligence.updated_at, "match intelligence"),
+    ):
+        earlier = Case(None, [(Match.kickoff_at < made, Match.kickoff_at)], made)
+        query = model.select(fn.MAX(earlier).python_value(made.python_value)).join(Match)
+        found.append((_latest(query), what))
+    played = Match.select(fn.MAX(Match.kickoff_at)).where(Match.status.in_(KICKED_OFF_STATUSES))
+    kickoff = _latest(played)
+    found.append((kickoff + PLAYED_AFTER if kickoff is not None else None, "a result"))
+    found = [(moment, what) for moment, what in found if moment is not None]
+    return max(found, key=lambda item: item[0]) if found else None
+
+
+def _latest(query) -> datetime | None:
+    """The one aggregate ``query`` selects, as an aware datetime (None over no rows)."""
+    value = query.scalar()
+    if value is None:
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _check_clock(now: datetime) -> None:
+    """CommandError if a replay's day at ``now`` would be earlier than what is stored."""
+    recorded = recorded_until()
+    if recorded is None or now >= recorded[0]:
+        return
+    until, what = recorded
+    raise CommandError(
+        f"cannot replay from {_shown(now)}: the database already holds records up to "
+        f"{_shown(until)} ({what}), and a replay never runs its clock back over what is stored; "
+        f"start at {_shown(until)} or later, or replay into a database of its own"
+    )
+
+
+def _check_days(start: datetime, days: int) -> None:
+    """CommandError unless each of ``days`` days from ``start`` lies in the years a replay
+    may run on."""
+    if FIRST_DAY <= start < AFTER_LAST_DAY and AFTER_LAST_DAY - start > timedelta(days=days - 1):
+        return
+    last = AFTER_LAST_DAY - timedelta(days=1)
+    raise CommandError(
+        f"cannot replay {days} day{'s' if days != 1 else ''} from {_shown(start)}: a replay runs "
+        f"on the days a football-data file may hold, {FIRST_DAY:%Y-%m-%d} to {last:%Y-%m-%d} (UTC)"
+    )
+
+
+def _shown(moment: datetime) -> str:
+    """An instant as ``YYYY-MM-DDTHH:MM:SS UTC``, with four digits of year at any year."""
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="seconds") + " UTC"

@@ -7,10 +7,20 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engine import demo as demo_engine
+from engine.footballdata import SOURCE_TIMEZONE
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
-from models import LedgerCheckpoint, LedgerEntry, Pick
-from services import replay
-from tests import factories
+from models import (
+    LedgerCheckpoint,
+    LedgerEntry,
+    LedgerSeal,
+    Match,
+    MatchIntelligence,
+    OddsQuote,
+    Pick,
+    Prediction,
+)
+from services import predictions, replay
+from tests import factories, helpers
 from tests.data import FOOTBALL_DATA, needs_football_data
 from tests.helpers import NOW
 from tests.verifier import client_fetcher, load_verifier
@@ -104,3 +114,142 @@ def test_the_demo_world_replayed_is_verified_green(make_app):
         token = factories.token(factories.user("pro@example.com", plan="pro"))
         assert Pick.select().where(Pick.is_live & (Pick.status != "pending")).count() > 0
     verify_green(app.test_client(), token)
+
+
+# A replay never runs its clock back over what the database holds.
+
+#: The tiny league's clubs: six, three matches a round.
+CLUBS = ("Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta")
+#: The tiny league's first round (a Saturday, 15:00 in London).
+FIRST_ROUND = datetime(2026, 8, 1, 14, 0, tzinfo=UTC)
+#: Everything a replay writes.
+WRITTEN = (
+    Match,
+    OddsQuote,
+    Prediction,
+    Pick,
+    MatchIntelligence,
+    LedgerEntry,
+    LedgerSeal,
+    LedgerCheckpoint,
+)
+
+
+def tiny_league(folder, first=FIRST_ROUND) -> str:
+    """A football-data file of a six-club league playing a round a week from ``first`` (ten
+    rounds), each match priced by Pinnacle before kick-off and at the close, and by bet365,
+    generous on home wins (so there are picks); its path."""
+    lines = [
+        "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,B365H,B365D,B365A,PSH,PSD,PSA,PSCH,PSCD,PSCA"
+    ]
+    for week, matches in enumerate(helpers.round_robin_rounds(CLUBS)):
+        for slot, (home, away) in enumerate(matches):
+            kickoff = (first + timedelta(weeks=week, hours=2 * slot)).astimezone(SOURCE_TIMEZONE)
+            home_goals, away_goals = (week + slot) % 3, (week * slot) % 2
+            result = "H" if home_goals > away_goals else "A" if home_goals < away_goals else "D"
+            lines.append(
+                f"E0,{kickoff:%d/%m/%Y},{kickoff:%H:%M},{home},{away},{home_goals},{away_goals},"
+                f"{result},2.60,3.30,3.30,2.00,3.60,3.90,2.05,3.50,3.80"
+            )
+    path = folder / "tiny.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def run_replay(app, path, start, days):
+    """``flask ledger replay PATH --start START --days DAYS`` on ``app``."""
+    return app.test_cli_runner().invoke(
+        args=["ledger", "replay", path, "--start", start, "--days", str(days)]
+    )
+
+
+def refused(result):
+    """The CLI's error line of a refused command (not a traceback), without its prefix."""
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit), result.exception
+    return result.output.removeprefix("Error: ").strip()
+
+
+def test_a_replay_goes_on_from_its_last_day_and_never_back(make_app, tmp_path):
+    app = make_app()
+    path = tiny_league(tmp_path)
+    result = run_replay(app, path, "2026-08-28T06:00:00", 3)  # a fresh database: it runs
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        live = Pick.select().where(Pick.is_live)
+        assert live.count() > 0 and live.where(Pick.status != "pending").count() > 0
+        before = helpers.stored_rows(*WRITTEN)
+
+    for start in ("2026-08-29T06:00:00", "2026-08-30T05:59:59", "2026-08-01T06:00:00"):
+        message = refused(run_replay(app, path, start, 1))
+        assert message.startswith(
+            f"cannot replay from {start} UTC: the database already holds records up to "
+            "2026-08-30T06:00:00 UTC"
+        )
+        assert message.endswith(
+            "start at 2026-08-30T06:00:00 UTC or later, or replay into a database of its own"
+        )
+        with app.app_context():
+            assert helpers.stored_rows(*WRITTEN) == before
+
+    result = run_replay(app, path, "2026-08-30T06:00:00", 7)  # from its last day on
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        assert LedgerEntry.select().count() > len(before["ledger_entry"])
+        times = [entry.created_at for entry in LedgerEntry.select().order_by(LedgerEntry.position)]
+        assert times == sorted(times)
+
+
+def test_older_history_does_not_hold_a_replay_back_but_a_later_result_does(make_app, tmp_path):
+    app = make_app()
+    path = tiny_league(tmp_path)
+    with app.app_context():
+        for day in range(10):  # last season's, backfilled since
+            factories.match(
+                f"Old {day}", f"Older {day}", kickoff=FIRST_ROUND - timedelta(days=300 - day)
+            )
+        predictions.backfill(factories.settings(), now=datetime(2026, 11, 1, tzinfo=UTC))
+        factories.match("Later", "Latest", kickoff=datetime(2026, 9, 10, 19, 0, tzinfo=UTC))
+        before = helpers.stored_rows(*WRITTEN)
+    message = refused(run_replay(app, path, "2026-08-28T06:00:00", 1))
+    assert "already holds records up to 2026-09-10T21:00:00 UTC (a result)" in message
+    with app.app_context():
+        assert helpers.stored_rows(*WRITTEN) == before
+        Match.delete().where(Match.kickoff_at > FIRST_ROUND).execute()
+    result = run_replay(app, path, "2026-08-28T06:00:00", 1)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("start", "days", "what"),
+    [
+        ("0001-01-01", 1, "1 day from 0001-01-01T00:00:00"),  # its ledger instants were "1-01-01…"
+        ("1899-12-31T23:59:59", 1, "1 day from 1899-12-31T23:59:59"),
+        ("2099-12-31T06:00:00", 2, "2 days from 2099-12-31T06:00:00"),
+        ("9999-12-31T06:00:00", 5, "5 days from 9999-12-31T06:00:00"),  # was an OverflowError
+    ],
+)
+def test_days_a_football_data_file_cannot_hold_are_refused(make_app, tmp_path, start, days, what):
+    app = make_app()
+    message = refused(run_replay(app, tiny_league(tmp_path), start, days))
+    assert message == (
+        f"cannot replay {what} UTC: a replay runs on the days a football-data file may hold, "
+        "1900-01-01 to 2099-12-31 (UTC)"
+    )
+    with app.app_context():
+        assert not any(helpers.stored_rows(*WRITTEN).values())
+
+
+@pytest.mark.slow  # the demo world
+def test_a_replay_over_the_demo_world_is_refused_and_writes_nothing(demo_world, tmp_path):
+    """The review's case: a replay of 2023 over the demo world would have made its played
+    matches' predictions live and published new live picks of them in the ledger."""
+    app = demo_world("replay-over-demo")
+    path = tiny_league(tmp_path, first=datetime(2023, 8, 12, 14, 0, tzinfo=UTC))
+    with app.app_context():
+        before = helpers.stored_rows(*WRITTEN)
+        assert Prediction.select().where(Prediction.is_live).count() > 0
+    message = refused(run_replay(app, path, "2023-09-15T06:00:00", 1))
+    assert "already holds records up to 2026-11-23T09:00:00 UTC" in message
+    with app.app_context():
+        assert helpers.stored_rows(*WRITTEN) == before

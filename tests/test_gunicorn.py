@@ -175,24 +175,48 @@ def test_what_the_server_refuses_itself_is_a_problem(served, sent, status, probl
     assert answer.getheader("X-Content-Type-Options") == "nosniff"
 
 
-def test_a_body_over_the_limit_is_refused_on_a_connection_that_says_it_ends(served):
-    """The app answers 413 without reading the body, and gunicorn then closes the connection:
-    the answer says so rather than "keep-alive"; a body within the limit keeps it alive."""
+@pytest.mark.parametrize(
+    ("path", "size", "status"),
+    [
+        ("/api/auth/login", 1024 * 1024 + 1, 413),  # over the limit: refused unread
+        ("/api/v1/data/webhooks", 300 * 1024, 401),  # refused before the body is read
+    ],
+)
+def test_a_body_left_unread_ends_a_connection_that_says_so(served, path, size, status):
+    """gunicorn drains at most 64 KiB of a body the app left unread, then closes the
+    connection: the answer says so rather than "keep-alive"; a small body keeps it alive."""
     # Only the head is sent: the app answers before reading a byte of the body, and a body left
     # unread on the server's side would make its close a reset that may beat this read.
-    answer, payload = _raw(
+    answer, _ = _raw(
         served[0],
-        b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        + f"Content-Length: {1024 * 1024 + 1}\r\n\r\n".encode(),
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n".encode()
+        + f"Content-Length: {size}\r\n\r\n".encode(),
     )
-    assert answer.status == 413 and json.loads(payload)["status"] == 413
-    assert answer.getheader("Connection") == "close"
+    assert answer.status == status and answer.getheader("Connection") == "close"
     kept, _ = _raw(
         served[0],
         b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         b"Content-Length: 2\r\n\r\n{}",
     )
     assert kept.status == 401 and kept.getheader("Connection") != "close"
+
+
+def test_a_failure_outside_flask_is_a_problem_under_the_requests_own_id(app):
+    """The app failing before its answer began: gunicorn's 500 is a problem carrying the
+    request's X-Request-ID, and the log has the traceback under that id."""
+    output = []
+    with gunicorn(app, target="tests.failing_wsgi:app", output=output) as (base, _):
+        answer, payload = _raw(
+            base,
+            b"GET /fails-outside-flask HTTP/1.1\r\nHost: x\r\nX-Request-ID: trace-me-7\r\n\r\n",
+        )
+        assert call(base, "GET", "/healthz")[0] == 200  # the worker serves on
+    body = json.loads(payload)
+    assert answer.status == 500 and answer.getheader("X-Request-ID") == "trace-me-7"
+    assert body["type"].endswith("/problems/internal-error") and body["requestId"] == "trace-me-7"
+    assert "failed outside Flask" not in payload.decode()
+    assert "unhandled error request_id=trace-me-7" in output[0]
+    assert "RuntimeError: failed outside Flask" in output[0]
 
 
 def test_forwarded_headers_count_only_through_proxy_fix_hops(served):

@@ -4,11 +4,20 @@ every error.
 gunicorn refuses some requests before the app sees them: a request line longer than
 ``limit_request_line`` (414), too many or too long header fields (431), a malformed request
 line, method, version or header (400), an ``Expect`` it cannot meet (417), a transfer coding
-it does not know (501). It answered them with an HTML page and no ``X-Request-ID``; here the
-answer is the problem+json of :mod:`web.problems` (a relative ``type`` unless
-``PUBLIC_BASE_URL`` is set: the request's host was not read), with a request id and an
-access-log line. Which status gunicorn picks, and what it logs, stay its own; an app that is
-not this service (no request ids) keeps gunicorn's page.
+it does not know (501); and it answers 500 when the app fails outside Flask before its answer
+began (a streamed export's first rows). It answered them with an HTML page and no
+``X-Request-ID``; here the answer is the problem+json of :mod:`web.problems` (a relative
+``type`` unless ``PUBLIC_BASE_URL`` is set: the request's host is not read), with the request's
+own id when gunicorn read its headers (else a new one) and an access-log line; a 500's
+traceback is logged under that id. Which status gunicorn picks, and what it logs, stay its
+own; an app that is not this service (no request ids) keeps gunicorn's page. HTTP/2, off by
+default, answers its stream errors through gunicorn's own path.
+
+A body longer than gunicorn drains when the app leaves it unread (64 KiB) ends the connection
+whatever the answer: the answer says ``Connection: close`` rather than ``keep-alive``.
+
+The service's modules are imported when first needed, in a worker, never by the master, which
+loads this class: a reload (``HUP``) forks workers that import the code as it is then.
 """
 
 import json
@@ -17,11 +26,13 @@ import time
 from http import HTTPStatus
 
 from gunicorn import util
+from gunicorn.http import parser
 from gunicorn.workers.gthread import ThreadWorker
 
-from web import hooks, problems
-
 log = logging.getLogger("picks")
+
+#: The most of an unread body gunicorn drains to keep a connection alive (gunicorn's own cap).
+DRAINED = getattr(parser, "_DRAIN_MAX_BYTES", 64 * 1024)
 
 
 class _Kept:
@@ -44,14 +55,13 @@ class _Kept:
 
 class ProblemWorker(ThreadWorker):
     """gunicorn's ``gthread`` worker, whose own error answers are problems (see the module),
-    and whose answer to a body longer than the app reads ends the connection saying so."""
+    and whose answer to a body longer than gunicorn drains says the connection ends."""
 
     def handle_request(self, req, conn):
-        # The app answers 413 without reading a body over MAX_CONTENT_LENGTH, and gunicorn, which
-        # drains at most 64 KiB left unread, would close the connection after an answer saying
-        # "keep-alive": a client's next request on it would meet a closed socket.
-        limit = getattr(self.wsgi, "config", {}).get("MAX_CONTENT_LENGTH")
-        if limit is not None and _declared_length(req) > limit:
+        # The app leaves a body unread when it refuses the request before parsing it (401, 403,
+        # 404, 405, 429, 413): gunicorn then closes the connection after an answer that said
+        # "keep-alive", and a client's next request on it meets a closed socket.
+        if _declared_length(req) > DRAINED:
             req.must_close = True  # the answer says "Connection: close", as it is
         return super().handle_request(req, conn)
 
@@ -63,7 +73,7 @@ class ProblemWorker(ThreadWorker):
         try:
             status = int(answer.split(b" ", 2)[1])
             answer = refusal(self.wsgi, status, exc, req, addr, started) or answer
-        except Exception:  # gunicorn's own answer is still an answer
+        except (ValueError, IndexError, KeyError, TypeError):  # gunicorn's own page still answers
             log.exception("could not make a problem of the server's refusal")
         try:
             util.write_nonblock(client, answer)
@@ -71,29 +81,36 @@ class ProblemWorker(ThreadWorker):
             self.log.debug("Failed to send error message.")
 
 
+def _header(req, name: str) -> str | None:
+    """The value of header ``name`` (upper-case, as gunicorn keeps it) of what gunicorn read of
+    a request (``req`` may be None, or its headers not read yet); None without one."""
+    for header, value in getattr(req, "headers", None) or ():
+        if header == name:
+            return value
+    return None
+
+
 def _declared_length(req) -> int:
     """The body length ``req``'s Content-Length declares (gunicorn checked it is digits); 0."""
-    for name, value in req.headers:
-        if name == "CONTENT-LENGTH":
-            return int(value)
-    return 0
+    return int(_header(req, "CONTENT-LENGTH") or 0)
 
 
 def refusal(app, status, exc, req, addr, started) -> bytes | None:
     """The HTTP answer to a request refused with ``status`` for ``exc``; None for an app that
     is not this service."""
-    request_ids = getattr(app, "extensions", {}).get("request_ids")
-    if request_ids is None:
+    if "request_ids" not in getattr(app, "extensions", {}):
         return None
-    # A new id: gunicorn refuses a request before it has its headers (so no X-Request-ID).
-    request_id = request_ids.next()
-    if status == 500:  # the app failed outside Flask: the log has it
+    from web import hooks, problems  # in the worker, loaded with the app (see the module)
+
+    read = req if req is not None else getattr(exc, "req", None)  # what gunicorn read of it
+    request_id = hooks.request_id(app, _header(read, "X-REQUEST-ID") or "")
+    if status == 500:  # the app failed outside Flask, before its answer began
+        log.error("unhandled error request_id=%s", request_id, exc_info=exc)
         detail = problems.INTERNAL_ERROR
     else:
         detail = f"The request could not be read: {problems.clipped(str(exc))}."
     name = problems.HTTP_PROBLEMS.get(status)
     body = json.dumps(problems.document(status, name, detail, request_id, config=app.config))
-    read = req if req is not None else getattr(exc, "req", None)  # its request line, if read
     method, path = getattr(read, "method", None) or "-", getattr(read, "path", None) or "-"
     hooks.log_access(method, path, status, started, (addr or ("",))[0], "-", request_id)
     head = [

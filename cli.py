@@ -189,12 +189,7 @@ def users_group():
 @users_group.command("create")
 @click.argument("email", type=TEXT)
 @click.option(
-    "--password",
-    type=TEXT,
-    prompt=True,
-    hide_input=True,
-    confirmation_prompt=True,
-    help="8 to 128 characters; asked for (hidden, twice) when left out.",
+    "--password", type=TEXT, help="8 to 128 characters; asked for (hidden, twice) when left out."
 )
 @click.option(
     "--role",
@@ -209,11 +204,15 @@ def users_group():
 def users_create(email, password, role, plan):
     """Create a user, or set an existing one's password (and, when given, its role and plan).
     Without --password the password is asked for on the terminal, hidden and confirmed, so it
-    stays out of the shell's history and the process list. The email must be one
-    POST /api/auth/register would take."""
-    refused = RegisterSchema(only=("email",)).validate({"email": email})
-    if refused:
-        _fail(CommandError("; ".join(f"{name}: {' '.join(why)}" for name, why in refused.items())))
+    stays out of the shell's history and the process list. A new account's email must be one
+    POST /api/auth/register would take (checked before the password is asked for)."""
+    if not users.exists(email):  # an account stored before the check still gets a password
+        refused = RegisterSchema(only=("email",)).validate({"email": email})
+        if refused:
+            reasons = (f"{name}: {' '.join(why)}" for name, why in refused.items())
+            _fail(CommandError("; ".join(reasons)))
+    if password is None:
+        password = click.prompt("Password", type=TEXT, hide_input=True, confirmation_prompt=True)
     try:
         user, created = users.create(
             email, password, current_app.extensions["password_hasher"], role=role, plan=plan

@@ -21,6 +21,11 @@ def search(search=None, plan=None, status=None, page=1, page_size=20) -> dict:
     return paginate(query.order_by(User.id.desc()), page, page_size)
 
 
+def exists(email) -> bool:
+    """Whether an account has ``email`` (in any letter case)."""
+    return User.by_email(normalise_email(email)) is not None
+
+
 def _check(role=None, plan=None, status=None):
     for value, allowed, what in (
         (role, USER_ROLES, "role"),

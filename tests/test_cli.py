@@ -190,6 +190,20 @@ def test_users_create_asks_for_a_hidden_confirmed_password(app):
     assert login.status_code == 200
 
 
+def test_an_account_stored_with_an_odd_email_still_gets_a_new_password(app, run):
+    """Emails are checked when an account is made; one stored before the check keeps working."""
+    with app.app_context():
+        User.create(email="ops", password_hash="-", token_stamp="-", role="admin", plan="free")
+    result = run("users", "create", "ops", "--password", "password-2")
+    assert result.exit_code == 0 and result.output.strip() == "updated ops (admin, free)"
+
+
+def test_a_refused_email_is_said_before_the_password_is_asked_for(app):
+    result = app.test_cli_runner().invoke(args=["users", "create", "not-an-email"], input="")
+    assert result.exit_code == 1 and "Not a valid email" in result.output
+    assert "Password" not in result.output
+
+
 def test_users_create_without_a_terminal_or_password_fails(run):
     result = run("users", "create", "a@example.com")
     assert result.exit_code != 0

@@ -302,10 +302,12 @@ class Snapshot:
 
 
 def locked(query):
-    """``query`` holding the rows it selects until its transaction ends (``FOR UPDATE``), so a
-    check of theirs and the write it allows are one step for every connection. SQLite locks the
-    whole database for a transaction that writes (:func:`writing`), so there it is ``query``."""
-    return query if is_sqlite() else query.for_update()
+    """``query`` holding the rows it selects until its transaction ends, so a check of theirs
+    and the write it allows are one step for every connection. ``FOR NO KEY UPDATE``: another
+    such lock waits, a foreign key's check of the row (an insert referring to it) does not.
+    SQLite locks the whole database for a transaction that writes (:func:`writing`), so there it
+    is ``query``."""
+    return query if is_sqlite() else query.for_update("FOR NO KEY UPDATE")
 
 
 def writing():

@@ -227,17 +227,24 @@ def assert_same_rows(a, b, atol=1e-12):
 
 
 def at_once(count, work):
-    """``work(index)`` on ``count`` threads released together; their results in index order."""
+    """``work(index)`` on ``count`` threads released together; their results in index order.
+    A thread that raised, or has not finished within two minutes, fails the test."""
     start = threading.Barrier(count)
-    results = [None] * count
+    results, failures = [None] * count, []
 
     def run(index):
         start.wait()
-        results[index] = work(index)
+        try:
+            results[index] = work(index)
+        except BaseException as error:  # noqa: BLE001 - raised again in the test thread below
+            failures.append(error)
 
     threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(120)
+    assert not any(thread.is_alive() for thread in threads), "a thread did not finish"
+    if failures:
+        raise failures[0]
     return results

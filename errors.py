@@ -11,7 +11,7 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "Malformed request",
         "The body is not valid JSON (UTF-8, each object naming a member once), or it is JSON but "
         "not an object, or it could not be read as sent (a malformed chunk, or fewer bytes than "
-        "its `Content-Length`).",
+        "its `Content-Length`); or the request line or a header could not be parsed.",
     ),
     "unauthorized": (
         401,

@@ -76,12 +76,18 @@ def on_starting(server):
 def when_ready(server):
     """Say where the workers listen: with ``reuse_port`` the master binds nothing itself, and
     gunicorn's own "Listening at:" line is empty."""
-    if server.cfg.reuse_port:
-        places = ", ".join(
-            f"http://{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
-            for address in server.cfg.address
-        )
+    if server.cfg.reuse_port and hasattr(socket, "SO_REUSEPORT"):
+        scheme = "https" if server.cfg.is_ssl else "http"
+        places = ", ".join(_url(scheme, address) for address in server.cfg.address)
         server.log.info("Workers listen at: %s, each on a socket of its own", places)
+
+
+def _url(scheme, address) -> str:
+    """Where ``address`` (host and port, or a UNIX socket's path) is reached, as gunicorn says."""
+    if not isinstance(address, tuple):
+        return str(address)
+    host, port = address
+    return f"{scheme}://[{host}]:{port}" if is_ipv6(host) else f"{scheme}://{host}:{port}"
 
 
 def refuse_if_in_use(address) -> None:

@@ -299,8 +299,12 @@ def test_where_the_workers_listen_is_logged_with_reuse_port(settings):
     """gunicorn's master binds nothing with SO_REUSEPORT, so its "Listening at:" says nothing."""
     said = []
     server = SimpleNamespace(
-        cfg=SimpleNamespace(reuse_port=True, address=[("127.0.0.1", 8000)]),
+        cfg=SimpleNamespace(
+            reuse_port=True, is_ssl=False, address=[("127.0.0.1", 8000), ("::1", 8000)]
+        ),
         log=SimpleNamespace(info=lambda text, *args: said.append(text % args)),
     )
     settings["when_ready"](server)
-    assert said == ["Workers listen at: http://127.0.0.1:8000, each on a socket of its own"]
+    assert said == [
+        "Workers listen at: http://127.0.0.1:8000, http://[::1]:8000, each on a socket of its own"
+    ]

@@ -10,8 +10,6 @@ from errors import MalformedRequest, UnsupportedMediaType
 from schemas.common import DuplicateName, load_json
 from web.problems import clipped
 
-INVALID_JSON = "The body is not valid JSON."
-
 
 class RequestParser(FlaskParser):
     """webargs' parser, answering our problems: 415 for a body that is not JSON or that is
@@ -48,7 +46,7 @@ class RequestParser(FlaskParser):
         except RecursionError as exc:
             raise MalformedRequest("The body is nested too deeply.") from exc
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise MalformedRequest(INVALID_JSON) from exc
+            raise MalformedRequest("The body is not valid JSON.") from exc
         except DuplicateName as exc:
             raise MalformedRequest(f"The body names {clipped(exc.args[0])!r} twice.") from exc
         except ValueError as exc:  # Python's limit on the digits of an integer it converts
@@ -59,6 +57,3 @@ class RequestParser(FlaskParser):
         if not isinstance(data, dict):
             raise MalformedRequest("The body must be a JSON object.")
         return data
-
-    def _handle_invalid_json_error(self, error, req, *args, **kwargs):
-        raise MalformedRequest(INVALID_JSON)

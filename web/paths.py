@@ -1,6 +1,7 @@
 """Path converters: what an id or a slug in a path may be (anything else does not route: 404).
 
-A path has one spelling: a doubled or trailing slash does not route either."""
+A path has one spelling: a doubled slash inside it or a trailing slash does not route either
+(werkzeug reads leading slashes as one)."""
 
 from werkzeug.routing import BaseConverter, IntegerConverter
 
@@ -28,8 +29,8 @@ def id_param(name: str) -> str:
 
 
 def register(app, api) -> None:
-    """Teach ``app`` and the API description the converters; a path spelt with a doubled
-    slash does not route either (werkzeug's default redirects it, with an HTML page as body),
+    """Teach ``app`` and the API description the converters; a path with a doubled slash inside
+    it does not route either (werkzeug's default redirects it, with an HTML page as body),
     as one with a trailing slash does not: each resource has one path."""
     app.url_map.merge_slashes = False
     app.url_map.converters["slug"] = SlugConverter

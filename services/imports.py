@@ -1,11 +1,33 @@
 """Storing fixtures, results and odds from any source: football-data files and the demo world.
 
-Idempotent: a record is found again by (league, season, home team, away team), so importing the
-same data twice changes nothing, and a later file (a result, a moved kick-off, a closing price)
-updates what it knows better.
+Idempotent: a record is found again as one meeting of its pair (league, season, home team, away
+team), so importing the same data twice changes nothing, and a later file (a result, a moved
+kick-off, a closing price) updates what it knows better. A pair may meet more than once a
+season at the same ground (the Scottish divisions do), so the pair alone does not name a match:
+
+1. A record is the stored match of its pair on the same day (the UTC day its slug spells; the
+   slug is unique, so there is at most one). Rows of one pair on one day are one meeting: the
+   last one wins.
+2. The pair's other records and stored matches are taken in kick-off order between the meetings
+   found so, and the meetings keep their order: a record is never matched across one.
+3. A stored match already played (finished or live) keeps its day, and a record on another day
+   is another meeting, unless it may be that match after all: a record within ``MOVED_WITHIN``
+   of it (its date corrected?), or a fixture before it (stale?), is rejected.
+4. The records left are matched with the unplayed stored matches left (a fixture postponed or
+   brought forward) in kick-off order, one each while either lasts, the pairing that moves
+   kick-offs least in all; a kick-off is brought forward by at most ``MOVED_WITHIN`` (later it
+   may move by any time). The records it leaves over are new meetings. When no pairing is
+   possible, or two move kick-offs alike, those records are rejected: they cannot be told apart.
+
+So a first-half results file and later the whole season's, a fixture list and later the results
+(a postponed match included), or the days of a replay one by one, each find the same matches; a
+rejected record is reported, never stored over another meeting.
 """
 
+import bisect
+from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import UTC, date, timedelta
 from pathlib import Path
 
 from clock import utcnow
@@ -134,47 +156,231 @@ def _updates(existing, record):
     return changes
 
 
-def _record_key(record) -> tuple:
-    """A record's match by names: its league, season and teams (one match in the database)."""
+#: How far a match is taken to move when it is brought forward (a Sunday or Monday game to the
+#: Friday, a midweek one to the weekend before it) or its date is corrected. A pair's meetings
+#: at one ground are further apart, rounds and so at least a week, so a record further than
+#: this from a stored match is another meeting, unless it comes after a stored fixture: a match
+#: may be postponed by any time.
+MOVED_WITHIN = timedelta(days=5)
+
+#: The statuses of a match that has kicked off on its day.
+PLAYED = ("live", "finished")
+
+
+def _pair(record) -> tuple:
+    """A record's pair by names: its league, season and teams (one or more meetings)."""
     return (record.league.code, record.season, record.home_team, record.away_team)
 
 
-def _slug_clashes(records) -> tuple[list, list[dict]]:
-    """The records whose match keeps a slug of its own, and a rejection for each other one.
+def _day(kickoff) -> date:
+    """The day of a kick-off as a match's slug spells it (UTC)."""
+    return kickoff.astimezone(UTC).date()
+
+
+def _played(status, home_goals) -> bool:
+    """Whether a match (stored or a record) has kicked off on its day: it has a result, or its
+    status says so."""
+    return home_goals is not None or status in PLAYED
+
+
+def _meetings(records) -> list:
+    """One record per meeting, in the order the meetings first appear: rows of one pair on one
+    day are one meeting, and the last of them wins."""
+    latest = {}
+    for record in records:
+        latest[(*_pair(record), _day(record.kickoff_at))] = record
+    return list(latest.values())
+
+
+def _stored_meetings(records) -> dict[tuple, list[dict]]:
+    """The stored matches of the leagues and seasons of ``records`` by pair (league code,
+    season, team names), each pair's in kick-off order."""
+    home, away = Team.alias(), Team.alias()
+    query = (
+        Match.select(
+            Match.id,
+            League.code.alias("league_code"),
+            Match.season,
+            home.name.alias("home_name"),
+            away.name.alias("away_name"),
+            *(getattr(Match, name) for name in MATCH_FIELDS),
+        )
+        .join(League, on=Match.league == League.id)
+        .switch(Match)
+        .join(home, on=Match.home_team == home.id)
+        .switch(Match)
+        .join(away, on=Match.away_team == away.id)
+        .where(
+            League.code.in_(sorted({record.league.code for record in records}))
+            & Match.season.in_(sorted({record.season for record in records}))
+        )
+    )
+    pairs = defaultdict(list)
+    for row in query.dicts():
+        names = (row.pop("league_code"), row["season"], row.pop("home_name"), row.pop("away_name"))
+        pairs[names].append(row)
+    for meetings in pairs.values():
+        meetings.sort(key=lambda row: (row["kickoff_at"], row["id"]))
+    return pairs
+
+
+def _match(records, stored) -> tuple[list[dict | None], dict[int, str]]:
+    """The stored match each record is (None: a new meeting), and the reason each record that
+    cannot be told apart from another meeting of its pair is refused, by position (see the
+    module's docstring for the rule)."""
+    found: list[dict | None] = [None] * len(records)
+    refused: dict[int, str] = {}
+    by_pair = defaultdict(list)
+    for index, record in enumerate(records):
+        by_pair[_pair(record)].append(index)
+    for pair, indexes in by_pair.items():
+        meetings = stored.get(pair, [])
+        on_day = {_day(match["kickoff_at"]): match for match in meetings}
+        for index in indexes:
+            found[index] = on_day.get(_day(records[index].kickoff_at))
+        found_days = {_day(found[i]["kickoff_at"]) for i in indexes if found[i] is not None}
+        days = sorted(found_days)
+        # Between two meetings found by day, what is left of the file and of the database.
+        stretches = defaultdict(lambda: ([], []))
+        for index in indexes:
+            if found[index] is None:
+                day = _day(records[index].kickoff_at)
+                stretches[bisect.bisect(days, day)][0].append(index)
+        for match in meetings:
+            day = _day(match["kickoff_at"])
+            if day not in found_days:
+                stretches[bisect.bisect(days, day)][1].append(match)
+        for left, others in stretches.values():
+            left.sort(key=lambda index: (records[index].kickoff_at, index))
+            _match_stretch(records, left, others, found, refused)
+    return found, refused
+
+
+def _match_stretch(records, left, others, found, refused) -> None:
+    """Match the records ``left`` (positions, by kick-off) of one pair with its stored matches
+    ``others`` (by kick-off) between the same two meetings found by day: fill ``found`` and
+    ``refused``."""
+    played = [match for match in others if _played(match["status"], match["home_goals"])]
+    if played:
+        latest = played[-1]["kickoff_at"]
+        still = []
+        for index in left:
+            record = records[index]
+            nearest = min(played, key=lambda match: abs(match["kickoff_at"] - record.kickoff_at))
+            stale = not _played(record.status, record.home_goals) and record.kickoff_at < latest
+            if stale or abs(nearest["kickoff_at"] - record.kickoff_at) <= MOVED_WITHIN:
+                refused[index] = (
+                    f"{_meeting(record)}: cannot tell which meeting of the pair this is: it "
+                    f"may be the one played on {_shown_day(nearest['kickoff_at'])} on another "
+                    "day (a played match keeps its day) or another"
+                )
+            else:
+                still.append(index)
+        left = still
+    fixtures = [match for match in others if not _played(match["status"], match["home_goals"])]
+    if not left or not fixtures:
+        return  # new meetings; or stored fixtures the file does not mention
+    pairing = _least_moves(records, left, fixtures)
+    if pairing is None:
+        days = ", ".join(_shown_day(match["kickoff_at"]) for match in fixtures)
+        for index in left:
+            refused[index] = (
+                f"{_meeting(records[index])}: cannot tell which meeting of the pair this is: "
+                f"no stored match of the pair is on its day, and the stored fixtures it could "
+                f"be ({days}) pair with the file's rows in no one way (a match is brought "
+                f"forward by at most {MOVED_WITHIN.days} days)"
+            )
+        return
+    for index, match in pairing:
+        found[index] = match
+
+
+def _least_moves(records, left, fixtures) -> list[tuple[int, dict]] | None:
+    """The pairing of the records ``left`` with the stored ``fixtures`` that keeps both in
+    kick-off order, pairs one of each while either lasts, brings no kick-off forward by more
+    than MOVED_WITHIN and moves kick-offs least in all; None when there is none, or when
+    two move them alike."""
+    rows = [(index, records[index].kickoff_at) for index in left]
+    stored = [(match, match["kickoff_at"]) for match in fixtures]
+    swap = len(rows) > len(stored)
+    short, long = (stored, rows) if swap else (rows, stored)
+
+    def cost(i, j):
+        (_, shorter), (_, longer) = short[i], long[j]
+        kickoff, fixture = (longer, shorter) if swap else (shorter, longer)
+        if kickoff < fixture - MOVED_WITHIN:
+            return None
+        return abs((kickoff - fixture).total_seconds())
+
+    # best[i][j]: the least total move pairing all of short[:i] within long[:j], and how many
+    # pairings reach it (at most 2: one is all that matters); None when there is none.
+    n, m = len(short), len(long)
+    best = [[(0.0, 1)] * (m + 1)] + [[None] * (m + 1) for _ in range(n)]
+    for i in range(1, n + 1):
+        for j in range(i, m + 1):
+            options = []
+            if best[i][j - 1] is not None:
+                options.append(best[i][j - 1])  # long[j - 1] stays unpaired
+            step = cost(i - 1, j - 1)
+            if step is not None and best[i - 1][j - 1] is not None:
+                options.append((best[i - 1][j - 1][0] + step, best[i - 1][j - 1][1]))
+            if options:
+                least = min(total for total, _ in options)
+                ways = sum(count for total, count in options if total == least)
+                best[i][j] = (least, min(ways, 2))
+    if best[n][m] is None or best[n][m][1] > 1:
+        return None
+    pairing, j = [], m
+    for i in range(n, 0, -1):
+        while best[i][j - 1] is not None and best[i][j - 1][0] == best[i][j][0]:
+            j -= 1  # the one pairing reaching best[i][j] leaves long[j - 1] out
+        pairing.append((short[i - 1][0], long[j - 1][0]))
+        j -= 1
+    return [(b, a) for a, b in pairing] if swap else pairing
+
+
+def _meeting(record) -> str:
+    """A record as a rejection names it."""
+    return f"{record.home_team} v {record.away_team} on {_shown_day(record.kickoff_at)}"
+
+
+def _shown_day(kickoff) -> str:
+    """The day of a kick-off as a rejection shows it, as football-data writes dates."""
+    return f"{_day(kickoff):%d/%m/%Y}"
+
+
+def _slug_clashes(records, found) -> tuple[list[tuple], list[dict]]:
+    """The records whose match keeps a slug of its own, each as (record, its stored match or
+    None, slug), and a rejection for each other one.
 
     A slug names one match's page, and two matches may slug alike (``Foo FC`` and ``Foo-FC``
     against the same side on one day): the first one, in the database or else in ``records``,
     keeps it, and a later record that would take it is rejected with its reason, so one such
     row never loses the rest of its file.
     """
-    latest = {_record_key(record): record for record in records}  # a repeated row: the last
-    slugs = {
-        key: Match.slug_for(record.home_team, record.away_team, record.kickoff_at)
-        for key, record in latest.items()
-    }
+    slugs = [
+        Match.slug_for(record.home_team, record.away_team, record.kickoff_at) for record in records
+    ]
     home, away = Team.alias(), Team.alias()
     owners = {}
-    for chunk in _chunks(sorted(set(slugs.values())), 500):
+    for chunk in _chunks(sorted(set(slugs)), 500):
         query = (
-            Match.select(Match.slug, League.code, Match.season, home.name, away.name)
-            .join(League, on=Match.league == League.id)
-            .switch(Match)
+            Match.select(Match.slug, Match.id, home.name, away.name)
             .join(home, on=Match.home_team == home.id)
             .switch(Match)
             .join(away, on=Match.away_team == away.id)
             .where(Match.slug.in_(chunk))
         )
-        for slug, *key in query.tuples():
-            owners[slug] = (tuple(key), "a stored match")
+        for slug, match_id, home_team, away_team in query.tuples():
+            owners[slug] = (("match", match_id), home_team, away_team, "a stored match")
     kept, rejected = [], []
-    for record in records:
-        key = _record_key(record)
-        slug = slugs[key]
-        owner, where = owners.setdefault(slug, (key, f"line {record.line}"))
-        if owner == key:
-            kept.append(record)
+    for position, (record, existing, slug) in enumerate(zip(records, found, slugs, strict=True)):
+        me = ("match", existing["id"]) if existing is not None else ("record", position)
+        claim = (me, record.home_team, record.away_team, f"line {record.line}")
+        owner, home_team, away_team, where = owners.setdefault(slug, claim)
+        if owner == me:
+            kept.append((record, existing, slug))
             continue
-        _league, _season, home_team, away_team = owner
         rejected.append(
             {
                 "line": record.line,
@@ -186,15 +392,26 @@ def _slug_clashes(records) -> tuple[list, list[dict]]:
 
 
 def store(records) -> ImportSummary:
-    """Store match records with their odds (the caller owns the transaction); a record whose
-    match would take another's slug is left out and listed in ``rejected``."""
+    """Store match records with their odds (the caller owns the transaction), each found again
+    as a meeting of its pair (see the module's docstring); a record that cannot be told apart
+    from another meeting, or whose match would take another's slug, is left out and listed in
+    ``rejected``."""
     summary = ImportSummary()
-    records, summary.rejected = _slug_clashes(records)
+    records = _meetings(records)
+    found, refused = _match(records, _stored_meetings(records) if records else {})
+    matched, summary.rejected = _slug_clashes(
+        [record for index, record in enumerate(records) if index not in refused],
+        [match for index, match in enumerate(found) if index not in refused],
+    )
+    summary.rejected += [
+        {"line": records[index].line, "reason": reason} for index, reason in refused.items()
+    ]
     summary.rows_rejected = len(summary.rejected)
-    if not records:
+    if not matched:
         return summary
-    league_ids, leagues_changed = _leagues(records)
-    team_ids = _teams(records)
+    kept = [record for record, _, _ in matched]
+    league_ids, leagues_changed = _leagues(kept)
+    team_ids = _teams(kept)
 
     def key(record):
         country = record.league.country
@@ -205,26 +422,11 @@ def store(records) -> ImportSummary:
             team_ids[(record.away_team, country)],
         )
 
-    seasons = sorted({record.season for record in records})
-    stored = {}
-    query = Match.select(
-        Match.id,
-        Match.league,
-        Match.season,
-        Match.home_team,
-        Match.away_team,
-        *(getattr(Match, name) for name in MATCH_FIELDS),
-    ).where(Match.league.in_(sorted(set(league_ids.values()))) & Match.season.in_(seasons))
-    for row in query.dicts():
-        stored[(row["league"], row["season"], row["home_team"], row["away_team"])] = row
-
     now = utcnow()
-    keyed = {key(record): record for record in records}  # a repeated row: the last one wins
     new_rows, results = [], []
-    for match_key, record in keyed.items():
-        existing = stored.get(match_key)
+    for record, existing, slug in matched:
         if existing is None:
-            new_rows.append(_new_match(match_key, record, now))
+            new_rows.append(_new_match(key(record), record, slug, now))
             continue
         changes = _updates(existing, record)
         if changes:
@@ -241,15 +443,17 @@ def store(records) -> ImportSummary:
     for chunk in _chunks(new_rows):
         Match.insert_many(chunk).execute()
     summary.matches_new = len(new_rows)
+    new_ids = {}
     if new_rows:
-        query = Match.select(
-            Match.id, Match.league, Match.season, Match.home_team, Match.away_team
-        ).where(Match.slug.in_([row["slug"] for row in new_rows]))
-        for match_id, *match_key in query.tuples():
-            stored[tuple(match_key)] = {"id": match_id}
-    summary.odds_stored, changed = _store_odds(
-        {stored[match_key]["id"]: record for match_key, record in keyed.items()}
-    )
+        query = Match.select(Match.slug, Match.id).where(
+            Match.slug.in_([row["slug"] for row in new_rows])
+        )
+        new_ids = dict(query.tuples())
+    records_by_match = {
+        new_ids[slug] if existing is None else existing["id"]: record
+        for record, existing, slug in matched
+    }
+    summary.odds_stored, changed = _store_odds(records_by_match)
     odds.summarise(changed)
     if leagues_changed or summary.matches_new or summary.matches_updated or summary.odds_stored:
         bump_data_version()
@@ -273,14 +477,14 @@ def _result_event(match) -> dict:
     }
 
 
-def _new_match(match_key, record, now) -> dict:
+def _new_match(match_key, record, slug, now) -> dict:
     league_id, season, home_id, away_id = match_key
     return {
         "league": league_id,
         "season": season,
         "home_team": home_id,
         "away_team": away_id,
-        "slug": Match.slug_for(record.home_team, record.away_team, record.kickoff_at),
+        "slug": slug,
         "updated_at": now,
         **{name: getattr(record, name) for name in MATCH_FIELDS},
     }

@@ -19,6 +19,7 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 
 from app import create_app
 from engine import timeline
+from models import Match, OddsQuote, Team
 from store.database import db
 from store.schema import create_tables, drop_tables
 from web.extensions import limiter
@@ -120,6 +121,32 @@ def ok(response, mimetype="application/json"):
     assert response.status_code == 200, response.get_data(as_text=True)
     assert response.mimetype == mimetype
     return response.get_json()
+
+
+def meetings(home: str, away: str) -> list[tuple]:
+    """Every stored match of ``home`` v ``away`` by kick-off, as (id, UTC kick-off as
+    ``YYYY-MM-DD HH:MM``, status, score ``"2-1"`` or None, Pinnacle's pre-match 1x2 prices)."""
+    home_team, away_team = Team.alias(), Team.alias()
+    query = (
+        Match.select(Match.id, Match.kickoff_at, Match.status, Match.home_goals, Match.away_goals)
+        .join(home_team, on=Match.home_team == home_team.id)
+        .switch(Match)
+        .join(away_team, on=Match.away_team == away_team.id)
+        .where((home_team.name == home) & (away_team.name == away))
+        .order_by(Match.kickoff_at)
+    )
+    found = []
+    for match_id, kickoff, status, home_goals, away_goals in query.tuples():
+        quotes = OddsQuote.select(OddsQuote.selection, OddsQuote.price, OddsQuote.is_closing).where(
+            (OddsQuote.match == match_id)
+            & (OddsQuote.bookmaker == "pinnacle")
+            & (OddsQuote.market == "1x2")
+        )
+        prices = {selection: price for selection, price, closing in quotes.tuples() if not closing}
+        score = None if home_goals is None else f"{home_goals}-{away_goals}"
+        prices = tuple(prices.get(selection) for selection in ("home", "draw", "away"))
+        found.append((match_id, f"{kickoff:%Y-%m-%d %H:%M}", status, score, prices))
+    return found
 
 
 @contextlib.contextmanager

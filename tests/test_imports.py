@@ -6,6 +6,7 @@ import pytest
 
 from models import League, Match, OddsQuote, Team
 from services import imports
+from tests import helpers
 from tests.data import FOOTBALL_DATA as DATA
 from tests.data import needs_football_data
 
@@ -298,3 +299,185 @@ def test_a_corrected_date_re_imports_into_its_season(ctx, tmp_path):
         ("alpha-fc-vs-beta-fc-2024-08-18", "2024-25"),
         ("gamma-fc-vs-delta-fc-2024-08-19", "2024-25"),
     }
+
+
+# A pair meeting more than once a season at the same ground (the Scottish divisions): each
+# meeting is a match of its own, found again by its day, or as a fixture moved to another day.
+
+#: Celtic v Rangers at Celtic Park twice in 2023/24, and Rangers v Celtic once between.
+FIRST = "SC0,30/09/2023,12:00,Celtic,Rangers,2,1,H,1.5,4.5,6"
+RETURN = "SC0,07/10/2023,15:00,Rangers,Celtic,1,1,D,2.6,3.5,2.7"
+SECOND = "SC0,16/03/2024,12:30,Celtic,Rangers,0,0,D,1.8,3.9,4.2"
+
+
+def _fixture(row):
+    """The row as a fixture list gives it: no score."""
+    cells = row.split(",")
+    cells[5:8] = ["", "", ""]
+    return ",".join(cells)
+
+
+def _moved(row, date, time):
+    """The row kicking off at another ``date`` and ``time``."""
+    cells = row.split(",")
+    cells[1:3] = [date, time]
+    return ",".join(cells)
+
+
+def test_a_pair_meeting_twice_at_one_ground_keeps_both_meetings(ctx, tmp_path):
+    """Each meeting keeps its own day, score and odds, and the same file again changes nothing."""
+    path = _file(tmp_path, FIRST, RETURN, SECOND)
+    summary = imports.import_file(path)
+    assert (summary.rows_read, summary.matches_new, summary.rows_rejected) == (3, 3, 0)
+    first, second = helpers.meetings("Celtic", "Rangers")
+    assert first[1:] == ("2023-09-30 11:00", "finished", "2-1", (1.5, 4.5, 6.0))
+    assert second[1:] == ("2024-03-16 12:30", "finished", "0-0", (1.8, 3.9, 4.2))
+    assert {match.slug for match in Match.select()} == {
+        "celtic-vs-rangers-2023-09-30",
+        "rangers-vs-celtic-2023-10-07",
+        "celtic-vs-rangers-2024-03-16",
+    }
+    counts = (Match.select().count(), OddsQuote.select().count())
+    again = imports.import_file(path)
+    assert (again.matches_new, again.matches_updated, again.odds_stored) == (0, 0, 0)
+    assert (Match.select().count(), OddsQuote.select().count()) == counts
+    assert helpers.meetings("Celtic", "Rangers") == [first, second]
+
+
+def test_fixtures_then_results_update_each_meeting_even_moved(ctx, tmp_path):
+    """The results find the fixtures they are, one brought forward to the Friday and one
+    postponed, each with its own score and its own new price."""
+    fixtures = _file(tmp_path, _fixture(FIRST), _fixture(SECOND), name="fixtures.csv")
+    assert imports.import_file(fixtures).matches_new == 2
+    before = [match_id for match_id, *_ in helpers.meetings("Celtic", "Rangers")]
+    results = _file(
+        tmp_path,
+        _moved(FIRST, "29/09/2023", "19:45"),
+        _moved(SECOND, "03/04/2024", "19:45").replace(",1.8,", ",1.85,"),
+        name="results.csv",
+    )
+    summary = imports.import_file(results)
+    assert (summary.matches_new, summary.matches_updated, summary.odds_stored) == (0, 2, 1)
+    assert helpers.meetings("Celtic", "Rangers") == [
+        (before[0], "2023-09-29 18:45", "finished", "2-1", (1.5, 4.5, 6.0)),
+        (before[1], "2024-04-03 18:45", "finished", "0-0", (1.85, 3.9, 4.2)),
+    ]
+    assert Match.get_by_id(before[1]).slug == "celtic-vs-rangers-2024-04-03"
+    again = imports.import_file(results)
+    assert (again.matches_new, again.matches_updated, again.odds_stored) == (0, 0, 0)
+
+
+def test_a_first_half_then_the_whole_season_adds_the_second_meeting(ctx, tmp_path):
+    first_half = _file(tmp_path, FIRST, RETURN, name="first-half.csv")
+    imports.import_file(first_half)
+    (first,) = helpers.meetings("Celtic", "Rangers")
+    season = imports.import_file(_file(tmp_path, FIRST, RETURN, SECOND, name="season.csv"))
+    assert (season.matches_new, season.matches_updated, season.rows_rejected) == (1, 0, 0)
+    assert helpers.meetings("Celtic", "Rangers")[0] == first
+    assert helpers.meetings("Celtic", "Rangers")[1][1:4] == ("2024-03-16 12:30", "finished", "0-0")
+    again = imports.import_file(first_half)  # the first half again changes nothing
+    assert (again.matches_new, again.matches_updated, again.odds_stored) == (0, 0, 0)
+    assert Match.select().count() == 3
+
+
+def test_the_next_fixture_after_a_played_meeting_is_a_new_match(ctx, tmp_path):
+    """The weekly round: results so far, then a fixture list holding the pair's next meeting
+    at the same ground, then its result."""
+    imports.import_file(_file(tmp_path, FIRST, RETURN, name="results.csv"))
+    (first,) = helpers.meetings("Celtic", "Rangers")
+    fixtures = imports.import_file(_file(tmp_path, _fixture(SECOND), name="fixtures.csv"))
+    assert (fixtures.matches_new, fixtures.matches_updated, fixtures.rows_rejected) == (1, 0, 0)
+    played, upcoming = helpers.meetings("Celtic", "Rangers")
+    assert played == first
+    assert upcoming[1:4] == ("2024-03-16 12:30", "scheduled", None)
+    results = imports.import_file(_file(tmp_path, FIRST, RETURN, SECOND, name="season.csv"))
+    assert (results.matches_new, results.matches_updated) == (0, 1)
+    assert helpers.meetings("Celtic", "Rangers")[1][:4] == (
+        upcoming[0],
+        "2024-03-16 12:30",
+        "finished",
+        "0-0",
+    )
+
+
+def test_results_sent_one_by_one_keep_each_meeting(ctx, tmp_path):
+    """A source that sends each result alone: the second meeting, months after the first, is a
+    match of its own, and the first keeps its day, score and odds."""
+    imports.import_file(_file(tmp_path, FIRST, name="first.csv"))
+    (first,) = helpers.meetings("Celtic", "Rangers")
+    summary = imports.import_file(_file(tmp_path, SECOND, name="second.csv"))
+    assert (summary.matches_new, summary.matches_updated, summary.rows_rejected) == (1, 0, 0)
+    assert helpers.meetings("Celtic", "Rangers")[0] == first
+    assert helpers.meetings("Celtic", "Rangers")[1][1:] == (
+        "2024-03-16 12:30",
+        "finished",
+        "0-0",
+        (1.8, 3.9, 4.2),
+    )
+
+
+def test_a_season_file_finds_a_postponed_fixture_among_its_new_meetings(ctx, tmp_path):
+    """A fixture stored and then played a week later: the whole season's file, holding it and
+    a meeting never stored, moves the fixture to its day (the least move) and adds the other."""
+    imports.import_file(_file(tmp_path, _fixture(FIRST), name="fixtures.csv"))
+    (fixture,) = helpers.meetings("Celtic", "Rangers")
+    postponed = _moved(FIRST, "07/10/2023", "12:00")
+    summary = imports.import_file(_file(tmp_path, postponed, SECOND, name="season.csv"))
+    assert (summary.matches_new, summary.matches_updated, summary.rows_rejected) == (1, 1, 0)
+    first, second = helpers.meetings("Celtic", "Rangers")
+    assert first[:4] == (fixture[0], "2023-10-07 11:00", "finished", "2-1")
+    assert second[1:4] == ("2024-03-16 12:30", "finished", "0-0")
+
+
+def test_a_result_that_could_be_another_meetings_fixture_is_reported_not_stored_over_it(
+    app, tmp_path
+):
+    """The next meeting's fixture is stored first; a results file holding only the first
+    meeting, months earlier, cannot be that fixture brought forward: its row is reported and
+    the fixture kept. Once the fixture's own result is in, the first meeting loads."""
+    runner = app.test_cli_runner()
+    runner.invoke(args=["data", "import", str(_file(tmp_path, _fixture(SECOND), name="f.csv"))])
+    path = _file(tmp_path, FIRST, RETURN, name="so-far.csv")
+    result = runner.invoke(args=["data", "import", str(path)])
+    assert f"{path}:2: rejected: Celtic v Rangers on 30/09/2023: cannot tell which" in (
+        result.stderr
+    )
+    assert f"{path}: 2 rows read, 1 matches new" in result.output
+    with app.app_context():
+        ((fixture_id, *fixture),) = helpers.meetings("Celtic", "Rangers")
+        assert fixture == ["2024-03-16 12:30", "scheduled", None, (1.8, 3.9, 4.2)]
+    season = _file(tmp_path, FIRST, RETURN, SECOND, name="season.csv")
+    result = runner.invoke(args=["data", "import", str(season)])
+    assert result.exit_code == 0 and "rejected" not in result.stderr, result.stderr
+    with app.app_context():
+        first, second = helpers.meetings("Celtic", "Rangers")
+        assert first[1:4] == ("2023-09-30 11:00", "finished", "2-1")
+        assert second[:4] == (fixture_id, "2024-03-16 12:30", "finished", "0-0")
+
+
+@pytest.mark.parametrize(
+    ("stored", "row", "reason"),
+    [
+        # A result a day after the stored one: its date corrected, or another meeting?
+        ([FIRST], _moved(FIRST, "01/10/2023", "12:00"), "may be the one played on 30/09/2023"),
+        # A fixture before a meeting already played: stale, or another meeting?
+        ([SECOND], _fixture(FIRST), "may be the one played on 16/03/2024"),
+        # A result exactly between two stored fixtures: which one moved?
+        (
+            [_fixture(_moved(FIRST, "10/03/2024", "15:00")), _fixture(SECOND)],
+            _moved(FIRST, "13/03/2024", "13:45"),  # 70 h 45 min from each
+            "the stored fixtures it could be (10/03/2024, 16/03/2024)",
+        ),
+    ],
+    ids=["a corrected day", "a stale fixture", "between two fixtures"],
+)
+def test_a_row_that_cannot_be_told_from_another_meeting_is_rejected(
+    ctx, tmp_path, stored, row, reason
+):
+    imports.import_file(_file(tmp_path, *stored, name="stored.csv"))
+    before = helpers.meetings("Celtic", "Rangers")
+    summary = imports.import_file(_file(tmp_path, row, RETURN))
+    assert (summary.matches_new, summary.matches_updated, summary.rows_rejected) == (1, 0, 1)
+    assert summary.rejected[0]["line"] == 2
+    assert reason in summary.rejected[0]["reason"]
+    assert helpers.meetings("Celtic", "Rangers") == before

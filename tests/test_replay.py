@@ -1,6 +1,7 @@
 """Replays: a history run day by day with a moving clock, as the live service would have run it,
 verified green by the standalone verifier (football-data files and the demo world)."""
 
+import dataclasses
 import io
 from datetime import UTC, datetime, timedelta
 
@@ -9,6 +10,7 @@ import pytest
 from engine import demo as demo_engine
 from engine.footballdata import SOURCE_TIMEZONE
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
+from errors import CommandError
 from models import (
     LedgerCheckpoint,
     LedgerEntry,
@@ -114,6 +116,41 @@ def test_the_demo_world_replayed_is_verified_green(make_app):
         token = factories.token(factories.user("pro@example.com", plan="pro"))
         assert Pick.select().where(Pick.is_live & (Pick.status != "pending")).count() > 0
     verify_green(app.test_client(), token)
+
+
+def test_a_pair_meeting_twice_at_one_ground_replays_as_two_matches(make_app):
+    """Day by day, the second meeting's fixture, prices and result find that meeting, never
+    the first one played months before; replaying the same days again is refused, changing
+    nothing."""
+    first = dataclasses.replace(
+        record(datetime(2026, 9, 12, 14, 0, tzinfo=UTC)),
+        home_goals=3,
+        away_goals=0,
+        odds=[OddsRecord("bet365", "1x2", "home", 1.4)],
+    )
+    second = record(datetime(2027, 3, 13, 15, 0, tzinfo=UTC))  # 2-1, its own prices
+    app = make_app()
+    with app.app_context():
+        start = datetime(2027, 3, 4, 6, 0, tzinfo=UTC)  # its last day the morning after
+        days = replay.replay([first, second], start, 11, factories.settings())
+        # The first meeting with the history, the second as a fixture, then its result.
+        changed = [(day.matches_new, day.matches_updated) for day in days]
+        assert [change for change in changed if change != (0, 0)] == [(1, 0), (1, 0), (0, 1)]
+        meetings = helpers.meetings("Alpha", "Beta")
+        assert [meeting[1:4] for meeting in meetings] == [
+            ("2026-09-12 14:00", "finished", "3-0"),
+            ("2027-03-13 15:00", "finished", "2-1"),
+        ]
+        prices = {(quote.match_id, quote.bookmaker): quote.price for quote in OddsQuote.select()}
+        (first_id, *_), (second_id, *_) = meetings
+        assert prices == {
+            (first_id, "bet365"): 1.4,
+            (second_id, "bet365"): 2.1,
+            (second_id, "pinnacle"): 2.0,
+        }
+        with pytest.raises(CommandError, match="never runs its clock back"):
+            replay.replay([first, second], start, 11, factories.settings())
+        assert helpers.meetings("Alpha", "Beta") == meetings
 
 
 # A replay never runs its clock back over what the database holds.

@@ -49,7 +49,7 @@ def build(now=T0) -> dict:
             away,
             kickoff=T0 - timedelta(days=3 + 7 * week),
             goals=goals[week % len(goals)],
-            season="2025-26",  # a season's pairing is one match: the fixtures below are new
+            season="2025-26",  # the history's season: the fixtures below are the next one's
             odds=odds(2.1, 3.4, 3.6) + odds(2.0, 3.5, 3.8, closing=True),
         )
     published_at = T0 - timedelta(days=2)

@@ -188,6 +188,31 @@ def test_backtest_runs_over_backfilled_picks_only(ctx):
     assert backtest.run(markets=["ou25"])["summary"]["picks"] == 0
 
 
+#: A match's 1x2 prices: Pinnacle and bet365 before kick-off, Pinnacle at the close.
+PRICED = [
+    (book, "1x2", selection, price, closing)
+    for book, prices, closing in (
+        ("pinnacle", (2.0, 3.6, 3.9), False),
+        ("bet365", (2.4, 3.4, 3.5), False),
+        ("pinnacle", (2.05, 3.5, 3.8), True),
+    )
+    for selection, price in zip(("home", "draw", "away"), prices, strict=True)
+]
+
+
+def _played(start, pairs) -> None:
+    """Finished, priced matches of teams ``T<n>``: one every other day from ``start`` for 40
+    days, between the ``pairs`` (home, away) in turn."""
+    for day, (home, away) in zip(range(0, 40, 2), pairs, strict=False):
+        factories.match(
+            f"T{home}",
+            f"T{away}",
+            kickoff=start + timedelta(days=day),
+            goals=(day % 3, 1),
+            odds=PRICED,
+        )
+
+
 def _rows(table, where):
     """Every stored column of ``table``'s rows matching ``where``, as the database holds them."""
     return db.execute_sql(f'SELECT * FROM "{table}" WHERE {where} ORDER BY "id"').fetchall()
@@ -195,23 +220,8 @@ def _rows(table, where):
 
 def test_a_rebuild_redoes_the_backfilled_history_and_never_what_was_published(ctx, monkeypatch):
     start = utcnow() - timedelta(days=60)
-    quotes = [
-        (book, "1x2", selection, price, closing)
-        for book, prices, closing in (
-            ("pinnacle", (2.0, 3.6, 3.9), False),
-            ("bet365", (2.4, 3.4, 3.5), False),
-            ("pinnacle", (2.05, 3.5, 3.8), True),
-        )
-        for selection, price in zip(("home", "draw", "away"), prices, strict=True)
-    ]
-    for day in range(0, 40, 2):
-        factories.match(
-            f"T{day % 6}",
-            f"T{(day + 1) % 6}",
-            kickoff=start + timedelta(days=day),
-            goals=(day % 3, 1),
-            odds=quotes,
-        )
+    quotes = PRICED
+    _played(start, ((day % 6, (day + 1) % 6) for day in range(0, 40, 2)))
     # Three fixtures are predicted (and picked) live, before they kick off …
     fixtures = [start + timedelta(days=45 + day) for day in range(3)]
     for n, kickoff in enumerate(fixtures):
@@ -271,24 +281,8 @@ def test_a_clock_set_before_kick_offs_never_makes_a_kicked_off_match_live(ctx):
     prediction of a match that has kicked off as it is, and makes none of them live: what is
     stored says so, whatever the clock says."""
     start = datetime(2026, 3, 1, 15, 0, tzinfo=UTC)
-    quotes = [
-        (book, "1x2", selection, price, closing)
-        for book, prices, closing in (
-            ("pinnacle", (2.0, 3.6, 3.9), False),
-            ("bet365", (2.4, 3.4, 3.5), False),
-            ("pinnacle", (2.05, 3.5, 3.8), True),
-        )
-        for selection, price in zip(("home", "draw", "away"), prices, strict=True)
-    ]
-    pairs = itertools.permutations(range(6), 2)  # a match is found again by its teams
-    for day, (home, away) in zip(range(0, 40, 2), pairs, strict=False):
-        factories.match(
-            f"T{home}",
-            f"T{away}",
-            kickoff=start + timedelta(days=day),
-            goals=(day % 3, 1),
-            odds=quotes,
-        )
+    quotes = PRICED
+    _played(start, itertools.permutations(range(6), 2))  # each pair once
     # A match whose result never came: only its backfilled prediction says it has kicked off.
     factories.match("T5", "T0", status="scheduled", kickoff=start + timedelta(days=41), odds=quotes)
     predictions.backfill(factories.settings(), now=start + timedelta(days=50))

@@ -76,7 +76,7 @@ def create_app(overrides=None):
     cors.init_app(app)
     sessions.init_app(app)
     ratelimits.init_app(app)
-    paths.register(app, api)  # before any rule: /openapi.json's too
+    paths.init_app(app)  # before any rule: /openapi.json's too
     api.init_app(app)
     openapi.init_app(api)
     api.spec.components.security_scheme(
@@ -115,6 +115,7 @@ def register_blueprints(app):
         webhooks,
     )
 
+    paths.document(api)
     for module in (
         meta,
         auth,

@@ -28,13 +28,18 @@ def id_param(name: str) -> str:
     return f"<id(min={low}, max={high}):{name}>"
 
 
-def register(app, api) -> None:
-    """Teach ``app`` and the API description the converters; a path with a doubled slash inside
-    it does not route either (werkzeug's default redirects it, with an HTML page as body),
-    as one with a trailing slash does not: each resource has one path."""
+def init_app(app) -> None:
+    """Teach ``app`` the converters; a path with a doubled slash inside it does not route either
+    (werkzeug's default redirects it, with an HTML page as body), as one with a trailing slash
+    does not: each resource has one path. Before any rule is added (``/openapi.json``'s too)."""
     app.url_map.merge_slashes = False
     app.url_map.converters["slug"] = SlugConverter
     app.url_map.converters["id"] = IdConverter
+
+
+def document(api) -> None:
+    """Teach the API description the converters (after ``api.init_app``: before it, the
+    singleton's spec is the previous app's, and touching it would write that app's description)."""
     api.register_converter(
         IdConverter,
         lambda converter: {"type": "integer", "maximum": converter.max, "minimum": converter.min},

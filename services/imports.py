@@ -32,6 +32,7 @@ from pathlib import Path
 
 from clock import utcnow
 from engine import footballdata
+from enums import KICKED_OFF_STATUSES
 from models import League, Match, OddsQuote, Team, bump_data_version
 from services import events, odds
 from store.bulk import insert_rows, update_rows
@@ -163,9 +164,6 @@ def _updates(existing, record):
 #: may be postponed by any time.
 MOVED_WITHIN = timedelta(days=5)
 
-#: The statuses of a match that has kicked off on its day.
-PLAYED = ("live", "finished")
-
 
 def _pair(record) -> tuple:
     """A record's pair by names: its league, season and teams (one or more meetings)."""
@@ -180,7 +178,7 @@ def _day(kickoff) -> date:
 def _played(status, home_goals) -> bool:
     """Whether a match (stored or a record) has kicked off on its day: it has a result, or its
     status says so."""
-    return home_goals is not None or status in PLAYED
+    return home_goals is not None or status in KICKED_OFF_STATUSES
 
 
 def _meetings(records) -> list:

@@ -134,7 +134,7 @@ def run_day(
     holds (see :func:`recorded_until`)."""
     _check_days(now, 1)
     known = [seen for seen in _known(records, now, horizon, odds_lead) if seen is not None]
-    return _run_day(known, now, settings, horizon, backfill)
+    return _run_day(known, now, settings, horizon, backfill, check_clock=True)
 
 
 def _known(records, now, horizon, odds_lead) -> list[MatchRecord | None]:
@@ -142,10 +142,13 @@ def _known(records, now, horizon, odds_lead) -> list[MatchRecord | None]:
     return [as_known(record, now, horizon, odds_lead) for record in records]
 
 
-def _run_day(known, now, settings, horizon, backfill) -> ReplayDay:
-    """``run_day`` once what is new that day is known: ``known`` is stored as it is."""
+def _run_day(known, now, settings, horizon, backfill, check_clock) -> ReplayDay:
+    """``run_day`` once what is new that day is known: ``known`` is stored as it is;
+    ``check_clock``: first refuse a day before what the database holds (a replay's later days
+    follow what its first wrote, never before it)."""
     with db.atomic():
-        _check_clock(now)
+        if check_clock:
+            _check_clock(now)
         summary = imports.store(known)
         before = ledger.published_count()
         if backfill:
@@ -216,7 +219,8 @@ def replay(
             for seen, old in zip(known, before, strict=True)
             if seen is not None and seen != old
         ]
-        day = _run_day(changed, now, settings, horizon, backfill=number == 0)
+        first = number == 0
+        day = _run_day(changed, now, settings, horizon, backfill=first, check_clock=first)
         before = known
         done.append(day)
         if progress is not None:

@@ -174,10 +174,10 @@ def problem(status, name, detail, *, errors=None, headers=None):
     :func:`listed_errors` gives them. A browser asking one of the
     HTML pages gets the same title and detail as a small page.
     """
-    title = title_of(status, name)
     # A browser gets a page on the HTML pages (the landing page too), and on a path that is no
     # page at all (a 404).
     if (request.blueprint is None or html.page_request()) and html.wants_html():
+        title = title_of(status, name)
         response = html.render(
             "error.html",
             status,

@@ -498,7 +498,26 @@ def data_version() -> int:
     return row[0] if row else 0
 
 
+#: Who else keeps the data version (``web.versions.SharedVersion``, a copy on Redis), or None.
+_version_watch = None
+
+
+def watch_data_version(watch) -> None:
+    """Tell ``watch`` of every change of the data version from now on in this process (None:
+    nobody): ``watch.changing()`` before the new version is written, giving a token, and
+    ``watch.changed(token)`` once its transaction has ended (committed or rolled back); neither
+    may raise."""
+    global _version_watch
+    _version_watch = watch
+
+
 def bump_data_version() -> None:
     """Mark the data as changed (call inside the transaction that changes it)."""
+    watch = _version_watch
+    token = watch.changing() if watch is not None else None
     DataVersion.insert(id=1, value=0).on_conflict_ignore().execute()
     DataVersion.update(value=DataVersion.value + 1).where(DataVersion.id == 1).execute()
+    if watch is not None:
+        ended = functools.partial(watch.changed, token)
+        db.after_rollback(ended)  # committed or not, the change is no longer pending
+        db.after_commit(ended)  # at once outside a transaction

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, quote, urlparse
 import psycopg2
 import psycopg2.extensions
 from peewee import DatabaseProxy, InterfaceError, SqliteDatabase
-from playhouse.db_url import connect
+from playhouse.db_url import parseresult_to_dict, schemes
 from playhouse.pool import PooledSqliteDatabase
 
 db = DatabaseProxy()
@@ -52,7 +52,50 @@ def open_database(url: str, pooled: bool = True, *, connect_timeout=None, statem
     if pooled:
         scheme += "+pool"
         options.update(max_connections=None, stale_timeout=POOL_RECYCLE_SECONDS)
-    return connect(f"{scheme}://{rest}", **options)
+    # playhouse.db_url.connect, with the class told of rollbacks.
+    if scheme not in schemes:
+        raise RuntimeError(f'Unrecognized or unsupported scheme: "{scheme}".')
+    arguments = parseresult_to_dict(urlparse(f"{scheme}://{rest}"))
+    if not arguments.get("database"):
+        raise ValueError("the database URL names no database: write postgresql://host/name")
+    return _ending(schemes[scheme])(**{**arguments, **options})
+
+
+class TransactionEnds:
+    """A database that runs callbacks when its transaction rolls back too: peewee's
+    ``after_commit`` has no counterpart (``models.bump_data_version`` takes a change's mark
+    out of the data version's copy either way)."""
+
+    def after_rollback(self, fn):
+        """Call ``fn`` should the current transaction roll back (nothing outside one)."""
+        if self.in_transaction():
+            self._rollback_callbacks().append(fn)
+        return fn
+
+    def _rollback_callbacks(self) -> list:
+        callbacks = getattr(self._state, "rollback_callbacks", None)
+        if callbacks is None:
+            callbacks = self._state.rollback_callbacks = []
+        return callbacks
+
+    def commit(self):
+        result = super().commit()
+        self._rollback_callbacks().clear()
+        return result
+
+    def rollback(self):
+        callbacks = self._rollback_callbacks()
+        todo, callbacks[:] = list(callbacks), []
+        try:
+            return super().rollback()
+        finally:
+            for fn in todo:
+                fn()
+
+
+def _ending(database_class):
+    """``database_class`` with :class:`TransactionEnds`."""
+    return type(database_class.__name__, (TransactionEnds, database_class), {})
 
 
 class FileConnection(sqlite3.Connection):
@@ -78,7 +121,7 @@ def _file_identity(path):
     return found.st_dev, found.st_ino
 
 
-class FilePooledSqliteDatabase(PooledSqliteDatabase):
+class FilePooledSqliteDatabase(TransactionEnds, PooledSqliteDatabase):
     """Pooled SQLite that discards, on check-out, a connection whose file has gone: it would go
     on reading and writing a deleted file nobody else sees."""
 
@@ -109,7 +152,7 @@ def _open_sqlite(path: str, pooled: bool, statement_timeout):
             name, max_connections=None, stale_timeout=POOL_RECYCLE_SECONDS, **options
         )
     else:
-        database = SqliteDatabase(name, **options)
+        database = _ending(SqliteDatabase)(name, **options)
     database.file_path = path if "uri" in options else None
     return database
 

@@ -136,3 +136,24 @@ def test_every_sqlite_database_begins_its_transactions_immediate(tmp_path, poole
     finally:
         other.close()
         database.close()
+
+
+def test_a_rollback_runs_what_was_left_for_it_and_a_commit_forgets_it(ctx):
+    """``after_rollback`` (store.database.TransactionEnds), peewee's ``after_commit``'s
+    counterpart: called once if the transaction rolls back, never once it commits, nor outside
+    a transaction; a savepoint's rollback is not the transaction's."""
+    ran = []
+    with pytest.raises(RuntimeError), db.atomic():
+        db.after_rollback(lambda: ran.append("rolled back"))
+        with db.atomic():  # a savepoint, released
+            db.after_rollback(lambda: ran.append("inner, rolled back"))
+        raise RuntimeError("the change fails")
+    assert ran == ["rolled back", "inner, rolled back"]
+    with db.atomic():
+        db.after_rollback(lambda: ran.append("committed"))
+        with pytest.raises(RuntimeError), db.atomic():  # a savepoint rolled back
+            raise RuntimeError("a part fails")
+    with pytest.raises(RuntimeError), db.atomic():
+        raise RuntimeError("a later transaction fails")
+    db.after_rollback(lambda: ran.append("outside"))
+    assert ran == ["rolled back", "inner, rolled back"]

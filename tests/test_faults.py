@@ -21,8 +21,10 @@ from pathlib import Path
 import pytest
 import redis
 
+from models import bump_data_version, data_version
+from store.database import db
 from tests import asserts, factories
-from tests.helpers import rate_limit_remaining, redis_commands_sent
+from tests.helpers import counted_queries, rate_limit_remaining, redis_commands_sent
 from tests.servers import call, free_port, gunicorn
 from web import ratelimits
 
@@ -292,6 +294,30 @@ def test_redis_stopped_or_paused_limits_fall_back_and_recover(make_app, own_redi
     assert client.get("/api/admin/users", headers=admin).status_code == 200
     assert own_redis.keys()  # shared counts again
     assert app.extensions["rate_fallback"].dead_until is None
+
+
+def test_a_change_redis_cannot_hear_of_still_commits_and_the_lag_is_logged(
+    make_app, own_redis, caplog
+):
+    """The data version's copy on Redis (web.versions): with Redis gone, a change commits all
+    the same, says its copy may lag, and the answers are made from the database's version."""
+    app = make_app(RATELIMIT_STORAGE_URI=own_redis.url, RATELIMIT_STORAGE_TIMEOUT=0.5)
+    client = app.test_client()
+    first = client.get("/api/picks/today")
+    assert first.status_code == 200 and app.extensions["shared_version"] is not None
+    own_redis.stop()
+    with app.app_context():
+        before = data_version()
+        with db.atomic():
+            bump_data_version()
+        assert data_version() == before + 1
+    lags = [
+        record for record in caplog.records if "was not told of a change" in record.getMessage()
+    ]
+    assert len(lags) == 1  # marking it pending; the writers then leave Redis alone a while
+    with counted_queries() as queries:
+        again = client.get("/api/picks/today")
+    assert again.status_code == 200 and len(queries) > 1  # made again at the new version
 
 
 def test_a_killed_worker_never_charges_a_request_twice(make_app, own_redis):

@@ -6,8 +6,10 @@ them), what the caller may see (premium or not), its representation, the scheme 
 links are made from and the UTC day (an argument left out may default to today), and it is kept
 with the **data version** it was made at: a counter that every import, backfill, settlement,
 refresh, ledger checkpoint and calibration run bumps in its own transaction. Each request reads
-the version from the database (one indexed row) before looking in its own process's cache, so
-an answer is never served after the data it was made from has changed, on any process. An
+the version from the database (one indexed row), or on Redis from its copy there in the
+rate-limit hit's own round trip (:mod:`web.versions`), before looking in its own process's
+cache, so an answer is never served after the data it was made from has changed, on any
+process. An
 answer also lives at most ``PUBLIC_MAX_AGE`` seconds, so what turns with the clock alone is never
 older than that; and one for a caller without premium access, which may hide a pick until its
 kick-off, lives only until the next kick-off of a match with such a pick, so a pick shows as soon
@@ -34,8 +36,8 @@ from flask import current_app, g, request
 from werkzeug.http import parse_etags, unquote_etag
 from werkzeug.wrappers import Response
 
-from models import data_version
 from services.premium import has_premium, next_unlock
+from web import versions
 
 #: Headers of the view's own response that a cached answer replays.
 KEPT = ("Content-Type", "Content-Security-Policy")
@@ -56,10 +58,11 @@ class Entry(NamedTuple):
     own: object = None
 
 
-def current_version(own, viewer, now):
+def current_version(app, own, viewer, now, seen):
     """The version an answer kept with ``own`` (see :class:`Entry`) must have been made at to be
-    served to ``viewer`` now."""
-    return data_version() if own is None else own(viewer, now)
+    served to ``viewer`` now: for the data version, ``seen`` is what the request's rate-limit
+    hit read of its copy on Redis, if it did (see :func:`web.versions.current`)."""
+    return versions.current(app, seen) if own is None else own(viewer, now)
 
 
 #: What the cache's ordered mapping spends on each entry besides its key and value: a slot of
@@ -161,7 +164,8 @@ def cached(view, variant=None, rule=None, own=None):
 
     @wraps(view)
     def answer(*args, **kwargs):
-        now = current_app.extensions["clock"]()
+        app = current_app._get_current_object()
+        now = app.extensions["clock"]()
         viewer = g.get("viewer")
         premium = has_premium(viewer)
         representation = variant() if variant else None
@@ -169,11 +173,12 @@ def cached(view, variant=None, rule=None, own=None):
             key = request_key(request.environ, premium, representation, now.date())
         else:
             key = own_key(request.environ, representation, now.date(), viewer.id)
-        version = current_version(own, viewer, now)  # read before the data it versions
-        cache = current_app.extensions["answer_cache"]
+        # Read before the data it versions (the rate-limit hit read it from Redis, if it did).
+        version = current_version(app, own, viewer, now, g.get("version_seen"))
+        cache = app.extensions["answer_cache"]
         entry = cache.get(key)
         if entry is None or entry.version != version or entry.expires <= now:
-            expires = now + timedelta(seconds=current_app.config["PUBLIC_MAX_AGE"])
+            expires = now + timedelta(seconds=app.config["PUBLIC_MAX_AGE"])
             if not premium:  # read before the answer: a pick unlocking meanwhile only shortens it
                 expires = min(expires, next_unlock(now) or expires)
             response = view(*args, **kwargs)
@@ -187,7 +192,7 @@ def cached(view, variant=None, rule=None, own=None):
             entry = Entry(version, expires, body, etag, headers, fast, own)
             cache.put(key, entry)
         authorized = "Authorization" in request.headers
-        headers = answer_headers(entry, variant is not None, authorized, current_app.config)
+        headers = answer_headers(entry, variant is not None, authorized, app.config)
         if not_modified(request.headers.get("If-None-Match"), entry.etag):
             return Response(status=304, headers=headers)
         return Response(entry.body, headers=headers)

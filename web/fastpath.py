@@ -1,12 +1,12 @@
 """The fast path: a cache hit answered before Flask dispatches the request.
 
 A stored answer (:mod:`web.caching`) of a view with one representation is served from the
-WSGI environ with exactly what the full path would spend on it, in its order of checks: the
-caller (anonymous, or a bearer token this process has verified already, whose account is read
-at every request), the view's access rule, the data version (one indexed row; for a caller's
-own answer, their usage, what it was made from: their counters), one rate-limit hit, the quota
-when the rule charges one, and the stored bytes, with the same headers and the same access-log
-line.
+WSGI environ with exactly what the full path would spend on it: the caller (anonymous, or a
+bearer token this process has verified already, whose account is read at every request), the
+view's access rule, one rate-limit hit, the data version (on Redis read in the hit's own round
+trip, see :mod:`web.versions`, else one indexed row; for a caller's own answer, their usage,
+what it was made from: their counters), the quota when the rule charges one, and the stored
+bytes, with the same headers and the same access-log line.
 
 Everything else goes down the full path, which answers it as it always does: a method other
 than GET, a request carrying ``Origin`` (CORS answers are flask-cors's), an ``Authorization``
@@ -95,10 +95,11 @@ class FastPath:
             raise Refused  # the full path's 401
         if user is not None:
             rule.authorise(user)  # the full path's 403, raised
-        if caching.current_version(entry.own, user, now) != entry.version:  # as the full path
-            raise Refused
         ip = environ.get("REMOTE_ADDR")
-        rate_headers = _count(app, environ, rule, user, ip)
+        counted = _count(app, environ, rule, user, ip)
+        seen = counted.seen if counted is not None else None
+        if caching.current_version(app, entry.own, user, now, seen) != entry.version:
+            raise Refused  # the full path makes it again, taking the count over
         if rule.quota:  # refused or failing, the full path takes the count over (see _count)
             quotas.consume_request(user, app.config, now)
         environ.pop(ratelimits.COUNTED, None)  # answered here: nothing to hand over
@@ -111,7 +112,8 @@ class FastPath:
             status, body = "200 OK", entry.body
             headers.append(("Content-Length", str(len(body))))
         headers.extend(hooks.common_headers(request_id))
-        headers.extend(rate_headers)
+        if counted is not None:
+            headers.extend(ratelimits.header_items(app, counted))
         path = environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8", "replace")
         code = int(status[:3])
         hooks.log_access("GET", path, code, started, ip, user.id if user else "-", request_id)
@@ -154,14 +156,15 @@ def _caller(claims):
     return user
 
 
-def _count(app, environ, rule, user, ip) -> list:
+def _count(app, environ, rule, user, ip):
     """One hit on ``rule``'s rate limit, handed to the full path should this request go there
-    (refused here, or by the quota); the rate-limit headers."""
+    (refused here, by the data version or by the quota): what it was counted against (None
+    with limits off)."""
     if not limiter.enabled:
-        return []
+        return None
     limit, key = rule.limit_value(app.config), rule.rate_key(user, ip)
     counted, allowed = ratelimits.count(app, rule.policy, limit, key)
     environ[ratelimits.COUNTED] = (counted, allowed)
     if not allowed:
         raise Refused
-    return ratelimits.header_items(app, counted)
+    return counted

@@ -33,6 +33,7 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 from redis.retry import Retry
 
 from errors import RateLimited
+from web import versions
 from web.extensions import limiter
 
 log = logging.getLogger("picks.ratelimits")
@@ -76,6 +77,9 @@ class Counted:
     key: tuple[str, ...]
     strategy: RateLimiter
     counts: tuple | None = None
+    #: What the hit read of the data version's copy on Redis, when it read it (see
+    #: :func:`web.versions.current`).
+    seen: tuple | None = None
 
     def window(self):
         """(reset epoch, remaining) of the counter after this request's hit."""
@@ -111,8 +115,18 @@ class Fallback:
 
 
 #: limits' acquire script for the sliding-window counter, returning the window's counts with the
-#: verdict: {acquired, previous count, previous TTL ms, current count, current TTL ms}.
+#: verdict: {acquired, previous count, previous TTL ms, current count, current TTL ms}; given
+#: the data version's three keys too (see :mod:`web.versions`), what they hold follows: the
+#: copy (or nil), how many changes are pending, the generation (or nil).
 ACQUIRE_AND_COUNT = """
+local function reply(counts)
+    if #KEYS == 5 then
+        counts[6] = redis.call('get', KEYS[3])
+        counts[7] = redis.call('zcard', KEYS[4])
+        counts[8] = redis.call('get', KEYS[5])
+    end
+    return counts
+end
 local limit = tonumber(ARGV[1])
 local expiry = tonumber(ARGV[2]) * 1000
 local amount = tonumber(ARGV[3])
@@ -127,7 +141,7 @@ local current_count = tonumber(redis.call('get', KEYS[2])) or 0
 current_ttl = math.max(tonumber(redis.call('pttl', KEYS[2])) or 0, 0)
 local weighted = math.floor(previous_count * previous_ttl / expiry) + current_count
 if amount > limit or weighted + amount > limit then
-    return {0, previous_count, previous_ttl, current_count, current_ttl}
+    return reply({0, previous_count, previous_ttl, current_count, current_ttl})
 end
 if redis.call('exists', KEYS[2]) == 1 then
     current_count = redis.call('incrby', KEYS[2], amount)
@@ -136,7 +150,7 @@ else
     current_count = amount
     current_ttl = expiry * 2
 end
-return {1, previous_count, previous_ttl, current_count, current_ttl}
+return reply({1, previous_count, previous_ttl, current_count, current_ttl})
 """
 
 
@@ -240,11 +254,14 @@ class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
             if isinstance(pool, ConnectionPool):
                 self.connections = ThreadConnections(pool)
 
-    def hit_counting(self, item, *identifiers, cost=1):
-        """``(acquired, counts)``: the hit and, on Redis, the window's counts it learnt (the
-        arguments of :func:`_window_stats`); None on other storages, which read them for free."""
+    def hit_counting(self, item, *identifiers, cost=1, version_keys=()):
+        """``(acquired, counts, seen)``: the hit and, on Redis, the window's counts it learnt
+        (the arguments of :func:`_window_stats`; None on other storages, which read them for
+        free) and, given ``version_keys``, what it read of the data version's copy (the
+        arguments of :meth:`web.versions.SharedVersion.current`), read only on a thread's own
+        connection (:func:`web.versions.init_app` gives the keys only then)."""
         if self.script is None:
-            return super().hit(item, *identifiers, cost=cost), None
+            return super().hit(item, *identifiers, cost=cost), None, None
         key = item.key_for(*identifiers)
         # The storage's own key layout, so stock reads and resets see the same counters.
         current = self.storage.prefixed_key(self.storage._current_window_key(key))
@@ -253,8 +270,8 @@ class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
         if self.connections is None:
             acquired, *counts = self.script(keys, arguments)
         else:
-            acquired, *counts = self._evalsha(keys, arguments)
-        return bool(acquired), tuple(counts)
+            acquired, *counts = self._evalsha([*keys, *version_keys], arguments)
+        return bool(acquired), tuple(counts[:4]), tuple(counts[4:]) or None
 
     def _evalsha(self, keys, arguments):
         """The script's reply on this thread's connection, loading it first where the server
@@ -313,6 +330,7 @@ def init_app(app) -> None:
         limiter._limiter = OneTripSlidingWindow(limiter.storage)
     app.extensions["rate_fallback"] = Fallback(app.config["RATELIMIT_STRATEGY"])
     app.extensions["rate_items"] = {}
+    versions.init_app(app, limiter._limiter if limiter.enabled else None)
 
 
 def _without_limiter_hooks(app) -> None:
@@ -356,21 +374,28 @@ def _on_storage(app, call):
         return strategy, call(strategy)
 
 
-def _hit(strategy, item, counter):
-    """``(acquired, counts)`` of one hit: the counts when the strategy learns them with it."""
+def _hit(strategy, item, counter, version_keys):
+    """``(acquired, counts, seen)`` of one hit: the counts when the strategy learns them with
+    it, and what it read of the data version's copy at ``version_keys`` (see
+    :meth:`OneTripSlidingWindow.hit_counting`)."""
     if isinstance(strategy, OneTripSlidingWindow):
-        return strategy.hit_counting(item, *counter)
-    return strategy.hit(item, *counter), None
+        return strategy.hit_counting(item, *counter, version_keys=version_keys)
+    return strategy.hit(item, *counter), None, None
 
 
 def count(app, policy: str, limit: str, key: str) -> tuple[Counted, bool]:
     """Count one request of ``app`` against ``policy``'s counter for ``key``: what it was
     counted against, and whether it is allowed. Needs no request context, so the fast path
-    (:mod:`web.fastpath`) counts the same way as every view."""
+    (:mod:`web.fastpath`) counts the same way as every view. On Redis the hit also reads the
+    data version's copy there (:mod:`web.versions`)."""
     item = _item(app, limit)
     counter = (app.config["RATELIMIT_KEY_PREFIX"], key, policy)
-    strategy, (allowed, counts) = _on_storage(app, lambda strategy: _hit(strategy, item, counter))
-    return Counted(policy, item, counter, strategy, counts), allowed
+    shared = app.extensions.get("shared_version")
+    version_keys = shared.keys if shared is not None else ()
+    strategy, (allowed, counts, seen) = _on_storage(
+        app, lambda strategy: _hit(strategy, item, counter, version_keys)
+    )
+    return Counted(policy, item, counter, strategy, counts, seen), allowed
 
 
 #: Where the fast path leaves ``(counted, allowed)`` of a hit it counted but did not answer (the
@@ -395,6 +420,7 @@ def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
         counted, allowed = count(app, policy, limit, key)
     if report or not allowed:
         g.rate_counted = counted
+    g.version_seen = counted.seen  # the view's cached answer checks its version by it
     if not allowed:
         try:
             reset_at = counted.window()[0]

@@ -1,0 +1,164 @@
+"""The data version's copy on Redis (``web/versions.py``): read with the rate-limit hit, so a
+cached answer needs no query; never older than the database once a change has committed, and
+never filled with what a change began after."""
+
+import os
+
+import pytest
+import redis
+
+from models import bump_data_version, data_version
+from store.database import db
+from tests.helpers import counted_queries, redis_commands_sent
+from web import versions
+
+REDIS = os.environ.get("RATELIMIT_STORAGE_URI", "")
+
+ON_REDIS = pytest.mark.skipif(
+    not REDIS.startswith("redis://"), reason="needs RATELIMIT_STORAGE_URI=redis://"
+)
+
+PATH = "/api/picks/today?date=2026-01-01"
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app(RATELIMIT_PUBLIC="1000 per minute")
+
+
+@pytest.fixture
+def shared(app):
+    return app.extensions["shared_version"]
+
+
+def held(shared) -> tuple:
+    """What Redis holds: the copy (an int or None), the pending changes, the generation."""
+    client = redis.Redis.from_url(REDIS)
+    value, pending, generation = shared.keys
+    copy = client.get(value)
+    return (
+        None if copy is None else int(copy),
+        client.zcard(pending),
+        int(client.get(generation) or 0),
+    )
+
+
+@ON_REDIS
+def test_a_cache_hit_reads_the_version_with_its_rate_limit_hit_and_no_query(app, shared):
+    client = app.test_client()
+    first = client.get(PATH)  # made, and the version read from the database left in Redis
+    with app.app_context():
+        assert held(shared)[:2] == (data_version(), 0)
+    with counted_queries() as queries, redis_commands_sent() as sent:
+        again = client.get(PATH)
+    assert again.status_code == 200 and again.get_data() == first.get_data()
+    assert queries == [] and len(sent) == 1
+
+
+@ON_REDIS
+def test_a_committed_change_drops_the_copy_and_the_next_request_sees_it(app, shared):
+    client = app.test_client()
+    client.get(PATH)
+    with app.app_context():
+        before, (copy, _, generation) = data_version(), held(shared)
+        assert copy == before
+        with db.atomic():
+            bump_data_version()
+            assert held(shared) == (None, 1, generation + 1)  # pending until it ends
+        assert held(shared) == (None, 0, generation + 2)  # told it committed
+        with counted_queries() as queries:
+            assert client.get(PATH).status_code == 200
+        assert any("data_version" in query for query in queries)  # asked the database
+        assert held(shared)[0] == data_version() == before + 1
+
+
+@ON_REDIS
+def test_while_a_change_is_pending_readers_ask_the_database_and_fill_nothing(app, shared):
+    with app.app_context():
+        stored = data_version()
+        with db.atomic():
+            bump_data_version()
+            generation = held(shared)[2]
+            # What a reader's hit would have read: an old copy, but the change pending.
+            assert shared.current((b"999", 1, str(generation).encode())) == stored + 1
+            assert held(shared)[0] is None
+        assert shared.current((None, 0, str(generation + 1).encode())) == stored + 1
+        assert held(shared)[0] == stored + 1  # filled once nothing was pending
+
+
+@ON_REDIS
+def test_a_reader_never_leaves_what_it_read_before_a_change_began(app, shared):
+    with app.app_context():
+        generation = held(shared)[2]
+        with db.atomic():
+            bump_data_version()  # begins after the reader saw no copy at ``generation``
+        assert shared.current((None, 0, str(generation).encode())) == data_version()
+        assert held(shared)[0] is None  # its fill was refused: the generation moved on
+
+
+@ON_REDIS
+def test_a_rolled_back_change_leaves_readers_on_the_database(app, shared):
+    with app.app_context():
+        stored = data_version()
+        with pytest.raises(RuntimeError), db.atomic():
+            bump_data_version()
+            raise RuntimeError("the change fails")
+        assert data_version() == stored
+        value, pending, generation = held(shared)
+        assert value is None and pending == 0  # its mark taken out as it rolled back
+        assert shared.current((None, pending, str(generation).encode())) == stored
+        assert held(shared)[0] == stored
+
+
+@ON_REDIS
+def test_a_change_outside_a_transaction_is_told_at_once(app, shared):
+    app.test_client().get(PATH)  # fills the copy
+    with app.app_context():
+        value, _, generation = held(shared)
+        assert value == data_version()
+        bump_data_version()
+        assert held(shared) == (None, 0, generation + 2) and data_version() == value + 1
+
+
+def test_each_database_has_its_own_copy(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    name = versions.database_name
+    assert name("sqlite:///picks.db") == name(f"sqlite:///{tmp_path}/picks.db")
+    assert name("sqlite:///picks.db") != name("sqlite:///other.db")
+    assert name("sqlite:///:memory:") is None
+    assert name("postgresql://a:secret@DB.example.com:5432/picks?sslmode=require") == name(
+        "postgres://b@db.example.com:5432/picks"
+    )
+    assert name("postgres://db.example.com/picks") == name("postgres://db.example.com:5432/picks")
+    assert name("postgres://db.example.com/picks") != name("postgres://db.example.com/staging")
+
+
+@ON_REDIS
+def test_a_request_the_version_sends_down_the_full_path_is_counted_once(app):
+    client = app.test_client()
+    remaining = [client.get(PATH).headers["X-RateLimit-Remaining"]]
+    with app.app_context(), db.atomic():
+        bump_data_version()  # the stored answer is now out of date
+    with counted_queries() as queries:
+        remaining.append(client.get(PATH).headers["X-RateLimit-Remaining"])
+    assert len(queries) > 1  # made again by the full path
+    remaining.append(client.get(PATH).headers["X-RateLimit-Remaining"])
+    assert remaining == ["999", "998", "997"]
+
+
+@ON_REDIS
+def test_a_process_counting_no_limits_still_tells_redis_of_its_changes(make_app):
+    """A worker serves nothing and may run with the limits off: the web's copy hears of its
+    changes all the same."""
+    app = make_app(RATELIMIT_ENABLED=False)
+    shared = app.extensions["shared_version"]
+    assert shared is not None
+    generation = held(shared)[2]
+    with app.app_context(), db.atomic():
+        bump_data_version()
+    assert held(shared)[1:] == (0, generation + 2)
+
+
+def test_without_redis_there_is_no_copy(make_app):
+    app = make_app(RATELIMIT_STORAGE_URI="memory://")
+    assert app.extensions["shared_version"] is None

@@ -9,11 +9,10 @@ refresh, ledger checkpoint and calibration run bumps in its own transaction. Eac
 the version from the database (one indexed row), or on Redis from its copy there in the
 rate-limit hit's own round trip (:mod:`web.versions`), before looking in its own process's
 cache, so an answer is never served after the data it was made from has changed, on any
-process. An
-answer also lives at most ``PUBLIC_MAX_AGE`` seconds, so what turns with the clock alone is never
-older than that; and one for a caller without premium access, which may hide a pick until its
-kick-off, lives only until the next kick-off of a match with such a pick, so a pick shows as soon
-as it may.
+process. An answer also lives at most ``PUBLIC_MAX_AGE`` seconds, so what turns with the clock
+alone is never older than that; and one for a caller without premium access, which may hide a
+pick until its kick-off, lives only until the next kick-off of a match with such a pick, so a
+pick shows as soon as it may.
 
 An answer made of the caller's own data (their quota usage) is the caller's own: keyed by their
 account too, and kept with what it was made from instead of the data version (for the usage,

@@ -258,8 +258,8 @@ class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
         """``(acquired, counts, seen)``: the hit and, on Redis, the window's counts it learnt
         (the arguments of :func:`_window_stats`; None on other storages, which read them for
         free) and, given ``version_keys``, what it read of the data version's copy (the
-        arguments of :meth:`web.versions.SharedVersion.current`), read only on a thread's own
-        connection (:func:`web.versions.init_app` gives the keys only then)."""
+        arguments of :meth:`web.versions.SharedVersion.current`), read on a thread's own
+        connection only: a Cluster client's script takes the limit's own keys alone (None)."""
         if self.script is None:
             return super().hit(item, *identifiers, cost=cost), None, None
         key = item.key_for(*identifiers)

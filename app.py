@@ -4,7 +4,6 @@ import os
 import time
 from importlib.metadata import version
 
-from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from clock import utcnow
@@ -29,7 +28,7 @@ def create_app(overrides=None):
     """
     overrides = dict(overrides or {})
     clock = overrides.pop("CLOCK", utcnow)
-    app = Flask(__name__, instance_relative_config=True)
+    app = hooks.App(__name__, instance_relative_config=True)
     app.config.update(config_from_env(os.environ, app.instance_path, overrides))
     app.config.update(
         API_TITLE="Sports Pick Service",

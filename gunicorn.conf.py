@@ -64,7 +64,7 @@ def on_starting(server):
     Not for a master re-executed to upgrade (USR2), whose parent's workers listen there on
     purpose, nor for sockets systemd hands over.
     """
-    if not (server.cfg.reuse_port and hasattr(socket, "SO_REUSEPORT")):
+    if not _workers_bind(server.cfg):
         return  # gunicorn binds without it, and fails itself on a port in use
     if "GUNICORN_PID" in os.environ or "LISTEN_FDS" in os.environ:
         return
@@ -76,10 +76,15 @@ def on_starting(server):
 def when_ready(server):
     """Say where the workers listen: with ``reuse_port`` the master binds nothing itself, and
     gunicorn's own "Listening at:" line is empty."""
-    if server.cfg.reuse_port and hasattr(socket, "SO_REUSEPORT"):
+    if _workers_bind(server.cfg):
         scheme = "https" if server.cfg.is_ssl else "http"
         places = ", ".join(_url(scheme, address) for address in server.cfg.address)
         server.log.info("Workers listen at: %s, each on a socket of its own", places)
+
+
+def _workers_bind(cfg) -> bool:
+    """Whether each worker binds a socket of its own (``reuse_port`` where the system has it)."""
+    return cfg.reuse_port and hasattr(socket, "SO_REUSEPORT")
 
 
 def _url(scheme, address) -> str:

@@ -58,14 +58,16 @@ class WithinInt32:
     at least 0, says "between 0 and 2147483647" of 10^20, not int32's lower bound."""
 
     def __init__(self, field):
-        self.ranges = [each for each in field.validators if isinstance(each, validate.Range)]
-        self.low = max([INT32[0], *(each.min for each in self.ranges if each.min is not None)])
-        self.high = min([INT32[1], *(each.max for each in self.ranges if each.max is not None)])
+        self.validators = field.validators  # made with every schema: the rest waits for a value
 
     def __call__(self, value) -> None:
-        outside = isinstance(value, int) and not INT32[0] <= value <= INT32[1]
-        if outside and all(_admits(each, value) for each in self.ranges):  # else theirs says it
-            raise ValidationError(f"Must be between {self.low} and {self.high}.")
+        if not isinstance(value, int) or INT32[0] <= value <= INT32[1]:
+            return
+        ranges = [each for each in self.validators if isinstance(each, validate.Range)]
+        if all(_admits(each, value) for each in ranges):  # else theirs says it
+            low = max([INT32[0], *(each.min for each in ranges if each.min is not None)])
+            high = min([INT32[1], *(each.max for each in ranges if each.max is not None)])
+            raise ValidationError(f"Must be between {low} and {high}.")
 
 
 class DuplicateName(ValueError):

@@ -429,9 +429,7 @@ def store(records) -> ImportSummary:
         changes = _updates(existing, record)
         if changes:
             if "kickoff_at" in changes:
-                changes["slug"] = Match.slug_for(
-                    record.home_team, record.away_team, changes["kickoff_at"]
-                )
+                changes["slug"] = slug  # the record's own, checked for clashes above
             Match.update(**changes, updated_at=now).where(Match.id == existing["id"]).execute()
             existing.update(changes)
             summary.matches_updated += 1

@@ -241,9 +241,9 @@ def recorded_until() -> tuple[datetime, str] | None:
     What the replay itself stores on a day is never later than that day, so a replay may go on
     from its last day, or later."""
     found = [
-        (_latest(LedgerEntry.select(fn.MAX(LedgerEntry.created_at))), "a ledger entry"),
+        (LedgerEntry.select(fn.MAX(LedgerEntry.created_at)).scalar(), "a ledger entry"),
         (
-            _latest(LedgerCheckpoint.select(fn.MAX(LedgerCheckpoint.published_at))),
+            LedgerCheckpoint.select(fn.MAX(LedgerCheckpoint.published_at)).scalar(),
             "a ledger checkpoint",
         ),
     ]
@@ -254,20 +254,12 @@ def recorded_until() -> tuple[datetime, str] | None:
     ):
         earlier = Case(None, [(Match.kickoff_at < made, Match.kickoff_at)], made)
         query = model.select(fn.MAX(earlier).python_value(made.python_value)).join(Match)
-        found.append((_latest(query), what))
+        found.append((query.scalar(), what))  # aware: the fields' own conversion
     played = Match.select(fn.MAX(Match.kickoff_at)).where(Match.status.in_(KICKED_OFF_STATUSES))
-    kickoff = _latest(played)
+    kickoff = played.scalar()
     found.append((kickoff + PLAYED_AFTER if kickoff is not None else None, "a result"))
     found = [(moment, what) for moment, what in found if moment is not None]
     return max(found, key=lambda item: item[0]) if found else None
-
-
-def _latest(query) -> datetime | None:
-    """The one aggregate ``query`` selects, as an aware datetime (None over no rows)."""
-    value = query.scalar()
-    if value is None:
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def _check_clock(now: datetime) -> None:

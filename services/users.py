@@ -49,7 +49,7 @@ def create(email, password, hasher: PasswordHasher, role=None, plan=None) -> tup
         user = User.by_email(email)
         created = user is None
         if created:
-            user = User(email=email, role="user", plan="free")
+            user = User(email=email)  # the model's default role and plan
         user.password_hash = hasher.hash(password)
         user.token_stamp = new_token_stamp()  # tokens issued before the new password end here
         user.role, user.plan = role or user.role, plan or user.plan

@@ -1,6 +1,7 @@
 """Connections: the one database proxy, opening SQLite or PostgreSQL with pools and timeouts,
 telling an unavailable database from a wrong statement, and read-only snapshots."""
 
+import functools
 import os
 import select
 import sqlite3
@@ -93,8 +94,9 @@ class TransactionEnds:
                 fn()
 
 
+@functools.cache
 def _ending(database_class):
-    """``database_class`` with :class:`TransactionEnds`."""
+    """``database_class`` with :class:`TransactionEnds` (made once per class)."""
     return type(database_class.__name__, (TransactionEnds, database_class), {})
 
 

@@ -36,7 +36,7 @@ from werkzeug.http import parse_etags, unquote_etag
 from werkzeug.wrappers import Response
 
 from services.premium import has_premium, next_unlock
-from web import versions
+from web import ratelimits, versions
 
 #: Headers of the view's own response that a cached answer replays.
 KEPT = ("Content-Type", "Content-Security-Policy")
@@ -57,11 +57,11 @@ class Entry(NamedTuple):
     own: object = None
 
 
-def current_version(app, own, viewer, now, seen):
+def current_version(app, own, viewer, now, counted):
     """The version an answer kept with ``own`` (see :class:`Entry`) must have been made at to be
-    served to ``viewer`` now: for the data version, ``seen`` is what the request's rate-limit
-    hit read of its copy on Redis, if it did (see :func:`web.versions.current`)."""
-    return versions.current(app, seen) if own is None else own(viewer, now)
+    served to ``viewer`` now: for the data version, through the request's rate-limit hit
+    ``counted`` (see :func:`web.versions.current`)."""
+    return versions.current(app, counted) if own is None else own(viewer, now)
 
 
 #: What the cache's ordered mapping spends on each entry besides its key and value: a slot of
@@ -173,7 +173,8 @@ def cached(view, variant=None, rule=None, own=None):
         else:
             key = own_key(request.environ, representation, now.date(), viewer.id)
         # Read before the data it versions (the rate-limit hit read it from Redis, if it did).
-        version = current_version(app, own, viewer, now, g.get("version_seen"))
+        counted = request.environ.get(ratelimits.HIT)
+        version = current_version(app, own, viewer, now, counted)
         cache = app.extensions["answer_cache"]
         entry = cache.get(key)
         if entry is None or entry.version != version or entry.expires <= now:

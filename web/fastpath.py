@@ -97,8 +97,7 @@ class FastPath:
             rule.authorise(user)  # the full path's 403, raised
         ip = environ.get("REMOTE_ADDR")
         counted = _count(app, environ, rule, user, ip)
-        seen = counted.seen if counted is not None else None
-        if caching.current_version(app, entry.own, user, now, seen) != entry.version:
+        if caching.current_version(app, entry.own, user, now, counted) != entry.version:
             raise Refused  # the full path makes it again, taking the count over
         if rule.quota:  # refused or failing, the full path takes the count over (see _count)
             quotas.consume_request(user, app.config, now)

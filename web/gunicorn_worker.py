@@ -116,7 +116,7 @@ def refusal(app, status, exc, req, addr, started) -> bytes | None:
     head = [
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
         "Connection: close",
-        "Content-Type: application/problem+json",
+        f"Content-Type: {problems.PROBLEM_JSON}",
         f"Content-Length: {len(body.encode())}",
         *(f"{name}: {value}" for name, value in hooks.common_headers(request_id)),
     ]

@@ -9,7 +9,7 @@ import secrets
 import sys
 import time
 
-from flask import current_app, g, request
+from flask import Flask, current_app, g, request
 
 from errors import SchemaOutdated
 from store import migrate
@@ -158,8 +158,6 @@ def init_app(app):
         for name, value in common_headers(request_id_):
             headers[name] = value
         headers.update(ratelimits.headers())
-        if request.method == "OPTIONS" and not response.is_streamed and not response.get_data():
-            del headers["Content-Type"]  # Flask's answer to OPTIONS has no body to have a type
         viewer = g.get("viewer")
         log_access(
             request.method,
@@ -176,3 +174,13 @@ def init_app(app):
     def close_database(_exc):
         if not db.is_closed():
             db.close()
+
+
+class App(Flask):
+    """Flask, whose own answer to OPTIONS (the methods a path allows, no body) carries no
+    ``Content-Type``: there is nothing for it to describe."""
+
+    def make_default_options_response(self):
+        response = super().make_default_options_response()
+        del response.headers["Content-Type"]
+        return response

@@ -12,9 +12,9 @@ def base_url() -> str:
     whatever the client sent: written into a problem type, the index or a cached prediction page
     they would point readers (or a shared cache's later readers) wherever the sender chose.
     """
-    configured = current_app.config["PUBLIC_BASE_URL"]
+    configured = configured_base(current_app.config)
     if configured:
-        return configured.rstrip("/")
+        return configured
     host = request.host.lower()
     name = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
     if request.scheme in ("http", "https") and name in current_app.config["ALLOWED_HOSTS"]:
@@ -26,5 +26,10 @@ def problem_type(name: str, config=None) -> str:
     """The URI naming a problem type: ``{base_url}/problems/<name>``. With ``config`` (an
     answer made outside any request: one the server refused before the app could read it), from
     ``PUBLIC_BASE_URL`` alone, else relative."""
-    base = base_url() if config is None else (config["PUBLIC_BASE_URL"] or "").rstrip("/")
+    base = base_url() if config is None else configured_base(config)
     return f"{base}/problems/{name}"
+
+
+def configured_base(config) -> str:
+    """``PUBLIC_BASE_URL`` without its trailing slash, or ``""`` when none is set."""
+    return (config["PUBLIC_BASE_URL"] or "").rstrip("/")

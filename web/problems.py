@@ -189,7 +189,7 @@ def problem(status, name, detail, *, errors=None, headers=None):
         response.headers.update(headers or {})
         return response
     body = document(status, name, detail, g.get("request_id"), errors=errors)
-    return json.dumps(body), status, {"Content-Type": "application/problem+json", **(headers or {})}
+    return json.dumps(body), status, {"Content-Type": PROBLEM_JSON, **(headers or {})}
 
 
 def title_of(status, name) -> str:

@@ -77,9 +77,10 @@ class Counted:
     key: tuple[str, ...]
     strategy: RateLimiter
     counts: tuple | None = None
-    #: What the hit read of the data version's copy on Redis, when it read it (see
-    #: :func:`web.versions.current`).
+    #: What the hit read of the data version's copy on Redis, when it read it, and the version
+    #: the request found from it, once found (see :func:`web.versions.current`).
     seen: tuple | None = None
+    version: int | None = None
 
     def window(self):
         """(reset epoch, remaining) of the counter after this request's hit."""
@@ -403,6 +404,10 @@ def count(app, policy: str, limit: str, key: str) -> tuple[Counted, bool]:
 #: count the request a second time.
 COUNTED = "picks.rate_counted"
 
+#: Where a request's hit is kept for its cached answer, which finds the data version through
+#: what the hit read (:func:`web.versions.current`): in the environ, which is the request's own.
+HIT = "picks.rate_hit"
+
 
 def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
     """Count one request against ``policy``'s counter for ``key``; RateLimited when over.
@@ -420,7 +425,7 @@ def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
         counted, allowed = count(app, policy, limit, key)
     if report or not allowed:
         g.rate_counted = counted
-    g.version_seen = counted.seen  # the view's cached answer checks its version by it
+    request.environ[HIT] = counted  # the view's cached answer finds its version through it
     if not allowed:
         try:
             reset_at = counted.window()[0]

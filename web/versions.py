@@ -158,13 +158,17 @@ class SharedVersion:
             )
 
 
-def current(app, seen) -> int:
-    """The data version for a request whose rate-limit hit read ``seen`` from Redis (None: it
-    read nothing, the database is asked)."""
+def current(app, counted) -> int:
+    """The data version for a request whose rate-limit hit was ``counted``
+    (:class:`web.ratelimits.Counted`, or None): from what the hit read of the copy on Redis,
+    found once per hit, so a request the fast path hands to the full path does not ask twice;
+    the database's when the hit read nothing."""
     shared = app.extensions.get("shared_version")
-    if shared is None or seen is None:
+    if shared is None or counted is None or counted.seen is None:
         return data_version()
-    return shared.current(seen)
+    if counted.version is None:
+        counted.version = shared.current(counted.seen)
+    return counted.version
 
 
 def init_app(app, strategy) -> None:

@@ -7,13 +7,13 @@ from importlib.metadata import version
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from clock import utcnow
-from config import config_from_env
+from config import ConfigError, config_from_env
 from schemas.ops import RESULT_SCHEMAS, result_component
-from services.accounts import PasswordHasher
-from services.explorer import ComparableIndex
-from services.health import Readiness
+from services.accounts.credentials import PasswordHasher
+from services.operations.health import Readiness
+from services.reads.explorer import ComparableIndex
 from store.database import db, open_database
-from web import cors, hooks, openapi, paths, problems, ratelimits, sessions
+from web import cors, hooks, openapi, paths, problems, ratelimits, sessions, wire
 from web.caching import AnswerCache
 from web.extensions import api
 from web.fastpath import FastPath
@@ -25,11 +25,19 @@ def create_app(overrides=None):
 
     ``overrides`` may also give ``CLOCK``, a callable answering the current UTC time, which the
     web layer reads instead of the system clock (tests freeze time with it).
+
+    A configuration refused raises ``config.ConfigError``, whose one line the entry points print
+    (wsgi.py, the worker); under the ``flask`` command, ``cli.unconfigured`` answers instead.
     """
     overrides = dict(overrides or {})
     clock = overrides.pop("CLOCK", utcnow)
     app = hooks.App(__name__, instance_relative_config=True)
-    app.config.update(config_from_env(os.environ, app.instance_path, overrides))
+    try:
+        app.config.update(config_from_env(os.environ, app.instance_path, overrides))
+    except ConfigError as error:
+        from cli import unconfigured
+
+        return unconfigured(app, error)
     app.config.update(
         API_TITLE="Sports Pick Service",
         API_VERSION=version("sports-pick-service"),
@@ -72,6 +80,7 @@ def create_app(overrides=None):
         )
     )
     hooks.init_app(app)
+    wire.init_app(app)
     cors.init_app(app)
     sessions.init_app(app)
     ratelimits.init_app(app)

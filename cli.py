@@ -1,7 +1,9 @@
 """Flask CLI commands (``flask --app app …``): the same services the API calls, for operators."""
 
+import functools
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -10,20 +12,90 @@ from pathlib import Path
 
 import click
 from flask import current_app
-from flask.cli import AppGroup
+from flask.cli import AppGroup, ScriptInfo
 from peewee import DatabaseError
 
+from config import ledger_key_name
 from engine import notes
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
 from errors import AppError, CommandError
 from schemas.auth import RegisterSchema
 from schemas.ops import OperationResultSchema
-from services import demo, imports, ledger, operations, replay, users
+from services.accounts import users
+from services.feeds import demo_world, imports, replay
+from services.forecasting import price_cubes
+from services.operations import jobs
+from services.record import signed_log
+from services.webhooks import sealing
 from store import migrate
 
 
 def _fail(error):
     raise click.ClickException(str(error)) from error
+
+
+#: Where an app whose configuration was refused keeps the refusal (see ``unconfigured``).
+REFUSED = "refused_configuration"
+
+
+def unconfigured(app, error):
+    """What ``create_app`` answers when the configuration is refused (``error``, a
+    ``config.ConfigError``).
+
+    The ``flask`` command loads the app to find its commands, and ``flask ledger new-key`` makes
+    the very key production may lack: so while it looks a command up it gets ``app``, bare, with
+    the command groups, in which the commands that need no configuration run and every other one
+    says ``error`` in one line, exit status 1, never a traceback. A command of Flask's own
+    (``run``, ``shell``, ``routes``) loading the app gets that same line; anywhere else
+    ``error`` is raised as it is.
+    """
+    context = click.get_current_context(silent=True)
+    if context is None or context.find_object(ScriptInfo) is None:
+        raise error
+    if context.parent is not None:
+        raise click.ClickException(str(error)) from None
+    app.extensions[REFUSED] = error
+    app.cli = RefusedCommands(error)
+    register_commands(app)
+    return app
+
+
+class Commands(AppGroup):
+    """A group of the app's commands. Each needs the app's configuration unless declared with
+    ``needs_config=False``: on an app whose configuration was refused (``unconfigured``) it says
+    the refusal instead of running."""
+
+    def command(self, *args, needs_config=True, **kwargs):
+        register = super().command(*args, **kwargs)
+        return lambda callback: register(_configured(callback) if needs_config else callback)
+
+
+def _configured(callback):
+    """``callback``, run only on an app whose configuration was accepted."""
+
+    @functools.wraps(callback)
+    def run(*args, **kwargs):
+        if (refused := current_app.extensions.get(REFUSED)) is not None:
+            raise click.ClickException(str(refused))
+        return callback(*args, **kwargs)
+
+    return run
+
+
+class RefusedCommands(AppGroup):
+    """The commands of an app whose configuration was refused: its own groups (``Commands``);
+    any other name (one an extension adds once configured, such as ``openapi``, or a typo) is
+    answered with the refusal, the reason it cannot be looked up."""
+
+    def __init__(self, error):
+        super().__init__()
+        self.error = error
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is None:
+            raise click.ClickException(str(self.error))
+        return command
 
 
 class Text(click.ParamType):
@@ -147,7 +219,7 @@ class StartDay(click.ParamType):
         return self.fail(f"{value!r} is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS.", param, ctx)
 
 
-@click.group("db", cls=AppGroup)
+@click.group("db", cls=Commands)
 def db_group():
     """The database."""
 
@@ -166,8 +238,16 @@ def db_init():
 
 
 def _upgrade():
-    for name in migrate.upgrade(current_app.config["DATABASE_URL"]):
+    applied = migrate.upgrade(current_app.config["DATABASE_URL"])
+    for name in applied:
         click.echo(f"applied {name}")
+    if migrate.FIRST_STEP in applied:
+        # A database older than the first step stored quotes before summaries existed.
+        price_cubes.summarise_missing()
+    # Webhook secrets stored in the clear: before step 005, or since by a process of that
+    # version still serving while the release ran. A step never has the key, so it is here.
+    if sealed := sealing.seal_plain(current_app.config["WEBHOOK_SECRETS_KEY"]):
+        click.echo(f"sealed {sealed} webhook signing secrets stored in the clear")
     click.echo("database ready")
 
 
@@ -181,7 +261,7 @@ def db_status():
         raise click.ClickException("migration steps pending: run `flask db upgrade`")
 
 
-@click.group("users", cls=AppGroup)
+@click.group("users", cls=Commands)
 def users_group():
     """Accounts."""
 
@@ -257,7 +337,7 @@ def users_update(email, role, plan, status):
     click.echo(f"updated {user.email} ({user.role}, {user.plan}, {user.status})")
 
 
-@click.group("data", cls=AppGroup)
+@click.group("data", cls=Commands)
 def data_group():
     """Fixtures, results and odds."""
 
@@ -281,7 +361,7 @@ def data_import(files):
             continue
         for row in summary.rejected:
             bar.echo(f"{row['file']}:{row['line']}: rejected: {row['reason']}", err=True)
-        bar.echo(f"{path}: {_describe(summary)}")
+        bar.echo(f"{path}: {_describe(summary)} (read as {summary.encoding})")
         total.add(summary)
     bar.update(done, sum(lines), "imported")
     bar.close()
@@ -314,17 +394,31 @@ def _describe(summary):
     help="Build the world again at this instant in an emptied database (refused when it holds "
     "imported leagues; users and the ledger go too).",
 )
-def data_demo(rebuild):
+@click.option(
+    "--if-empty",
+    is_flag=True,
+    help="Build it only in a database without leagues: one holding imported leagues is left as "
+    "it is (what make run does).",
+)
+def data_demo(rebuild, if_empty):
     """Build the demo world at the app clock's instant, its last days replayed live (picks,
     settlement, ledger checkpoints), then calibrate; a database that already holds it is kept."""
+    if rebuild and if_empty:
+        raise click.UsageError("--rebuild and --if-empty do not go together")
     now = current_app.extensions["clock"]()
-    if not rebuild and (matches := demo.present()):
+    if not rebuild and (matches := demo_world.present()):
         click.echo(f"demo world kept: {matches} matches (flask data demo --rebuild builds it anew)")
+        return
+    if if_empty and (others := demo_world.other_leagues()):
+        click.echo(
+            f"the database holds {len(others)} imported league{'' if len(others) == 1 else 's'} "
+            f"({', '.join(others)}): served as it is, without the demo world"
+        )
         return
     bar = Progress("replaying the demo world's last days")
     started = time.monotonic()
     try:
-        built = (demo.rebuild if rebuild else demo.build)(
+        built = (demo_world.rebuild if rebuild else demo_world.build)(
             now, current_app.config, progress=bar.update
         )
     except CommandError as error:
@@ -340,7 +434,7 @@ def data_demo(rebuild):
         _report(operation, full=False)
 
 
-@click.group("model", cls=AppGroup)
+@click.group("model", cls=Commands)
 def model_group():
     """The prediction model."""
 
@@ -355,12 +449,12 @@ def model_group():
 def model_backfill(rebuild):
     """Predict every match walk-forward, make the picks and settle what has finished."""
     bar = Progress("fitting weeks")
-    operation = operations.backfill(current_app.config, rebuild=rebuild, progress=bar.update)
+    operation = jobs.backfill(current_app.config, rebuild=rebuild, progress=bar.update)
     bar.close()
     _report(operation)
 
 
-@click.group("ops", cls=AppGroup)
+@click.group("ops", cls=Commands)
 def ops_group():
     """Operations, for a scheduler: the same work as the Operations API."""
 
@@ -369,7 +463,7 @@ def ops_group():
 @click.option("--last-days", type=click.IntRange(*SETTLEMENT_DAYS), default=7, show_default=True)
 def ops_settle(last_days):
     """Settle pending picks of matches from the last N days."""
-    _report(operations.settle(last_days, current_app.config))
+    _report(jobs.settle(last_days, current_app.config))
 
 
 @ops_group.command("calibrate")
@@ -378,7 +472,7 @@ def ops_settle(last_days):
 )
 def ops_calibrate(window_days):
     """Score the published probabilities of the last N days against the closing odds."""
-    _report(operations.calibrate(window_days, current_app.config))
+    _report(jobs.calibrate(window_days, current_app.config))
 
 
 @ops_group.command("refresh")
@@ -386,13 +480,13 @@ def ops_calibrate(window_days):
 def ops_refresh(match_id):
     """Refresh one open match's intelligence, prediction and pick."""
     try:
-        operation = operations.refresh(match_id, current_app.config)
+        operation = jobs.refresh(match_id, current_app.config)
     except AppError as error:
         _fail(CommandError(error.detail))
     _report(operation)
 
 
-@click.group("ledger", cls=AppGroup)
+@click.group("ledger", cls=Commands)
 def ledger_group():
     """The signed ledger of live picks."""
 
@@ -400,17 +494,28 @@ def ledger_group():
 @ledger_group.command("key")
 def ledger_key():
     """Print the public key that verifies the ledger's checkpoints."""
-    click.echo(ledger.signing_key(current_app.config).verifier_key)
+    click.echo(signed_log.signing_key(current_app.config).verifier_key)
 
 
-@ledger_group.command("new-key")
-@click.argument("name")
+@ledger_group.command("new-key", needs_config=False, with_appcontext=False)
+@click.argument("name", required=False)
 def ledger_new_key(name):
-    """Print a new signing key named NAME (e.g. your.host/ledger), for LEDGER_SIGNING_KEY."""
+    """Print a new signing key for LEDGER_SIGNING_KEY, named NAME (your.host/ledger; by default
+    after PUBLIC_BASE_URL's host, as a key made outside production is). Needs no configuration,
+    so it runs in production before any key is set. On a terminal, how to set it follows."""
+    name = name or ledger_key_name(os.environ.get("PUBLIC_BASE_URL"))
     try:
-        click.echo(notes.generate(name).encode())
+        key = notes.generate(name).encode()
     except notes.NoteError as error:
         _fail(CommandError(str(error)))
+    click.echo(key)
+    if sys.stdout.isatty():  # captured (KEY=$(flask … new-key)), the key is all there is
+        click.echo(
+            "Set it as LEDGER_SIGNING_KEY in the service's environment, as a secret (never in "
+            "the repository); `flask --app app ledger key` then prints the public key that "
+            "verifies the checkpoints it signs.",
+            err=True,
+        )
 
 
 @ledger_group.command("replay")
@@ -448,6 +553,30 @@ def ledger_replay(files, start, days, horizon_days, odds_lead_days):
         _fail(error)
 
 
+@click.group("webhooks", cls=Commands)
+def webhooks_group():
+    """Webhook endpoints' signing secrets."""
+
+
+@webhooks_group.command("rotate-key")
+def webhooks_rotate_key():
+    """Seal every stored webhook signing secret again under the newest key of
+    WEBHOOK_SECRETS_KEY (the first), once every process lists the new key first. It reports
+    how many moved; when none is left under an older key, the older keys may leave the list.
+    Secrets no key opens are named, left as they are, with exit status 1."""
+    rotation = sealing.rotate(current_app.config["WEBHOOK_SECRETS_KEY"])
+    click.echo(
+        f"resealed {rotation.resealed} webhook signing secrets under the newest key; "
+        f"{rotation.current} already were"
+    )
+    if rotation.unreadable:
+        ids = ", ".join(str(endpoint_id) for endpoint_id in rotation.unreadable)
+        raise click.ClickException(
+            f"no key of WEBHOOK_SECRETS_KEY opens the secrets of webhook endpoints {ids}: "
+            "add the key they were sealed under, or have their owners rotate them"
+        )
+
+
 def _report(operation: dict, full=True):
     """Print an operation's outcome (and its whole result when ``full``); a failure fails."""
     click.echo(f"operation {operation['id']} {operation['kind']}: {operation['status']}")
@@ -455,7 +584,7 @@ def _report(operation: dict, full=True):
         raise click.ClickException(operation["error"])
     if full:
         json.dump(
-            OperationResultSchema().dump(operations.result(operation["id"], current_app.config)),
+            OperationResultSchema().dump(jobs.result(operation["id"], current_app.config)),
             sys.stdout,
             indent=2,
         )
@@ -464,5 +593,13 @@ def _report(operation: dict, full=True):
 
 def register_commands(app):
     """Attach every command group to ``app``."""
-    for group in (db_group, users_group, data_group, model_group, ops_group, ledger_group):
+    for group in (
+        db_group,
+        users_group,
+        data_group,
+        model_group,
+        ops_group,
+        ledger_group,
+        webhooks_group,
+    ):
         app.cli.add_command(group)

@@ -2,8 +2,12 @@
 
 import os
 import secrets
+import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
+
+from cryptography.fernet import Fernet
 
 from engine import notes
 from enums import MARGIN_METHODS
@@ -20,6 +24,22 @@ MIN_SECRET_BYTES = 32
 
 #: The shortest token lifetime accepted, seconds (0 would mean tokens that never expire).
 MIN_TOKEN_SECONDS = 60
+
+#: The command that makes each secret production needs, said when one is missing or refused.
+SECRET_COMMANDS = {
+    "JWT_SECRET_KEY": 'python -c "import secrets; print(secrets.token_urlsafe(48))"',
+    "LEDGER_SIGNING_KEY": "flask --app app ledger new-key {name}",
+    "WEBHOOK_SECRETS_KEY": (
+        'python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
+    ),
+}
+
+
+class ConfigError(RuntimeError):
+    """A configuration the service refuses to start with. Its message is one line: each setting
+    that is wrong, why, and for a secret the command that makes one. The entry points say it as
+    that one line on stderr, with exit status 1, never a traceback."""
+
 
 #: Every setting the environment may give, with its default (None: none, or derived).
 DEFAULTS: dict[str, object] = {
@@ -54,7 +74,7 @@ DEFAULTS: dict[str, object] = {
     # The worker runs the schedule every minute: three missed minutes and health says so.
     "WORKER_MAX_SILENCE_SECONDS": 180,
     # The pick and rating rule (engine.picks), chosen on 2017/18-2018/19 and confirmed on each
-    # league's third season on by bench/ratings.py: see the README.
+    # league's third season on by bench/ratings.py: see docs/method.md, Ratings.
     "PICK_MIN_EDGE": 0.02,
     "PICK_MIN_GROWTH": 0.0,  # expected log growth of a Kelly stake, nats per bet
     "RATING_A_GROWTH": 0.0012,
@@ -69,7 +89,7 @@ DEFAULTS: dict[str, object] = {
     "ANSWER_CACHE_BYTES": 32 * 1024 * 1024,
     "ANSWER_CACHE_ENTRIES": 20_000,
     "PUBLIC_MAX_AGE": 30,
-    # The best calibrated on Pinnacle's closing lines (bench/margins.py): see the README.
+    # The best calibrated on Pinnacle's closing lines (bench/margins.py): docs/method.md.
     "MARGIN_METHOD": "power",
     # The worker: its queue (an SQLite file beside the database unless a redis:// URL is given),
     # its threads and the schedule of the jobs it runs (cron syntax, UTC).
@@ -89,6 +109,9 @@ DEFAULTS: dict[str, object] = {
     "WEBHOOK_POLL_SECONDS": 1.0,
     "WEBHOOK_LEASE_SECONDS": 60.0,
     "WEBHOOK_CONCURRENCY": 4,
+    # Fernet keys, newest first, sealing the endpoints' signing secrets in the database;
+    # generated once into the instance folder outside production.
+    "WEBHOOK_SECRETS_KEY": None,
     "LEDGER_SIGNING_KEY": None,  # generated once into the instance folder outside production
     "LEDGER_TSA_URL": None,  # an RFC 3161 time-stamping authority for the checkpoints
     "LEDGER_TSA_TIMEOUT": 10.0,
@@ -109,17 +132,22 @@ def as_bool(value) -> bool:
 
 def _typed(name, raw):
     default = DEFAULTS[name]
-    if isinstance(default, bool):
-        return as_bool(raw)
-    if isinstance(default, int):
-        return int(raw)
-    if isinstance(default, float):
-        return float(raw)
+    try:
+        if isinstance(default, bool):
+            return as_bool(raw)
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except ValueError:
+        kind = "a boolean" if isinstance(default, bool) else "a number"
+        raise ConfigError(f"{name} must be {kind} (got {raw!r})") from None
     return raw
 
 
 def config_from_env(environ, instance_path, overrides=None) -> dict:
-    """Configuration from ``environ``, then ``overrides``; files go in ``instance_path``."""
+    """Configuration from ``environ``, then ``overrides``; files go in ``instance_path``.
+    A setting refused raises ``ConfigError``."""
     settings = {
         name: _typed(name, environ[name]) if environ.get(name) not in (None, "") else default
         for name, default in DEFAULTS.items()
@@ -129,31 +157,31 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
     production = settings["APP_ENV"] == "production"
     if not settings["DATABASE_URL"]:
         settings["DATABASE_URL"] = f"sqlite:///{Path(instance_path) / 'app.db'}"
+    check_secrets(settings, production)
     if not settings["JWT_SECRET_KEY"]:
-        if production:
-            raise RuntimeError("JWT_SECRET_KEY must be set when APP_ENV=production")
         settings["JWT_SECRET_KEY"] = shared_secret(Path(instance_path) / "jwt-secret")
-    if production and len(settings["JWT_SECRET_KEY"].encode()) < MIN_SECRET_BYTES:
-        raise RuntimeError(
-            f"JWT_SECRET_KEY must be at least {MIN_SECRET_BYTES} bytes when APP_ENV=production"
-        )
     if not settings["LEDGER_SIGNING_KEY"]:
-        if production:
-            raise RuntimeError("LEDGER_SIGNING_KEY must be set when APP_ENV=production")
+        key_file = Path(instance_path) / "ledger-signing-key"
         settings["LEDGER_SIGNING_KEY"] = shared_secret(
-            Path(instance_path) / "ledger-signing-key",
+            key_file,
             lambda: notes.generate(ledger_key_name(settings["PUBLIC_BASE_URL"])).encode(),
         )
-    try:
-        notes.parse_signing_key(settings["LEDGER_SIGNING_KEY"])
-    except notes.NoteError as error:
-        raise RuntimeError(f"LEDGER_SIGNING_KEY is not a signing key: {error}") from None
+        if refused := signing_key_problem(settings["LEDGER_SIGNING_KEY"]):
+            raise ConfigError(f"{refused} (read from {key_file}: remove it to make a new one)")
+    if not settings["WEBHOOK_SECRETS_KEY"]:
+        key_file = Path(instance_path) / "webhook-secrets-key"
+        settings["WEBHOOK_SECRETS_KEY"] = shared_secret(
+            key_file, lambda: Fernet.generate_key().decode()
+        )
+        if refused := secrets_key_problem(settings["WEBHOOK_SECRETS_KEY"]):
+            raise ConfigError(f"{refused} (read from {key_file})")
+    settings["WEBHOOK_SECRETS_KEY"] = secrets_keys(settings["WEBHOOK_SECRETS_KEY"])
     if settings["ACCESS_TOKEN_EXPIRES"] < MIN_TOKEN_SECONDS:
-        raise RuntimeError(f"ACCESS_TOKEN_EXPIRES must be at least {MIN_TOKEN_SECONDS} seconds")
+        raise ConfigError(f"ACCESS_TOKEN_EXPIRES must be at least {MIN_TOKEN_SECONDS} seconds")
     if settings["PASSWORD_HASH_CONCURRENCY"] < 1:
-        raise RuntimeError("PASSWORD_HASH_CONCURRENCY must be at least 1")
+        raise ConfigError("PASSWORD_HASH_CONCURRENCY must be at least 1")
     if settings["MARGIN_METHOD"] not in MARGIN_METHODS:
-        raise RuntimeError(
+        raise ConfigError(
             f"MARGIN_METHOD must be one of {', '.join(MARGIN_METHODS)} "
             f"(got {settings['MARGIN_METHOD']!r})"
         )
@@ -161,50 +189,121 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
     settings["CORS_ORIGINS"] = cors_origins(settings["CORS_ORIGINS"])
     check_worker(settings, production)
     check_exports(settings)
-    settings["RATELIMIT_HEADERS_ENABLED"] = False  # ratelimits.headers() writes them all
     settings["RATELIMIT_KEY_PREFIX"] = "picks"
     settings["JWT_ACCESS_TOKEN_EXPIRES"] = settings["ACCESS_TOKEN_EXPIRES"]
     settings["MAX_CONTENT_LENGTH"] = 1024 * 1024
     return settings
 
 
+def check_secrets(settings, production: bool) -> None:
+    """Refuse the secrets production lacks or cannot trust, all of them in one message naming
+    each variable and the command that makes it: ``JWT_SECRET_KEY`` (set, and at least
+    ``MIN_SECRET_BYTES`` long), ``LEDGER_SIGNING_KEY`` (set, and a signing key) and
+    ``WEBHOOK_SECRETS_KEY`` (set, and Fernet keys). Outside production a missing one is made
+    into the instance folder instead."""
+    problems = []
+    secret = settings["JWT_SECRET_KEY"]
+    if production and not secret:
+        problems.append(
+            f"JWT_SECRET_KEY must be set when APP_ENV=production ({_making('JWT_SECRET_KEY')})"
+        )
+    elif production and len(secret.encode()) < MIN_SECRET_BYTES:
+        problems.append(
+            f"JWT_SECRET_KEY must be at least {MIN_SECRET_BYTES} bytes when APP_ENV=production "
+            f"(it has {len(secret.encode())}; {_making('JWT_SECRET_KEY')})"
+        )
+    key, making = settings["LEDGER_SIGNING_KEY"], _making("LEDGER_SIGNING_KEY", settings)
+    if key and (refused := signing_key_problem(key)):
+        problems.append(f"{refused} ({making})")
+    elif production and not key:
+        problems.append(f"LEDGER_SIGNING_KEY must be set when APP_ENV=production ({making})")
+    keys, making = settings["WEBHOOK_SECRETS_KEY"], _making("WEBHOOK_SECRETS_KEY")
+    if keys and (refused := secrets_key_problem(keys)):
+        problems.append(f"{refused} ({making})")
+    elif production and not keys:
+        problems.append(f"WEBHOOK_SECRETS_KEY must be set when APP_ENV=production ({making})")
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
+def signing_key_problem(key: str) -> str | None:
+    """Why ``key`` cannot be ``LEDGER_SIGNING_KEY``, or None when it can."""
+    try:
+        notes.parse_signing_key(key)
+    except notes.NoteError as error:
+        return f"LEDGER_SIGNING_KEY is not a signing key: {error}"
+    return None
+
+
+def secrets_keys(value) -> tuple[str, ...]:
+    """``WEBHOOK_SECRETS_KEY`` (comma-separated, or a list) as its keys, newest first."""
+    names = value.split(",") if isinstance(value, str) else value
+    return tuple(key.strip() for key in names if key.strip())
+
+
+def secrets_key_problem(value) -> str | None:
+    """Why ``value`` cannot be ``WEBHOOK_SECRETS_KEY``, or None when it can. A key is never
+    said back, only its place in the list."""
+    keys = secrets_keys(value)
+    if not keys:
+        return "WEBHOOK_SECRETS_KEY holds no key"
+    for place, key in enumerate(keys, 1):
+        try:
+            Fernet(key)
+        except ValueError:
+            return (
+                f"WEBHOOK_SECRETS_KEY must be Fernet keys, newest first, comma-separated: its key "
+                f"{place} of {len(keys)} is not 32 url-safe base64-encoded bytes"
+            )
+    return None
+
+
+def _making(name: str, settings=None) -> str:
+    """How to make the secret ``name``; the ledger key is named after the service's host
+    (``PUBLIC_BASE_URL``), or after a host to fill in while none is configured."""
+    base_url = settings["PUBLIC_BASE_URL"] if settings else None
+    host = urlparse(base_url).hostname if base_url else None
+    key_name = f"{host or 'your.host'}/ledger"
+    return f"make one with: {SECRET_COMMANDS[name].format(name=key_name)}"
+
+
 def check_worker(settings, production: bool) -> None:
     """Refuse worker and webhook settings that cannot work, or that open a hole in production;
     the retry schedule becomes a tuple of seconds."""
     if production and settings["WEBHOOK_ALLOW_PRIVATE"]:
-        raise RuntimeError("WEBHOOK_ALLOW_PRIVATE must not be set when APP_ENV=production")
+        raise ConfigError("WEBHOOK_ALLOW_PRIVATE must not be set when APP_ENV=production")
     schedule = settings["WEBHOOK_RETRY_SCHEDULE"]
     if isinstance(schedule, str):
         try:
             schedule = tuple(float(step) for step in schedule.split(","))
         except ValueError as exc:
-            raise RuntimeError(f"WEBHOOK_RETRY_SCHEDULE is not a list of seconds: {exc}") from exc
+            raise ConfigError(f"WEBHOOK_RETRY_SCHEDULE is not a list of seconds: {exc}") from exc
     if not schedule or any(step < 0 for step in schedule):
-        raise RuntimeError("WEBHOOK_RETRY_SCHEDULE needs at least one delay, none negative")
+        raise ConfigError("WEBHOOK_RETRY_SCHEDULE needs at least one delay, none negative")
     settings["WEBHOOK_RETRY_SCHEDULE"] = tuple(schedule)
     if settings["WEBHOOK_LEASE_SECONDS"] <= settings["WEBHOOK_TIMEOUT"]:
-        raise RuntimeError("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_TIMEOUT")
+        raise ConfigError("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_TIMEOUT")
     for name in ("WORKER_THREADS", "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_CONCURRENCY"):
         if settings[name] < 1:
-            raise RuntimeError(f"{name} must be at least 1")
+            raise ConfigError(f"{name} must be at least 1")
     if settings["WORKER_MAX_SILENCE_SECONDS"] < 60:  # the schedule runs once a minute
-        raise RuntimeError("WORKER_MAX_SILENCE_SECONDS must be at least 60")
+        raise ConfigError("WORKER_MAX_SILENCE_SECONDS must be at least 60")
 
 
 def check_exports(settings) -> None:
     """Refuse export stream bounds that would allow no export, or never cut a stalled one."""
     for name in ("EXPORT_STREAMS_PER_USER", "EXPORT_STREAMS_PER_PROCESS"):
         if settings[name] < 1:
-            raise RuntimeError(f"{name} must be at least 1")
+            raise ConfigError(f"{name} must be at least 1")
     if settings["EXPORT_SEND_TIMEOUT"] <= 0:
-        raise RuntimeError("EXPORT_SEND_TIMEOUT must be a positive number of seconds")
+        raise ConfigError("EXPORT_SEND_TIMEOUT must be a positive number of seconds")
 
 
 def app_env(value) -> str:
     """``APP_ENV`` normalised (``Production`` is ``production``); unknown values refused."""
     word = str(value).strip().lower()
     if word not in APP_ENVS:
-        raise RuntimeError(f"APP_ENV must be one of {', '.join(APP_ENVS)} (got {value!r})")
+        raise ConfigError(f"APP_ENV must be one of {', '.join(APP_ENVS)} (got {value!r})")
     return word
 
 
@@ -225,7 +324,7 @@ def cors_origins(value) -> tuple[str, ...]:
             continue
         parsed = urlparse(origin)
         if parsed.scheme not in ("http", "https") or not parsed.netloc or parsed.path:
-            raise RuntimeError(
+            raise ConfigError(
                 f"CORS_ORIGINS must list origins such as https://app.example or * (got {origin!r})"
             )
     return origins
@@ -257,3 +356,23 @@ def shared_secret(path: Path, make=lambda: secrets.token_urlsafe(48)) -> str:
     finally:
         draft.unlink()
     return path.read_text().strip()
+
+
+def main() -> None:
+    """``python -m config``: check the configuration this environment (and a ``.env`` file)
+    gives, by the rules the app starts with: one line saying so, or one line saying what is
+    refused and exit status 1. Nothing is written: secrets a development setup would make go
+    to a scratch folder."""
+    from dotenv import load_dotenv
+
+    load_dotenv()
+    with tempfile.TemporaryDirectory() as scratch:
+        try:
+            settings = config_from_env(os.environ, scratch)
+        except ConfigError as error:
+            sys.exit(f"Error: {error}")
+    print(f"configuration accepted (APP_ENV={settings['APP_ENV']})")
+
+
+if __name__ == "__main__":
+    main()

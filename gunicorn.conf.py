@@ -8,11 +8,38 @@ WEB_CONCURRENCY may start several workers.
 
 import errno
 import os
+import shlex
 import socket
+import subprocess
 import sys
 
 from gunicorn.util import is_ipv6
 
+
+def _check_configuration() -> None:
+    """Exit with status 1, the app's own one line said on stderr, when the app refuses this
+    environment's configuration (a secret missing in production…): before the master listens, or
+    starts a worker that would fail the same way (wsgi.py).
+
+    ``python -m config`` checks it in a process of its own, so the master imports none of the
+    service's modules (a reload, HUP, forks workers that import the code as it is then). Values
+    given with ``-e``/``--env`` reach the environment only after this file is read: with them
+    the workers check alone.
+    """
+    options = sys.argv[1:] + shlex.split(os.environ.get("GUNICORN_CMD_ARGS", ""))
+    if any(option.startswith(("-e", "--env")) for option in options):
+        return
+    checked = subprocess.run(
+        [sys.executable, "-m", "config"],
+        cwd=os.path.dirname(os.path.abspath(__file__)),
+        stdout=subprocess.DEVNULL,
+        check=False,
+    )
+    if checked.returncode:
+        sys.exit(1)
+
+
+_check_configuration()
 _shared_limits = not os.environ.get("RATELIMIT_STORAGE_URI", "memory://").startswith("memory://")
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"

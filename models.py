@@ -349,7 +349,9 @@ class Export(BaseModel):
 class WebhookEndpoint(BaseModel):
     """Where a Pro user or admin wants events delivered, and the secret that signs them.
 
-    During a rotation the previous secret signs too, until ``previous_secret_expires_at``.
+    During a rotation the previous secret signs too, until ``previous_secret_expires_at``. Both
+    are stored sealed (encrypted under ``WEBHOOK_SECRETS_KEY``, a Fernet token of 164 characters
+    for a ``whsec_`` secret), never as given.
     """
 
     id = SequenceField()
@@ -357,8 +359,8 @@ class WebhookEndpoint(BaseModel):
     url = CharField(max_length=2048)
     description = CharField(max_length=500, default="")
     events = JSONField()  # the event types it subscribes to
-    secret = CharField(max_length=64)
-    previous_secret = CharField(max_length=64, null=True)
+    secret = CharField(max_length=255)
+    previous_secret = CharField(max_length=255, null=True)
     previous_secret_expires_at = UTCDateTimeField(null=True)
     enabled = BooleanField(default=True)
     disabled_reason = TextField(null=True)
@@ -432,8 +434,8 @@ class LedgerEntry(BaseModel):
 
 class LedgerNode(BaseModel):
     """The hash (hex) of the ledger tree's perfect subtree of ``2^level`` leaves starting at leaf
-    ``position × 2^level``, for the levels ``services.ledger.STORED_LEVEL`` and up (smaller
-    ones are rehashed from their few leaves in ``LedgerEntry``): any root or proof is then
+    ``position × 2^level``, for the levels ``services.record.signed_log.STORED_LEVEL`` and up
+    (smaller ones are rehashed from their few leaves in ``LedgerEntry``): any root or proof is then
     O(log n) lookups. Keyed by one integer, ``address = position × 64 + level``
     (:func:`node_address`), so the key is the table itself (SQLite's rowid), not another index."""
 
@@ -476,8 +478,9 @@ LEDGER_TABLES = [LedgerEntry, LedgerNode, LedgerCheckpoint, LedgerSeal]
 
 
 class DataVersion(BaseModel):
-    """One counter that every change to matches, odds, predictions or picks bumps, in the
-    change's own transaction: cached answers are keyed by it, so none outlives the data."""
+    """One counter that moves whenever a transaction that changed the tables the cached answers
+    are made from (:data:`VERSIONED`) commits, in that transaction: cached answers are keyed by
+    it, so none outlives the data."""
 
     value = BigIntegerField(default=0)
 
@@ -498,26 +501,38 @@ def data_version() -> int:
     return row[0] if row else 0
 
 
-#: Who else keeps the data version (``web.versions.SharedVersion``, a copy on Redis), or None.
-_version_watch = None
+#: The tables the cached answers are made from: the matches with their leagues, teams, odds,
+#: predictions, picks and intelligence, and the latest ledger checkpoint and calibration run the
+#: track record shows. A transaction writing rows of any of them moves the data version.
+VERSIONED = (
+    League,
+    Team,
+    Match,
+    OddsQuote,
+    OddsSummary,
+    Prediction,
+    Pick,
+    MatchIntelligence,
+    Operation,
+    LedgerCheckpoint,
+)
 
 
-def watch_data_version(watch) -> None:
-    """Tell ``watch`` of every change of the data version from now on in this process (None:
-    nobody): ``watch.changing()`` before the new version is written, giving a token, and
-    ``watch.changed(token)`` once its transaction has ended (committed or rolled back); neither
-    may raise."""
-    global _version_watch
-    _version_watch = watch
+def watch_data_version(database, copy) -> None:
+    """Have ``database`` (a ``store.database.VersionedDatabase``) move the data version as every
+    transaction that wrote rows of the :data:`VERSIONED` tables commits, and tell ``copy`` of
+    each change (None: nobody keeps one): ``copy.changing()`` before the next version is
+    written, giving a token, and ``copy.changed(token)`` once its transaction has ended
+    (committed or rolled back); neither may raise."""
+    following = DataVersion.insert(id=1, value=1).on_conflict(
+        conflict_target=[DataVersion.id], update={DataVersion.value: DataVersion.value + 1}
+    )
+    statement = database.get_sql_context().sql(following).query()
+    database.versioning.watch((model._meta.table_name for model in VERSIONED), statement, copy)
 
 
 def bump_data_version() -> None:
-    """Mark the data as changed (call inside the transaction that changes it)."""
-    watch = _version_watch
-    token = watch.changing() if watch is not None else None
-    DataVersion.insert(id=1, value=0).on_conflict_ignore().execute()
-    DataVersion.update(value=DataVersion.value + 1).where(DataVersion.id == 1).execute()
-    if watch is not None:
-        ended = functools.partial(watch.changed, token)
-        db.after_rollback(ended)  # committed or not, the change is no longer pending
-        db.after_commit(ended)  # at once outside a transaction
+    """Say the data changed where the database cannot see it (rows of a table it does not
+    follow): in a transaction, the next version is written at once and told as the transaction
+    ends; outside one, at once. A write to the :data:`VERSIONED` tables needs no call."""
+    db.data_changed()

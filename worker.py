@@ -8,10 +8,10 @@ scheduler or locks of its own and needs Redis; Celery needs a broker and a beat 
 is far larger than two periodic jobs and an outbox need.
 
 What the queue holds is only what to do next; what must not be lost lives in the database:
-the outbox and its deliveries (``services.deliveries``), the scheduled runs
-(``services.schedule``). So a worker stopped at any moment loses nothing, and the queue may be
-an SQLite file only this worker reads (``WORKER_QUEUE_URL`` unset: beside an SQLite database, or
-in the instance folder) or a Redis shared by several workers (``redis://…``).
+the outbox and its deliveries (``services.webhooks.deliveries``), the scheduled runs
+(``services.operations.schedule``). So a worker stopped at any moment loses nothing, and the
+queue may be an SQLite file only this worker reads (``WORKER_QUEUE_URL`` unset: beside an SQLite
+database, or in the instance folder) or a Redis shared by several workers (``redis://…``).
 
 Every minute the consumer's scheduler enqueues two tasks:
 
@@ -35,7 +35,9 @@ from huey.exceptions import TaskLockedException
 from huey.storage import RedisExpireStorage
 
 from clock import utcnow
-from services import deliveries, schedule
+from config import ConfigError
+from services.operations import schedule
+from services.webhooks import deliveries
 from store import migrate
 from store.database import db
 
@@ -158,7 +160,10 @@ def main():
     load_dotenv()
     from app import create_app  # the composition root: settings, database, logging
 
-    app = create_app()
+    try:
+        app = create_app()
+    except ConfigError as error:  # one line the platform shows, not a traceback; exit status 1
+        raise SystemExit(f"Error: {error}") from None
     with app.app_context(), db.connection_context():
         missing = migrate.pending()
     if missing:  # its tasks would fail on what the schema lacks; the platform starts it again

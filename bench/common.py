@@ -1,6 +1,8 @@
 """What the benchmarks share: timing, the machine and commit measured, and gunicorn servers.
 
-Every benchmark runs as a module from the project's root: ``python -m bench.request_path``.
+Every benchmark runs as a module from the project's root: ``python -m bench.request_path``; with
+``--smoke`` it runs once at its smallest sizes, in one short round, to show it still runs (its
+figures marked as a smoke run, no goal judged). ``python -m bench.smoke`` runs every one so.
 """
 
 import os
@@ -23,6 +25,40 @@ FOOTBALL_DATA = Path(
 CONFIG = ROOT / "gunicorn.conf.py"
 START_TIMEOUT = 60  # seconds a server may take to answer
 
+SMOKE_HELP = (
+    "run once at the smallest sizes, in one short round, to show the benchmark still runs: "
+    "its figures are marked as a smoke run and no goal is judged"
+)
+#: The first line a smoke run prints, and the one a skipped smoke run prints instead.
+SMOKE_BANNER = (
+    "smoke run: the smallest sizes, one short round; its figures compare with no full run's"
+    " and no goal is judged"
+)
+SKIPPED = "smoke run skipped:"
+#: Columns of a football-data file holding every price the benchmarks read: Pinnacle's closing
+#: 1x2 and over/under 2.5 (the site quotes the latter from 2019/20 on).
+COMPLETE_FILE = ("PSCH", "PC>2.5")
+
+
+def parse_arguments(parser, **smallest):
+    """``parser``'s arguments with ``--smoke`` added to it. Under ``--smoke`` the options take
+    the values ``smallest`` gives (one given on the command line still wins), and the banner
+    says the figures are a smoke run's."""
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    known, _ = parser.parse_known_args()
+    if known.smoke:
+        parser.set_defaults(**smallest)
+    args = parser.parse_args()
+    if args.smoke:
+        print(SMOKE_BANNER, flush=True)
+    return args
+
+
+def skip_smoke(reason: str):
+    """End a smoke run that cannot be made here (not a failure): say why, exit 0."""
+    print(f"{SKIPPED} {reason}", flush=True)
+    sys.exit(0)
+
 
 def data_arguments(parser) -> None:
     """``--data`` (the football-data folder) and ``--database-url`` (a database the benchmark
@@ -31,16 +67,33 @@ def data_arguments(parser) -> None:
     parser.add_argument("--database-url")
 
 
+def data_files(parser, args) -> list[Path]:
+    """The CSV files of ``--data``, the parser's error if none. A smoke run takes one: the
+    smallest holding every price (else the smallest), and is skipped where there is none."""
+    files = sorted(args.data.glob("*.csv")) if args.data.is_dir() else []
+    if not files and args.smoke:
+        skip_smoke(f"no football-data set at {args.data} (--data or FOOTBALL_DATA_DIR)")
+    if not files:
+        parser.error(f"no CSV files in {args.data}")
+    if not args.smoke:
+        return files
+
+    def complete(path):
+        with path.open(encoding="utf-8-sig") as handle:
+            columns = handle.readline().strip().split(",")
+        return all(column in columns for column in COMPLETE_FILE)
+
+    return [min(files, key=lambda path: (not complete(path), path.stat().st_size, path.name))]
+
+
 @contextmanager
 def fresh_app(parser, args):
     """``(app, files)`` inside the app's context, on empty tables of ``--database-url`` (or a
-    temporary SQLite file), with the CSV files of ``--data`` (the parser's error if none)."""
+    temporary SQLite file), with the CSV files of ``--data`` (see ``data_files``)."""
     from app import create_app
     from store.schema import create_tables, drop_tables
 
-    files = sorted(args.data.glob("*.csv"))
-    if not files:
-        parser.error(f"no CSV files in {args.data}")
+    files = data_files(parser, args)
     with tempfile.TemporaryDirectory() as folder:
         url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"
         app = create_app(

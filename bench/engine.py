@@ -1,12 +1,13 @@
 """Benchmark of the pick engine on the whole shared football-data set.
 
-    .venv/bin/python -m bench.engine [--data DIR] [--database-url URL]
+    .venv/bin/python -m bench.engine [--data DIR] [--database-url URL] [--smoke]
 
 Prints import speed, backfill time, forecast quality against the Pinnacle closing line, CLV and
 ROI of the backfilled picks by rating, backtest latency and the settlement of 100,000 picks.
 Every speed figure stands beside a baseline measured in the same run on the same machine.
 Uses a fresh SQLite file in a temporary folder unless --database-url names a database it may
-wipe.
+wipe. ``--smoke``: one file (one season, so the quality is scored on every match of it), one run
+of each timing, the settlement of 1,000 picks.
 """
 
 import argparse
@@ -17,18 +18,21 @@ from datetime import timedelta
 import numpy as np
 from flask import current_app
 
-from bench.common import build_picks, data_arguments, fresh_app, timed
+from bench.common import build_picks, data_arguments, fresh_app, parse_arguments, timed
 from clock import utcnow
 from engine import calibration, metrics
 from engine import odds as odds_engine
 from engine.markets import MARKETS, outcome_indices
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import League, Match, MatchIntelligence, OddsQuote, Pick, Prediction
-from services import backtest, imports, odds, predictions, settlement
+from services.feeds import imports
+from services.forecasting import backtests, forecast, predictions, price_cubes
+from services.record import settling
 from store.database import db
 from store.schema import create_tables, drop_tables
 
 SETTLEMENT_PICKS = 100_000
+SMOKE_SETTLEMENT_PICKS = 1_000
 
 
 def bench_import(files):
@@ -73,8 +77,16 @@ def bench_backfill():
     )
 
 
-def _third_season_on():
-    """Match ids of each league's third season onwards (two seasons of history before them)."""
+def _scored_label(smoke):
+    """What ``_third_season_on`` takes, as the figures' lines say it."""
+    return "the smoke run's one season" if smoke else "each league's third season"
+
+
+def _third_season_on(smoke=False):
+    """Match ids of each league's third season onwards (two seasons of history before them); in
+    a smoke run, whose one file is one season, every match."""
+    if smoke:
+        return np.array(sorted(m for (m,) in Match.select(Match.id).tuples()), dtype=np.int64)
     seasons = {}
     for league_id, season in Match.select(Match.league, Match.season).distinct().tuples():
         seasons.setdefault(league_id, []).append(season)
@@ -94,7 +106,7 @@ def _third_season_on():
 def _pinnacle(match_ids, market, closing, method=None):
     """Pinnacle's de-margined line (by ``MARGIN_METHOD`` unless ``method`` says)."""
     method = method or current_app.config["MARGIN_METHOD"]
-    cube = odds.load(match_ids, closing=closing)[market]
+    cube = price_cubes.load(match_ids, closing=closing)[market]
     if "pinnacle" not in cube.bookmakers:
         return np.full((len(match_ids), len(MARKETS[market])), np.nan)
     return odds_engine.remove_margin(
@@ -104,7 +116,7 @@ def _pinnacle(match_ids, market, closing, method=None):
 
 def _pinnacle_prices(match_ids, market):
     """Pinnacle's closing prices of ``match_ids`` (NaN where it did not quote)."""
-    cube = odds.load(match_ids, closing=True)[market]
+    cube = price_cubes.load(match_ids, closing=True)[market]
     if "pinnacle" not in cube.bookmakers:
         return np.full((len(match_ids), len(MARKETS[market])), np.nan)
     return cube.prices[:, cube.bookmakers.index("pinnacle")]
@@ -139,11 +151,11 @@ def _stored_forecasts(match_ids, market):
     return {name: np.array(values, dtype=float) for name, values in rows.items()}
 
 
-def bench_quality():
+def bench_quality(smoke=False):
     """Forecast quality against de-margined Pinnacle closing odds on the same matches: each goal
     model alone, the chain the service publishes where no sharp line is quoted, the published
     forecast, and Pinnacle's pre-match line; per league for the ratings."""
-    match_ids = _third_season_on()
+    match_ids = _third_season_on(smoke)
     facts = {
         match_id: (home, away, code)
         for match_id, home, away, code in Match.select(
@@ -170,7 +182,7 @@ def bench_quality():
         method = current_app.config["MARGIN_METHOD"]
         print(
             f"{market} {name} / Pinnacle closing {name} ({method} margin removal), "
-            f"{rows.sum()} matches from each league's third season (closing {reference:.5f}):"
+            f"{rows.sum()} matches from {_scored_label(smoke)} (closing {reference:.5f}):"
         )
         for label, values in figures.items():
             value = score(values[rows], outcome[rows])
@@ -223,11 +235,11 @@ def bench_quality():
     )
 
 
-def bench_without_sharp_line():
+def bench_without_sharp_line(smoke=False):
     """The published forecast where no sharp pre-match line exists: every Pinnacle and market
     average pre-match quote is hidden (in a transaction rolled back afterwards) and the whole
     forecast runs again, so the goal chain is all it has."""
-    match_ids = _third_season_on()
+    match_ids = _third_season_on(smoke)
     facts = dict(Match.select(Match.id, Match.home_goals).tuples())
     away = dict(Match.select(Match.id, Match.away_goals).tuples())
     hg = np.array([facts[m] for m in match_ids], dtype=float)
@@ -238,7 +250,7 @@ def bench_without_sharp_line():
             .where(~OddsQuote.is_closing & OddsQuote.bookmaker.in_(["pinnacle", "market-average"]))
             .execute()
         )
-        fc = predictions.forecast(utcnow(), current_app.config)
+        fc = forecast.forecast(utcnow(), current_app.config)
         transaction.rollback()
     position = {match_id: row for row, match_id in enumerate(fc.match_id.tolist())}
     at = np.array([position[match_id] for match_id in match_ids])
@@ -257,19 +269,22 @@ def bench_without_sharp_line():
         print(f"  {market} {name} ratio {ratio:.4f} over {rows.sum()} matches (made by: {made})")
 
 
-def bench_refresh(runs=5):
-    """One match's refresh, which fits only its group's cut-off; baseline: the whole forecast
-    the refresh used to run (every group, every week)."""
+def bench_refresh(runs=5, code="E0"):
+    """One match's refresh (a fixture added after the last match of league ``code``), which fits
+    only its group's cut-off; baseline: the whole forecast the refresh used to run (every group,
+    every week)."""
     last = (
         Match.select(Match)
         .join(League)
-        .where(League.code == "E0")
+        .where(League.code == code)
         .order_by(Match.kickoff_at.desc())
         .first()
     )
     kickoff = last.kickoff_at + timedelta(days=70)
     fixture = MatchRecord(
-        league=LeagueRecord("E0", last.league.name, last.league.country, "top-flight"),
+        league=LeagueRecord(
+            code, last.league.name, last.league.country, last.league.competition_type
+        ),
         season="2024-25",
         kickoff_at=kickoff,
         home_team=last.home_team.name,
@@ -292,7 +307,7 @@ def bench_refresh(runs=5):
         for _ in range(runs)
     ]
     quick = Prediction.get((Prediction.match == match) & (Prediction.market == "1x2"))
-    full, baseline = timed(lambda: predictions.forecast(now, current_app.config))
+    full, baseline = timed(lambda: forecast.forecast(now, current_app.config))
     (row,) = np.flatnonzero(full.match_id == match.id)
     gap = max(
         abs(quick.probabilities[s] - full.output.published["1x2"][row, i])
@@ -312,10 +327,15 @@ def bench_refresh(runs=5):
     )
 
 
-def bench_picks():
+def _figure(value, spec) -> str:
+    """``value`` formatted, or a dash where it is None (too few picks for it: a smoke run's)."""
+    return "–" if value is None else format(value, spec)
+
+
+def bench_picks(smoke=False):
     """The backfilled picks by rating, as the track record reports them: all of them, and those
     of each league's third season on."""
-    later = set(_third_season_on().tolist())
+    later = set(_third_season_on(smoke).tolist())
     rows = list(
         Pick.select(
             Pick.match,
@@ -338,7 +358,7 @@ def bench_picks():
     method = current_app.config["MARGIN_METHOD"]
     for label, keep in (
         ("every season", np.ones(len(rows), dtype=bool)),
-        ("each league's third season on", np.isin(match_id, list(later))),
+        (_scored_label(smoke) + ("" if smoke else " on"), np.isin(match_id, list(later))),
     ):
         grouped = metrics.track_record_by(
             rating[keep], status[keep], *(column[keep] for column in numbers)
@@ -346,18 +366,19 @@ def bench_picks():
         print(f"backfilled picks by rating, {label} (avgClosingEv: {method} margin removal):")
         for key, f in grouped.items():
             print(
-                f"  {key}: {f['picks']:5d} picks, avg odds {f['avg_odds']:.2f}, hit rate "
-                f"{f['hit_rate']:.3f}, avg CLV {f['avg_clv']:+.4f}, avgClosingEv "
-                f"{f['avg_closing_ev']:+.4f} ± {f['avg_closing_ev_std_error']:.4f}, ROI "
-                f"{f['roi']:+.4f} ± {f['roi_std_error']:.4f}"
+                f"  {key}: {f['picks']:5d} picks, avg odds {_figure(f['avg_odds'], '.2f')}, hit "
+                f"rate {_figure(f['hit_rate'], '.3f')}, avg CLV {_figure(f['avg_clv'], '+.4f')}, "
+                f"avgClosingEv {_figure(f['avg_closing_ev'], '+.4f')} ± "
+                f"{_figure(f['avg_closing_ev_std_error'], '.4f')}, ROI "
+                f"{_figure(f['roi'], '+.4f')} ± {_figure(f['roi_std_error'], '.4f')}"
             )
 
 
 def bench_backtest(runs=31):
     """Median milliseconds of a backtest over every backfilled pick; baseline: loading them."""
-    load_times = [timed(backtest.pick_frame)[1] for _ in range(runs)]
-    run_times = [timed(backtest.run)[1] for _ in range(runs)]
-    picks = len(backtest.pick_frame()["pick_id"])
+    load_times = [timed(backtests.pick_frame)[1] for _ in range(runs)]
+    run_times = [timed(backtests.run)[1] for _ in range(runs)]
+    picks = len(backtests.pick_frame()["pick_id"])
     print(
         f"backtest over {picks} backfilled picks: median {statistics.median(run_times) * 1000:.1f}"
         f" ms (baseline, loading the picks alone: {statistics.median(load_times) * 1000:.1f} ms)"
@@ -365,11 +386,11 @@ def bench_backtest(runs=31):
     )
 
 
-def bench_settlement():
+def bench_settlement(picks=SETTLEMENT_PICKS):
     """Settle 100,000 pending picks; baseline: one UPDATE touching the same rows."""
     drop_tables()
     create_tables()
-    build_picks(SETTLEMENT_PICKS, utcnow() - timedelta(days=1))
+    build_picks(picks, utcnow() - timedelta(days=1))
     total = Pick.select().count()
 
     def baseline():
@@ -380,7 +401,7 @@ def bench_settlement():
 
     def settle():
         with db.atomic():
-            return settlement.settle_pending(current_app.config)
+            return settling.settle_pending(current_app.config)
 
     counts, seconds = timed(settle)
     print(
@@ -393,17 +414,20 @@ def bench_settlement():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     data_arguments(parser)
-    args = parser.parse_args()
+    args = parse_arguments(parser)
     with fresh_app(parser, args) as (_, files):
         print(f"database: {db.obj.__class__.__name__}; {len(files)} files from {args.data}")
         bench_import(files)
         bench_backfill()
-        bench_quality()
-        bench_without_sharp_line()
-        bench_refresh()
-        bench_picks()
-        bench_backtest()
-        bench_settlement()
+        bench_quality(args.smoke)
+        bench_without_sharp_line(args.smoke)
+        if args.smoke:  # the league of its one file
+            bench_refresh(runs=1, code=League.select(League.code).scalar())
+        else:
+            bench_refresh()
+        bench_picks(args.smoke)
+        bench_backtest(runs=1 if args.smoke else 31)
+        bench_settlement(SMOKE_SETTLEMENT_PICKS if args.smoke else SETTLEMENT_PICKS)
 
 
 if __name__ == "__main__":

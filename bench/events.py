@@ -1,15 +1,18 @@
 """Events: what the outbox costs the settlement of 100,000 live picks (its events written in the
 same transaction), and how fast one worker delivers events to a local receiver.
 
-    python -m bench.events [--database-url URL] [--picks 100000] [--events 3000]
+    python -m bench.events [--database-url URL] [--picks 100000] [--events 3000] [--rounds 3]
+        [--smoke]
 
 Prints each figure beside its baseline measured in the same run: the settlement without any
 endpoint subscribed (so no events are written), and plain HTTP POSTs to the same receiver.
+``--smoke``: 1,000 picks, 500 events, one round.
 """
 
 import argparse
 import http.client
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -19,12 +22,13 @@ from datetime import timedelta
 from pathlib import Path
 
 from app import create_app
-from bench.common import ROOT, commit, free_port, machine, timed
+from bench.common import ROOT, commit, free_port, machine, parse_arguments, stop_on_sigterm, timed
 from clock import utcnow
 from engine.markets import MARKETS
 from models import Delivery, Event, League, Match, OddsQuote, Pick, Team, User, WebhookEndpoint
-from services import deliveries, events, settlement
-from services.webhooks import new_secret
+from services.record import settling
+from services.webhooks import deliveries, events, sealing
+from services.webhooks.endpoints import new_secret
 from store.bulk import insert_rows
 from store.database import db
 from store.schema import create_tables, drop_tables
@@ -147,7 +151,10 @@ def bench_settlement(settings, picks: int, rounds: int):
     """Settle ``picks`` live picks with and without an endpoint subscribed, alternately."""
     user = world(picks)
     endpoint = WebhookEndpoint.create(
-        user=user, url="http://127.0.0.1:9/", events=["pick.settled"], secret=new_secret()
+        user=user,
+        url="http://127.0.0.1:9/",
+        events=["pick.settled"],
+        secret=sealing.seal(new_secret(), settings["WEBHOOK_SECRETS_KEY"]),
     )
     without, with_events = [], []
     for _ in range(rounds):
@@ -157,7 +164,7 @@ def bench_settlement(settings, picks: int, rounds: int):
 
             def settle():
                 with db.atomic():
-                    return settlement.settle_pending(settings)
+                    return settling.settle_pending(settings)
 
             counts, seconds = timed(settle)
             times.append(seconds)
@@ -183,7 +190,10 @@ def bench_settlement(settings, picks: int, rounds: int):
         f"fan-out of those events to one endpoint by the worker (not in the settling "
         f"transaction): {fanned:.2f} s, {written / fanned:,.0f} events/s"
     )
-    endpoint.delete_instance()
+    # Their events go with the endpoint, so the deliveries measured next are only their own.
+    with db.atomic():
+        endpoint.delete_instance()
+        Event.delete().execute()
 
 
 def bench_delivery(settings, count: int):
@@ -207,7 +217,7 @@ def bench_delivery(settings, count: int):
             user=user,
             url=f"http://127.0.0.1:{port}/hooks",
             events=["pick.settled"],
-            secret=new_secret(),
+            secret=sealing.seal(new_secret(), settings["WEBHOOK_SECRETS_KEY"]),
         )
         with db.atomic():
             events.emit(
@@ -255,8 +265,7 @@ def bench_delivery(settings, count: int):
             f"{rate / floor:.2f}; goal >= 200 events/s"
         )
     finally:
-        receiver.terminate()
-        receiver.wait()
+        stop(receiver)
 
 
 def worker_process(settings, count: int) -> float:
@@ -265,6 +274,7 @@ def worker_process(settings, count: int) -> float:
         **os.environ,
         "DATABASE_URL": settings["DATABASE_URL"],
         "JWT_SECRET_KEY": settings["JWT_SECRET_KEY"],
+        "WEBHOOK_SECRETS_KEY": ",".join(settings["WEBHOOK_SECRETS_KEY"]),  # sealed with it
         "WORKER_QUEUE_URL": settings["WORKER_QUEUE_URL"],
         "WEBHOOK_ALLOW_PRIVATE": "true",
         "LOG_LEVEL": "WARNING",
@@ -283,10 +293,19 @@ def worker_process(settings, count: int) -> float:
             time.sleep(0.05)
         last = time.monotonic()
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop(process)
     assert done == count, f"{done} of {count} delivered"
     return (count - first[1]) / max(last - first[0], 1e-9)
+
+
+def stop(process) -> None:
+    """Stop a process this benchmark started, killing it when it does not stop in time."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
 
 
 def post(port: int, body: bytes) -> None:
@@ -304,7 +323,8 @@ def main():
     parser.add_argument("--picks", type=int, default=100_000)
     parser.add_argument("--events", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = parse_arguments(parser, picks=1_000, events=500, rounds=1)
+    signal.signal(signal.SIGTERM, stop_on_sigterm)  # the receiver and the worker stop too
     print(f"commit {commit()}; {machine()}")
     with tempfile.TemporaryDirectory() as folder:
         url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"

@@ -1,7 +1,7 @@
 """What the ledger costs: settling 100,000 live picks with and without their outcome entries and
 checkpoint, and verifying a checkpoint against the previous one as the log grows.
 
-    python -m bench.ledger [--database-url URL] [--picks N]
+    python -m bench.ledger [--database-url URL] [--picks N] [--smoke]
 
 Goals: the ledger adds less than 1 s to the settlement of 100,000 picks; a consistency proof
 between two checkpoints is O(log n) hashes and stored-subtree lookups, so its cost hardly moves
@@ -9,7 +9,8 @@ while the log grows a thousandfold.
 
 Both settlements (without the ledger, with it) are the best of three runs, so neither side gains
 from the noise of a shared machine; the CPU time of this process is printed beside the wall time
-(the database's own work shows only in the wall time).
+(the database's own work shows only in the wall time). ``--smoke``: 1,000 picks, logs of 2,000 and
+20,000 entries, five timings of each proof.
 """
 
 import argparse
@@ -21,15 +22,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from app import create_app
-from bench.common import build_picks, commit, machine
+from bench.common import build_picks, commit, machine, parse_arguments
 from engine import merkle, notes
 from models import LedgerEntry, Pick
-from services import ledger, settlement
+from services.record import settling, signed_log
 from store.database import db
 from store.schema import create_tables, drop_tables
 from tools.verify_ledger import verify_consistency
 
 KICKOFF = datetime(2026, 3, 1, 15, 0, tzinfo=UTC)
+#: The log sizes a checkpoint is verified at, and the timings of each proof (median), in a full
+#: run and in a smoke run.
+SIZES, RUNS = (10_000, 100_000, 1_000_000), 201
+SMOKE_SIZES, SMOKE_RUNS = (2_000, 20_000), 5
 
 
 def reset() -> None:
@@ -40,8 +45,8 @@ def reset() -> None:
 def settle(settings, now):
     """One settlement operation: settle, then the ledger's checkpoint (none without entries)."""
     with db.atomic():
-        counts = settlement.settle_pending(settings, now=now)
-        ledger.checkpoint(now, settings)
+        counts = settling.settle_pending(settings, now=now)
+        signed_log.checkpoint(now, settings)
     return counts
 
 
@@ -58,7 +63,7 @@ class Ledgered:
 
     def __init__(self):
         self.wall = self.cpu = 0.0
-        self.inner = ledger.record_outcomes
+        self.inner = signed_log.record_outcomes
 
     def __call__(self, *args, **kwargs):
         result, wall, cpu = measured(lambda: self.inner(*args, **kwargs))
@@ -81,14 +86,14 @@ def bench_settlement(settings, total: int) -> None:
     with db.atomic():
         _, publishing, _ = measured(
             lambda: (
-                ledger.publish_new(match_ids, KICKOFF - timedelta(days=1), "bench"),
-                ledger.checkpoint(KICKOFF - timedelta(days=1), settings),
+                signed_log.publish_new(match_ids, KICKOFF - timedelta(days=1), "bench"),
+                signed_log.checkpoint(KICKOFF - timedelta(days=1), settings),
             )
         )
     # With the ledger, as often: each run settles the same picks again (reset to pending), so
     # appends another outcome entry per pick and a checkpoint.
     inside = Ledgered()
-    ledger.record_outcomes = inside
+    signed_log.record_outcomes = inside
     runs = []
     try:
         for _ in range(len(baseline)):
@@ -97,7 +102,7 @@ def bench_settlement(settings, total: int) -> None:
             counts, wall, cpu = measured(lambda: settle(settings, now))
             runs.append((wall, cpu, inside.wall, inside.cpu))
     finally:
-        ledger.record_outcomes = inside.inner
+        signed_log.record_outcomes = inside.inner
     entries = LedgerEntry.select().count()
     floor_wall = min(run[0] for run in baseline)
     floor_cpu = min(run[1] for run in baseline)
@@ -123,11 +128,11 @@ def bench_settlement(settings, total: int) -> None:
         + " (without, then with)"
     )
     print(f"  (publishing the same picks beforehand: {publishing:.2f} s; {entries:,} entries)")
-    size = ledger.size()
+    size = signed_log.size()
     previous = size - picks
     times = []
     for _ in range(21):
-        proof, seconds, _ = measured(lambda: ledger.consistency(previous, size))
+        proof, seconds, _ = measured(lambda: signed_log.consistency(previous, size))
         times.append(seconds)
     print(
         f"consistency proof {previous:,} -> {size:,} from the database: "
@@ -155,12 +160,12 @@ class Tree:
         ]
 
 
-def bench_verification() -> None:
+def bench_verification(sizes=SIZES, runs=RUNS) -> None:
     """A checkpoint verified against the previous one (1,000 entries earlier) as n grows."""
     print("checkpoint against the previous one (1,000 entries earlier), as the log grows:")
     print("  entries    proof hashes  lookups  make proof  verify proof")
     first = None
-    for size in (10_000, 100_000, 1_000_000):
+    for size in sizes:
         tree = Tree(size)
         old, new = size - 1000, size
         old_root = merkle.tree_root(old, tree.lookup)
@@ -169,12 +174,14 @@ def bench_verification() -> None:
         proof = merkle.consistency_proof(old, new, tree.lookup)
         lookups = tree.lookups
         make = median_time(
-            lambda tree=tree, old=old, new=new: merkle.consistency_proof(old, new, tree.lookup)
+            lambda tree=tree, old=old, new=new: merkle.consistency_proof(old, new, tree.lookup),
+            runs,
         )
         check = median_time(
             lambda old=old, new=new, a=old_root, b=new_root, p=proof: verify_consistency(
                 old, new, a, b, p
-            )
+            ),
+            runs,
         )
         assert verify_consistency(old, new, old_root, new_root, proof)
         first = first or (make, check)
@@ -197,7 +204,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url")
     parser.add_argument("--picks", type=int, default=100_000)
-    args = parser.parse_args()
+    args = parse_arguments(parser, picks=1_000)
     print(f"commit {commit()}; {machine()}")
     with tempfile.TemporaryDirectory() as folder:
         url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"
@@ -215,7 +222,10 @@ def main():
             create_tables()
             bench_settlement(app.config, args.picks)
             drop_tables()
-    bench_verification()
+    if args.smoke:
+        bench_verification(SMOKE_SIZES, SMOKE_RUNS)
+    else:
+        bench_verification()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Which margin removal is best calibrated: every method on Pinnacle's closing lines, no database.
 
-    .venv/bin/python -m bench.margins [--data DIR]
+    .venv/bin/python -m bench.margins [--data DIR] [--smoke]
 
 Parses the football-data CSVs with ``engine.footballdata.parse`` and de-margins Pinnacle's closing
 1x2 and over/under 2.5 prices of every played match with each method of ``engine.odds``. Prints,
@@ -12,6 +12,7 @@ band with its standard error, and each method's mean probability with the gap's 
 The calibration score of a method is χ² = Σ (gap / its standard error)² over the bands of both
 markets; the best calibrated method has the lowest. The choice is then checked on the earlier and
 the later half of the seasons apart, so it does not rest on one stretch of the data.
+``--smoke``: one file, so one season and no halves to check.
 """
 
 import argparse
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import FOOTBALL_DATA, commit
+from bench.common import FOOTBALL_DATA, commit, data_files, parse_arguments
 from engine import footballdata, metrics
 from engine.markets import MARKETS, outcome_indices
 from engine.odds import METHODS, remove_margin
@@ -34,10 +35,10 @@ BANDS = (
 )
 
 
-def load(folder: Path) -> dict:
+def load(files: list[Path]) -> dict:
     """Pinnacle's closing prices of every played match, per market, with results and seasons."""
     matches = []
-    for path in sorted(folder.glob("*.csv")):
+    for path in files:
         parsed = footballdata.parse(path.read_text(encoding="utf-8"))
         matches += [m for m in parsed.matches if m.home_goals is not None]
     matches.sort(key=lambda m: (m.kickoff_at, m.league.code, m.home_team))
@@ -58,7 +59,7 @@ def load(folder: Path) -> dict:
         "league": np.array([m.league.code for m in matches]),
         "outcome": outcome_indices(*goals),
         "prices": prices,
-        "files": len(list(folder.glob("*.csv"))),
+        "files": len(files),
     }
 
 
@@ -210,10 +211,8 @@ def best(report):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
-    args = parser.parse_args()
-    data = load(args.data)
-    if not data["files"]:
-        parser.error(f"no CSV files in {args.data}")
+    args = parse_arguments(parser)
+    data = load(data_files(parser, args))
     print(f"commit {commit()}; {data['files']} files from {args.data}")
     everything = np.ones(len(data["season"]), dtype=bool)
     report = evaluate(data, everything)
@@ -228,6 +227,9 @@ def main():
         + f"\nbest calibrated: {chosen}"
     )
     seasons = sorted(set(data["season"]))
+    if len(seasons) < 2:
+        print(f"one season ({seasons[0]}): no earlier and later halves to check the choice on")
+        return
     half = len(seasons) // 2
     for label, chosen_seasons in (
         (f"earlier seasons ({seasons[0]} to {seasons[half - 1]})", seasons[:half]),

@@ -1,17 +1,17 @@
 """How the pick and rating rule was chosen, and whether it holds: fair closing EV by rating.
 
-    .venv/bin/python -m bench.ratings [--data DIR] [--database-url URL]
+    .venv/bin/python -m bench.ratings [--data DIR] [--database-url URL] [--smoke]
 
 Imports the shared football-data set into a fresh database and runs the service's walk-forward
-forecast (``services.predictions.forecast``) with the configured ``MARGIN_METHOD``. For every
-match and market it takes the candidate pick (the selection with the largest edge, at least
-``PICK_MIN_EDGE``), its expected log growth and its data quality as the service computes them,
+forecast (``services.forecasting.forecast.forecast``) with the configured ``MARGIN_METHOD``.
+For every match and market it takes the candidate pick (the selection with the largest edge, at
+least ``PICK_MIN_EDGE``), its expected log growth and its data quality as the service computes them,
 and values it at the fair closing price: odds × the selection's closing probability − 1, the
 close (Pinnacle's, else the market average's, as settlement reads it) de-margined by power and
 by Shin, the two best calibrated methods of ``bench/margins.py``.
 
 The rule is **chosen** on the seasons before any league's third season (2017/18 and 2018/19)
-and **confirmed** on each league's third season on, the seasons the README reports. The choice:
+and **confirmed** on each league's third season on, the seasons docs/method.md reports. The choice:
 over a grid of thresholds on the expected log growth (the smallest that makes a pick, and those
 of ``A`` and ``B``; the quality thresholds stay as configured), the one whose weakest
 t-statistic among "C > 0", "B > C" and "A > B", under power and under Shin, is the largest,
@@ -21,6 +21,8 @@ rule of model 2.0.0 (edge 0.08 and 0.05), are printed beside it for comparison.
 Then the report users need, per rating and market on the confirmation seasons with the
 configured rule: picks, mean odds, fair closing EV under power and Shin with standard errors,
 realised ROI with its standard error, and the share of picks by price band.
+
+``--smoke``: one file, whose one season stands for both the choice and the confirmation.
 """
 
 import argparse
@@ -29,13 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.common import commit, data_arguments, fresh_app
+from bench.common import commit, data_arguments, fresh_app, parse_arguments
 from clock import utcnow
 from engine import metrics, picks
 from engine import odds as odds_engine
 from engine.markets import outcome_indices
 from models import League, Match
-from services import imports, odds, predictions
+from services.feeds import imports
+from services.forecasting import forecast, price_cubes
 from store.database import db
 
 SCORED_MARKETS = ("1x2", "ou25")
@@ -80,9 +83,10 @@ class Candidates:
         )
 
 
-def candidates(settings) -> Candidates:
-    """The candidate picks of every finished match, from the service's own forecast."""
-    fc = predictions.forecast(utcnow(), settings)
+def candidates(settings, smoke=False) -> Candidates:
+    """The candidate picks of every finished match, from the service's own forecast (in a smoke
+    run, its one season both chooses and confirms)."""
+    fc = forecast.forecast(utcnow(), settings)
     facts = {
         match_id: (code, season)
         for match_id, code, season in Match.select(Match.id, League.code, Match.season)
@@ -96,7 +100,9 @@ def candidates(settings) -> Candidates:
         seasons = sorted(set(season[league == code].tolist()))
         report |= (league == code) & np.isin(season, seasons[2:])
     choice = season < min(season[report]) if report.any() else np.zeros_like(report)
-    closing = odds.load(fc.match_id, closing=True, only_listed=False)
+    if smoke:
+        report = choice = np.ones_like(report)
+    closing = price_cubes.load(fc.match_id, closing=True, only_listed=False)
     columns = {name: [] for name in ("market", "row", "odds", "edge", "growth", "quality", "won")}
     fair = {method: [] for method in METHODS}
     for market in SCORED_MARKETS:
@@ -139,7 +145,7 @@ class Rule:
     b: float
 
     def label(self) -> str:
-        """How the README writes it."""
+        """How docs/method.md writes it."""
         if self.measure == "growth":
             return (
                 f"growth: pick ≥ {self.minimum:g}, B ≥ {self.b:g}, A ≥ {self.a:g} (edge ≥ 0.02 too)"
@@ -217,7 +223,7 @@ def print_by_rating(c: Candidates, rule: Rule, settings, title):
 
 
 def print_report(c: Candidates, rule: Rule, settings):
-    """The per rating and market table the README shows (confirmation seasons)."""
+    """The per rating and market table docs/method.md shows (confirmation seasons)."""
     kept, rating = rule.apply(c, settings)
     print(
         "\n| market | rating | picks | mean odds | fair closing EV, power | fair closing EV, Shin "
@@ -244,12 +250,12 @@ def print_report(c: Candidates, rule: Rule, settings):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     data_arguments(parser)
-    args = parser.parse_args()
+    args = parse_arguments(parser)
     with fresh_app(parser, args) as (app, files):
         settings = app.config
         for path in files:
             imports.import_file(path)
-        c = candidates(settings)
+        c = candidates(settings, args.smoke)
         db.close()
     print(
         f"commit {commit()}; {len(files)} files; MARGIN_METHOD={settings['MARGIN_METHOD']}; "

@@ -2,7 +2,8 @@
 
     .venv/bin/python -m bench.request_path [--mode redis|memory|both] [--rounds N] [--duration S]
         [--warmup S] [--connections N] [--threads N] [--workers N] [--load auto|wrk|python]
-        [--no-install] [--database-url URL] [--redis-url URL] [--only TEXT ...]
+        [--no-install] [--database-url URL] [--redis-url URL] [--only TEXT ...] [--proxy]
+        [--smoke]
 
 Builds the demo world in a fresh SQLite file (or in --database-url, which it wipes), creates a
 Pro user and an admin, then serves the project with gunicorn.conf.py and, under the very same
@@ -16,6 +17,17 @@ Each target is measured in ``--rounds`` rounds (the bare routes, then the target
 connections, and its line gives the medians, the range of the ratio and the highest p99: with
 several workers, how a load's keep-alive connections happen to spread over them moves a single
 run by a tenth either way.
+
+``--proxy``: each target is also loaded through the shipped reverse proxy (nginx with
+``deploy/nginx.conf``, as ``tools.nginx`` runs it) in front of the same service, in the same
+round, right after it is loaded directly: its req/s, p50 and p99 make the columns after the
+direct ones. No goal is judged on them.
+
+``--smoke``: the demo world's matches and odds alone (``services.feeds.demo_world.load``, no
+replayed days), memory mode only, one round of 1 s runs without warm-up, wrk only if it is already
+installed (the Redis mode, when asked for, on db 4), through the proxy too where nginx is
+installed; no goal judged, and it fails when a target answers anything but 2xx or 304 (or 404
+or 405 at warm-up: not served yet).
 """
 
 import argparse
@@ -42,7 +54,9 @@ from typing import NamedTuple
 from unittest import mock
 
 import redis
+from cryptography.fernet import Fernet
 
+from app import create_app
 from bench.common import (
     CONFIG,
     ROOT,
@@ -50,13 +64,16 @@ from bench.common import (
     commit,
     free_port,
     machine,
+    parse_arguments,
     start_gunicorn,
     stop_on_sigterm,
 )
 from engine import notes
 from models import Match, Pick
+from services.feeds import demo_world
 from store.database import db, open_database
 from store.schema import drop_tables
+from tools import nginx
 
 
 class Goal(NamedTuple):
@@ -387,14 +404,20 @@ def flask_cli(environment, *arguments) -> str:
     return finished.stdout
 
 
-def build_database(url, environment, password) -> int:
-    """Wipe ``url``, build the demo world and the accounts; a match id with picks."""
+def build_database(url, environment, password, smoke=False) -> int:
+    """Wipe ``url``, build the demo world (in a smoke run its matches and odds alone) and the
+    accounts; a match id with picks."""
     db.initialize(open_database(url))
     drop_tables()  # a --database-url may hold anything: start from nothing, as a fresh file does
     db.close()
     started = time.perf_counter()
     flask_cli(environment, "db", "init")
-    flask_cli(environment, "data", "demo")
+    if smoke:
+        app = create_app({"DATABASE_URL": url, "JWT_SECRET_KEY": environment["JWT_SECRET_KEY"]})
+        with app.app_context():
+            demo_world.load(app.extensions["clock"]())
+    else:
+        flask_cli(environment, "data", "demo")
     for email, role, plan in ACCOUNTS.values():
         flask_cli(
             environment,
@@ -480,11 +503,25 @@ def goal_met(goal, summary) -> str:
 
 
 class Round(NamedTuple):
-    """One round of a target: the bare route, the same-size bare route, then the target."""
+    """One round of a target: the bare route, the same-size bare route, then the target (and
+    with ``--proxy`` the target again, through the proxy)."""
 
     bare: Result
     sized: Result
     target: Result
+    proxied: Result | None = None
+
+
+class Proxied(NamedTuple):
+    """A target's rounds through the proxy: the median req/s and p50, the highest p99, every
+    failure."""
+
+    rate: float
+    p50_ms: float
+    p99_ms: float
+    bad: int
+    statuses: dict[str, int]
+    errors: int
 
 
 class Summary(NamedTuple):
@@ -504,13 +541,16 @@ class Summary(NamedTuple):
     errors: int
 
 
-def measure_round(load, url, headers, bare_base, size, args) -> Round:
+def measure_round(load, url, headers, bare_base, size, args, proxied_url=None) -> Round:
     """The bare routes, then the target, right after each other: each ratio compares runs a few
     seconds apart, so a machine that speeds up or slows down moves both. Each run opens its
-    connections anew, so each round is a new draw of how they spread over the workers."""
+    connections anew, so each round is a new draw of how they spread over the workers. With
+    ``proxied_url``, the target once more through the proxy."""
     bare = load.run(f"{bare_base}/", {}, args.duration)
     sized = load.run(f"{bare_base}/sized/{size}", {}, args.duration)
-    return Round(bare, sized, load.run(url, headers, args.duration))
+    target = load.run(url, headers, args.duration)
+    proxied = load.run(proxied_url, headers, args.duration) if proxied_url else None
+    return Round(bare, sized, target, proxied)
 
 
 def summarise(rounds) -> Summary:
@@ -535,22 +575,42 @@ def summarise(rounds) -> Summary:
     )
 
 
+def summarise_proxied(rounds) -> Proxied | None:
+    """The rounds' runs through the proxy as the table's columns (None without the proxy)."""
+    runs = [one.proxied for one in rounds if one.proxied is not None]
+    if not runs:
+        return None
+    statuses = Counter()
+    for run in runs:
+        statuses.update(run.statuses)
+    return Proxied(
+        rate=statistics.median(run.rate for run in runs),
+        p50_ms=statistics.median(run.p50_ms for run in runs),
+        p99_ms=max(run.p99_ms for run in runs),
+        bad=sum(run.bad for run in runs),
+        statuses=dict(statuses),
+        errors=sum(run.errors for run in runs),
+    )
+
+
 def warm_up(load, url, headers, seconds):
     """Load ``url`` for ``seconds`` and forget the figures: first requests pay for imports."""
     if seconds:
         load.run(url, headers, seconds)
 
 
-def measure_mode(mode, args, load, database_url, password, match_id, folder):
-    """Serve the project and the bare app in one configuration, load each target, print."""
+def measure_mode(mode, args, load, database_url, password, match_id, folder) -> list[str]:
+    """Serve the project and the bare app in one configuration, load each target, print;
+    returns what failed (a target answering other than 2xx or 304, a socket error)."""
     storage = args.redis_url if mode == "redis" else "memory://"
+    failures = []
     if mode == "redis":
         try:
             # db 15 by default: a benchmark's counts never meet the tests' (db 0)
             redis.Redis.from_url(storage, socket_timeout=5).flushdb()
         except redis.RedisError as error:
             print(f"\n== redis: skipped, {storage} does not answer ({error})")
-            return
+            return failures
     base_environment = {
         **os.environ,
         **UNTHROTTLED,
@@ -558,6 +618,7 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
         "DATABASE_URL": database_url,
         "JWT_SECRET_KEY": args.jwt_secret,
         "LEDGER_SIGNING_KEY": args.ledger_key,  # production refuses to start without one
+        "WEBHOOK_SECRETS_KEY": args.webhook_key,  # … or this one
         "RATELIMIT_STORAGE_URI": storage,
         "LOG_LEVEL": "WARNING",  # one access line per request would measure the logging
         "HOST": "127.0.0.1",
@@ -583,6 +644,11 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
         wait_until_up(service_base, "/", service, service_log)
         wait_until_up(bare_base, "/", bare, bare_log)
         tokens = login(service_base, password)
+        proxy_base = None
+        if args.proxy:
+            proxy = stack.enter_context(nginx.serving(f"127.0.0.1:{service_env['PORT']}"))
+            proxy_base = proxy.base
+            print(f"proxy: {nginx.version()} with deploy/nginx.conf in front of the service")
 
         warm_up(load, f"{bare_base}/", {}, args.warmup)
         baseline = load.run(f"{bare_base}/", {}, args.duration)
@@ -591,10 +657,11 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
             f"p99 {baseline.p99_ms:.1f} ms, non-2xx {baseline.bad}, errors {baseline.errors}"
         )
         width = max(len(target.label) for target in args.targets)
+        through = f"  {'proxy':>8}  {'p50 ms':>7}  {'p99 ms':>7}" if proxy_base else ""
         print(
-            f"{'target':<{width}}  {'bytes':>6}  {'req/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}  "
-            f"{'bare':>7}  {'ratio':>6}  {'range':>9}  {'sized':>7}  {'ratio':>6}  {'non-2xx':>8}  "
-            f"{'goal':<28}  met"
+            f"{'target':<{width}}  {'bytes':>6}  {'req/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}"
+            f"{through}  {'bare':>7}  {'ratio':>6}  {'range':>9}  {'sized':>7}  {'ratio':>6}  "
+            f"{'non-2xx':>8}  {'goal':<28}  met"
         )
         notes = []
         for target in args.targets:
@@ -607,27 +674,49 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
             if not (200 <= status < 300 or status == 304):
                 detail = body.get("detail") if isinstance(body, dict) else body
                 notes.append(f"{target.label}: warm-up answered {status}: {detail}")
+                failures.append(notes[-1])
             size = len(
                 request(service_base, "GET", path, token=tokens.get(target.token), raw=True)[1]
             )
             warm_up(load, f"{service_base}{path}", headers, args.warmup)
+            proxied_url = f"{proxy_base}{path}" if proxy_base else None
+            if proxied_url:
+                warm_up(load, proxied_url, headers, args.warmup)
             rounds = [
-                measure_round(load, f"{service_base}{path}", headers, bare_base, size, args)
+                measure_round(
+                    load, f"{service_base}{path}", headers, bare_base, size, args, proxied_url
+                )
                 for _ in range(args.rounds)
             ]
-            summary = summarise(rounds)
+            summary, proxied = summarise(rounds), summarise_proxied(rounds)
+            through = (
+                f"  {proxied.rate:>8,.0f}  {proxied.p50_ms:>7.1f}  {proxied.p99_ms:>7.1f}"
+                if proxied
+                else ""
+            )
             print(
                 f"{target.label:<{width}}  {size:>6}  {summary.rate:>8,.0f}  "
-                f"{summary.p50_ms:>7.1f}  {summary.p99_ms:>7.1f}  {summary.bare:>7,.0f}  "
+                f"{summary.p50_ms:>7.1f}  {summary.p99_ms:>7.1f}{through}  {summary.bare:>7,.0f}  "
                 f"{summary.ratio:>6.2f}  {summary.ratios:>9}  {summary.sized:>7,.0f}  "
-                f"{summary.sized_ratio:>6.2f}  {summary.bad:>8}  "
-                f"{goal_text(target.goal):<28}  {goal_met(target.goal, summary)}"
+                f"{summary.sized_ratio:>6.2f}  {summary.bad:>8}  {goal_text(target.goal):<28}  "
+                f"{'not judged' if args.smoke else goal_met(target.goal, summary)}"
             )
             if summary.bad:
                 codes = ", ".join(f"{code} x{count}" for code, count in summary.statuses.items())
                 notes.append(f"{target.label}: {summary.bad} answers not 2xx/304 ({codes})")
+                failures.append(notes[-1])
             if summary.errors:
                 notes.append(f"{target.label}: {summary.errors} socket errors or timeouts")
+                failures.append(notes[-1])
+            if proxied and proxied.bad:
+                codes = ", ".join(f"{code} x{count}" for code, count in proxied.statuses.items())
+                notes.append(
+                    f"{target.label}: {proxied.bad} not 2xx/304 through the proxy ({codes})"
+                )
+                failures.append(notes[-1])
+            if proxied and proxied.errors:
+                notes.append(f"{target.label}: {proxied.errors} socket errors through the proxy")
+                failures.append(notes[-1])
         # the same route again: a drift means the machine changed under the run
         again = load.run(f"{bare_base}/", {}, args.duration)
         drift = again.rate / baseline.rate - 1 if baseline.rate else 0.0
@@ -636,6 +725,7 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
             f"p50 {again.p50_ms:.1f} ms, p99 {again.p99_ms:.1f} ms; 'ratio' is the median of the "
             "rounds' ratios, each to the bare run just before the target; 'bare' and 'sized' are "
             "the medians of those runs"
+            + ("; 'proxy' is the target through nginx, right after it" if proxy_base else "")
         )
         if abs(drift) > DRIFT_WARNING:
             notes.append(
@@ -644,6 +734,7 @@ def measure_mode(mode, args, load, database_url, password, match_id, folder):
             )
         for note in notes:
             print(f"  ! {note}")
+    return failures
 
 
 def busy_cores(seconds=1.0) -> str:
@@ -682,7 +773,26 @@ def main():
     parser.add_argument(
         "--only", nargs="+", metavar="TEXT", help="load only the targets whose label has TEXT"
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--proxy",
+        action="store_true",
+        help="load each target through nginx with deploy/nginx.conf in front of the service too",
+    )
+    args = parse_arguments(
+        parser,
+        mode="memory",
+        duration=1,
+        rounds=1,
+        warmup=0,
+        no_install=True,
+        redis_url="redis://127.0.0.1:6379/4",
+        proxy=True,
+    )
+    if args.proxy and not nginx.find():
+        if not args.smoke:
+            parser.error("--proxy: nginx is not installed (Debian: apt-get install nginx)")
+        print("nginx is not installed: the smoke run loads the service without the proxy")
+        args.proxy = False
     if min(args.duration, args.rounds, args.connections, args.threads, args.workers) < 1:
         parser.error("duration, rounds, connections, threads and workers must be positive")
     if args.warmup < 0:
@@ -702,6 +812,7 @@ def main():
     password = secrets.token_urlsafe(16)
     args.jwt_secret = secrets.token_urlsafe(48)
     args.ledger_key = notes.generate("bench.example/ledger").encode()
+    args.webhook_key = Fernet.generate_key().decode()
     with tempfile.TemporaryDirectory(prefix="bench-http-") as name:
         folder = Path(name)
         (folder / f"{BARE_MODULE}.py").write_text(BARE_APP)
@@ -720,9 +831,12 @@ def main():
             "JWT_SECRET_KEY": args.jwt_secret,
             "LOG_LEVEL": "WARNING",
         }
-        match_id = build_database(database_url, environment, password)
+        match_id = build_database(database_url, environment, password, args.smoke)
+        failures = []
         for mode in ("redis", "memory") if args.mode == "both" else (args.mode,):
-            measure_mode(mode, args, load, database_url, password, match_id, folder)
+            failures += measure_mode(mode, args, load, database_url, password, match_id, folder)
+        if args.smoke and failures:
+            sys.exit(f"the smoke run failed: {'; '.join(failures)}")
 
 
 if __name__ == "__main__":

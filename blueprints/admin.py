@@ -3,7 +3,7 @@
 from flask.views import MethodView
 
 from schemas.admin import UserPageSchema, UserQuerySchema
-from services import users
+from services.accounts import users
 from web.access import ADMIN
 from web.blueprint import Blueprint
 

@@ -3,7 +3,7 @@
 from flask.views import MethodView
 
 from schemas.records import BacktestRequestSchema, BacktestSchema
-from services import backtest
+from services.forecasting import backtests
 from web.access import SIGNED_IN
 from web.blueprint import Blueprint
 
@@ -23,7 +23,7 @@ class BacktestRun(MethodView):
     @blp.doc(operationId="runBacktest")
     def post(self, body):
         """Backtest the backfilled picks that pass the filters"""
-        return backtest.run(
+        return backtests.run(
             ratings=body["rating"],
             markets=body["market"],
             min_edge=body["min_edge"],

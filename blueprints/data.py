@@ -2,11 +2,14 @@
 
 from flask.views import MethodView
 
-from schemas.common import KickoffRangeSchema
 from schemas.data import CatalogSchema, MatchesArgsSchema, MatchesPageSchema, UsageSchema
 from schemas.exports import ExportJSONSchema, ExportRequestSchema
 from schemas.records import TrackRecordSchema
-from services import catalog, data, exports, quotas, track_record
+from schemas.spans import KickoffRangeSchema
+from services import routes
+from services.accounts import quotas
+from services.data_api import catalog, exports, feed
+from services.reads import track_record
 from web import streams
 from web.access import DATA, DATA_USAGE, current_viewer, now, settings
 from web.blueprint import Blueprint
@@ -14,7 +17,7 @@ from web.blueprint import Blueprint
 blp = Blueprint(
     "data",
     __name__,
-    url_prefix="/api/v1/data",
+    url_prefix=routes.DATA,
     description="Catalog, matches, track record, exports and usage: plan `pro` or role `admin`.",
     access=DATA,
 )
@@ -38,7 +41,7 @@ class Matches(MethodView):
     @blp.doc(operationId="listDataMatches")
     def get(self, query):
         """Matches by kick-off, a page at a time, with the relations asked for"""
-        return data.matches(viewer=current_viewer(), **query)
+        return feed.matches(viewer=current_viewer(), **query)
 
 
 @blp.route("/track-record")

@@ -4,7 +4,7 @@ from flask import current_app
 from flask.views import MethodView
 
 from schemas.explorer import ComparableArgsSchema, ComparableSchema, SlateArgsSchema, SlateSchema
-from services import explorer
+from services.reads import explorer
 from web.access import PUBLIC, current_viewer, now
 from web.blueprint import Blueprint
 

@@ -6,7 +6,7 @@ from marshmallow import Schema, fields
 
 from blueprints import pages
 from errors import PROBLEMS, NotFound, ServiceUnavailable
-from schemas.common import ProblemDescriptionSchema
+from schemas.problems import ProblemDescriptionSchema
 from web import html
 from web.access import now, settings
 from web.blueprint import Blueprint

@@ -14,7 +14,8 @@ from schemas.ops import (
     SettlementRequestSchema,
     result_component,
 )
-from services import health, operations
+from services import routes
+from services.operations import health, jobs
 from web import ratelimits
 from web.access import OPS, current_viewer, now, settings, started_at
 from web.blueprint import Blueprint
@@ -23,7 +24,7 @@ from web.paths import id_param
 blp = Blueprint(
     "ops",
     __name__,
-    url_prefix="/api/v1/ops",
+    url_prefix=routes.OPS,
     description="Health and long-running operations: role `admin` or `operator`.",
     access=OPS,
 )
@@ -49,7 +50,7 @@ class IntelligenceRefreshes(MethodView):
     @blp.doc(operationId="startIntelligenceRefresh")
     def post(self, body):
         """Refresh one open match's prediction, pick and intelligence"""
-        return operations.refresh(body["match_id"], settings(), current_viewer(), now())
+        return jobs.refresh(body["match_id"], settings(), current_viewer(), now())
 
 
 @blp.route("/operations/settlement-runs")
@@ -59,7 +60,7 @@ class SettlementRuns(MethodView):
     @blp.doc(operationId="startSettlementRun")
     def post(self, body):
         """Settle the pending picks of matches from the last N days"""
-        return operations.settle(body["last_days"], settings(), current_viewer(), now())
+        return jobs.settle(body["last_days"], settings(), current_viewer(), now())
 
 
 @blp.route("/operations/calibration-runs")
@@ -69,7 +70,7 @@ class CalibrationRuns(MethodView):
     @blp.doc(operationId="startCalibrationRun")
     def post(self, body):
         """Score the published probabilities of the last N days against the closing odds"""
-        return operations.calibrate(body["window_days"], settings(), current_viewer(), now())
+        return jobs.calibrate(body["window_days"], settings(), current_viewer(), now())
 
 
 @blp.route(f"/operations/{id_param('operation_id')}")
@@ -79,7 +80,7 @@ class OperationById(MethodView):
     @blp.doc(operationId="getOperation")
     def get(self, operation_id):
         """An operation's record: kind, parameters, state, timing, who started it"""
-        return operations.get(operation_id, settings(), now())
+        return jobs.get(operation_id, settings(), now())
 
 
 #: The result's documented shape: one of the kinds' result schemas (see create_app).
@@ -109,4 +110,4 @@ class OperationResult(MethodView):
     @blp.doc(operationId="getOperationResult")
     def get(self, operation_id):
         """What a succeeded operation found, shaped by its kind"""
-        return OperationResultSchema().dump(operations.result(operation_id, settings(), now()))
+        return OperationResultSchema().dump(jobs.result(operation_id, settings(), now()))

@@ -4,7 +4,7 @@ with its charts, and what search engines read (``/sitemap.xml``, ``/robots.txt``
 from flask.views import MethodView
 
 from errors import NotFound
-from services import pages
+from services.reads import pages
 from web import charts, html
 from web.access import PUBLIC, current_viewer, guard, now, settings
 from web.blueprint import Blueprint

@@ -4,7 +4,8 @@ from flask.views import MethodView
 
 from schemas.matches import MatchCardSchema
 from schemas.picks import PicksOfDaySchema, PicksTodayArgsSchema
-from services import cards, picks
+from services import routes
+from services.reads import cards, daily
 from web.access import PUBLIC, current_viewer, now
 from web.blueprint import Blueprint
 from web.paths import id_param
@@ -12,7 +13,7 @@ from web.paths import id_param
 blp = Blueprint(
     "picks",
     __name__,
-    url_prefix="/api",
+    url_prefix=routes.API,
     description="The picks of a day and one match in full: anyone may read them.",
     access=PUBLIC,
 )
@@ -26,7 +27,7 @@ class PicksToday(MethodView):
     @blp.doc(operationId="listTodayPicks")
     def get(self, query):
         """The picks of a UTC day (default today), each with its match"""
-        return picks.for_day(viewer=current_viewer(), now=now(), **query)
+        return daily.for_day(viewer=current_viewer(), now=now(), **query)
 
 
 @blp.route(f"/matches/{id_param('match_id')}")

@@ -3,7 +3,8 @@
 from flask.views import MethodView
 
 from schemas.seo import PredictionPageSchema, SportsEventSchema
-from services import pages, seo
+from services import routes
+from services.reads import pages, seo
 from web import html
 from web.access import PUBLIC, current_viewer, now
 from web.blueprint import Blueprint
@@ -12,7 +13,7 @@ from web.links import base_url
 blp = Blueprint(
     "seo",
     __name__,
-    url_prefix="/api/v1/seo",
+    url_prefix=routes.SEO,
     description="Prediction pages for search engines and link previews: JSON by default, HTML "
     "for `Accept: text/html`.",
     access=PUBLIC,

@@ -10,7 +10,8 @@ from schemas.ledger import (
     ProofSchema,
 )
 from schemas.records import ByCompetitionTypeSchema, TrackRecordArgsSchema
-from services import ledger, track_record
+from services.reads import track_record
+from services.record import signed_log
 from web.access import PUBLIC, now, settings
 from web.blueprint import Blueprint
 
@@ -41,7 +42,7 @@ class Ledger(MethodView):
     @blp.doc(operationId="getLedgerCheckpoint")
     def get(self):
         """The ledger's latest signed checkpoint and the key that signs it"""
-        return ledger.head(settings())
+        return signed_log.head(settings())
 
 
 @blp.route("/ledger/entries")
@@ -51,7 +52,7 @@ class LedgerEntries(MethodView):
     @blp.doc(operationId="listLedgerEntries")
     def get(self, query):
         """Entries of the signed ledger, with the reveals of the picks anyone may see"""
-        return ledger.page(query["start"], query["end"], now())
+        return signed_log.page(query["start"], query["end"], now())
 
 
 @blp.route("/ledger/proof")
@@ -61,4 +62,4 @@ class LedgerProof(MethodView):
     @blp.doc(operationId="getLedgerProof")
     def get(self, query):
         """An inclusion proof of an entry, or a consistency proof between two sizes"""
-        return ledger.proof(**query)
+        return signed_log.proof(**query)

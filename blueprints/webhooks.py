@@ -15,7 +15,8 @@ from schemas.webhooks import (
     EndpointUpdateSchema,
     EndpointWithSecretSchema,
 )
-from services import webhooks
+from services import routes
+from services.webhooks import endpoints
 from web.access import DATA, current_viewer, now, settings
 from web.blueprint import Blueprint
 from web.paths import id_param
@@ -23,7 +24,7 @@ from web.paths import id_param
 blp = Blueprint(
     "webhooks",
     __name__,
-    url_prefix="/api/v1/data/webhooks",
+    url_prefix=routes.WEBHOOKS,
     description="Signed webhooks (Standard Webhooks 1.0) for Pro subscribers and admins: "
     "endpoints, their secrets, tests and deliveries. The events and their payloads are in the "
     "description's `webhooks`.",
@@ -39,7 +40,7 @@ class Endpoints(MethodView):
     @blp.doc(operationId="listWebhooks")
     def get(self):
         """The caller's webhook endpoints"""
-        return webhooks.listing(current_viewer(), settings())
+        return endpoints.listing(current_viewer(), settings())
 
     @blp.arguments(EndpointCreateSchema)
     @blp.response(201, EndpointWithSecretSchema)
@@ -48,7 +49,7 @@ class Endpoints(MethodView):
     @blp.doc(operationId="createWebhook")
     def post(self, body):
         """Register an endpoint; its signing secret is shown this once"""
-        return webhooks.create(
+        return endpoints.create(
             current_viewer(),
             body["url"],
             body["events"],
@@ -65,7 +66,7 @@ class EndpointById(MethodView):
     @blp.doc(operationId="getWebhook")
     def get(self, endpoint_id):
         """One of the caller's webhook endpoints"""
-        return webhooks.get(current_viewer(), endpoint_id)
+        return endpoints.get(current_viewer(), endpoint_id)
 
     @blp.arguments(EndpointUpdateSchema)
     @blp.response(200, EndpointSchema)
@@ -74,14 +75,14 @@ class EndpointById(MethodView):
     @blp.doc(operationId="updateWebhook")
     def patch(self, body, endpoint_id):
         """Change an endpoint's URL, events, description, or enable it again"""
-        return webhooks.update(current_viewer(), endpoint_id, body, settings(), now())
+        return endpoints.update(current_viewer(), endpoint_id, body, settings(), now())
 
     @blp.response(204)
     @blp.problems(404, "not-found")
     @blp.doc(operationId="deleteWebhook")
     def delete(self, endpoint_id):
         """Delete an endpoint and its deliveries"""
-        webhooks.delete(current_viewer(), endpoint_id)
+        endpoints.delete(current_viewer(), endpoint_id)
 
 
 @blp.route(f"/{ENDPOINT}/rotate-secret")
@@ -91,7 +92,7 @@ class RotateSecret(MethodView):
     @blp.doc(operationId="rotateWebhookSecret")
     def post(self, endpoint_id):
         """A new signing secret (shown this once); the old one also signs for 24 hours"""
-        return webhooks.rotate_secret(current_viewer(), endpoint_id, settings(), now())
+        return endpoints.rotate_secret(current_viewer(), endpoint_id, settings(), now())
 
 
 @blp.route(f"/{ENDPOINT}/test")
@@ -102,7 +103,7 @@ class TestEndpoint(MethodView):
     @blp.doc(operationId="sendWebhookTest")
     def post(self, endpoint_id):
         """Send the endpoint a `ping` event; answers its delivery, which the worker sends"""
-        return webhooks.test(current_viewer(), endpoint_id, now())
+        return endpoints.test(current_viewer(), endpoint_id, now())
 
 
 @blp.route(f"/{ENDPOINT}/deliveries")
@@ -113,7 +114,7 @@ class Deliveries(MethodView):
     @blp.doc(operationId="listWebhookDeliveries")
     def get(self, query, endpoint_id):
         """An endpoint's deliveries, newest first: status, tries, last answer, next try"""
-        return webhooks.deliveries(current_viewer(), endpoint_id, **query)
+        return endpoints.deliveries(current_viewer(), endpoint_id, **query)
 
 
 @blp.route(f"/{ENDPOINT}/deliveries/{id_param('delivery_id')}/retry")
@@ -124,7 +125,7 @@ class RetryDelivery(MethodView):
     @blp.doc(operationId="retryWebhookDelivery")
     def post(self, endpoint_id, delivery_id):
         """Send a delivery again at once, with a fresh retry schedule"""
-        return webhooks.retry(current_viewer(), endpoint_id, delivery_id, now())
+        return endpoints.retry(current_viewer(), endpoint_id, delivery_id, now())
 
 
 SIGNATURE_HEADERS = [

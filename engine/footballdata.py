@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 from engine.markets import MARKETS
 from engine.records import LeagueRecord, MatchRecord, OddsRecord, RejectedRow
+from engine.text import hidden_character
 from enums import TEAM_NAME_MAX
 
 #: football-data's division codes and the competitions they stand for.
@@ -79,12 +80,9 @@ SOURCE_TIMEZONE = ZoneInfo("Europe/London")
 REQUIRED_COLUMNS = ("Div", "Date", "HomeTeam", "AwayTeam")
 RESULTS = ("H", "D", "A")
 
-#: The text columns that are stored as they are written.
+#: The text columns that are stored as they are written: each must hold no character
+#: ``hidden_character`` refuses.
 TEXT_COLUMNS = ("Div", "HomeTeam", "AwayTeam")
-
-#: What no stored name may hold: C0 and C1 control characters (NUL among them, which
-#: PostgreSQL's text refuses), DEL, the line and paragraph separators, and lone surrogates.
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 #: The most goals a side is taken to score (in a match or a half): beyond it a cell is a typo.
 GOALS_MAX = 99
@@ -268,7 +266,8 @@ def parse(
     A file is one season: the one whose span (1 July to 31 August of the next year) takes most
     of its dates, ties going to the later one. A row is rejected, with its 1-based physical line
     number, when its line is not CSV, Div, Date or a team is missing, Div is unknown, Div or a
-    team holds a control character or a lone surrogate, a team's name is longer than
+    team holds a control character, a lone surrogate, a bidirectional control, another invisible
+    format character or U+FFFD (``engine.text.hidden_character``), a team's name is longer than
     ``TEAM_NAME_MAX``, the teams are the same, the date or time cannot be read (ASCII digits),
     the date lies before ``EARLIEST_DATE``, after ``LATEST_DATE`` or more than
     ``FIXTURES_AHEAD`` after ``today`` (when given), or outside the file's season, goals are not
@@ -353,11 +352,10 @@ def _read_row(cells, kickoffs, line, default_kickoff, latest) -> tuple[date, Mat
         if not cells[name]:
             raise _RowError(f"{name} is missing")
     for name in TEXT_COLUMNS:
-        control = CONTROL_CHARACTERS.search(cells[name])
-        if control is not None:
-            point = ord(control.group())
-            kind = "a lone surrogate" if 0xD800 <= point <= 0xDFFF else "a control character"
-            raise _RowError(f"{name} {_shown(cells[name])} holds U+{point:04X}, {kind}")
+        hidden = hidden_character(cells[name])
+        if hidden is not None:
+            character, kind = hidden
+            raise _RowError(f"{name} {_shown(cells[name])} holds U+{ord(character):04X}, {kind}")
     code = cells["Div"]
     league = DIVISIONS.get(code)
     if league is None:

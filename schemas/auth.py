@@ -3,7 +3,8 @@
 from marshmallow import fields, validate
 
 from enums import USER_PLANS, USER_ROLES, USER_STATUSES
-from schemas.common import CamelSchema, Integer, UTCDateTime, enum_of
+from schemas.common import CamelSchema, UTCDateTime, enum_of
+from schemas.numbers import Integer
 
 EMAIL_MAX = 254
 PASSWORD = validate.Length(min=8, max=128)

@@ -2,22 +2,15 @@
 
 from datetime import UTC, datetime
 
-from flask import current_app
 from itsdangerous import BadSignature, URLSafeSerializer
 from marshmallow import ValidationError, fields, validate
 
 from enums import CARD_RELATIONS, MATCH_STATUSES, USAGE_STATES
-from schemas.common import (
-    CamelSchema,
-    CommaList,
-    DayOrInstant,
-    Integer,
-    KickoffRangeSchema,
-    UTCDateTime,
-    enum_of,
-    id_field,
-)
+from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field, wire
 from schemas.matches import MatchCardSchema
+from schemas.numbers import Integer
+from schemas.spans import DayOrInstant, KickoffRangeSchema
+from schemas.text import CommaList
 
 
 class FeedCursor(fields.String):
@@ -30,7 +23,7 @@ class FeedCursor(fields.String):
 
     @classmethod
     def _signer(cls) -> URLSafeSerializer:
-        return URLSafeSerializer(current_app.config["JWT_SECRET_KEY"], salt=cls.SALT)
+        return URLSafeSerializer(wire()["cursor_key"], salt=cls.SALT)
 
     def _serialize(self, value, attr, obj, **kwargs):
         if value is None:

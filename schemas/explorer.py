@@ -9,8 +9,10 @@ from enums import (
     MARKETS,
     SELECTIONS,
 )
-from schemas.common import CamelSchema, Float, Integer, day_field, enum_of, id_field, one_of, ratio
+from schemas.common import CamelSchema, enum_of, id_field, one_of
 from schemas.matches import MatchSchema, PickSchema, PredictionSchema, probability_map
+from schemas.numbers import Float, Integer, ratio
+from schemas.spans import day_field
 
 
 class SlateArgsSchema(CamelSchema):

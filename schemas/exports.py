@@ -16,21 +16,11 @@ from enums import (
     PREDICTION_SOURCES,
     SELECTIONS,
 )
-from schemas.common import (
-    CamelSchema,
-    CommaList,
-    DuplicateName,
-    Integer,
-    KickoffRangeSchema,
-    UTCDateTime,
-    enum_of,
-    id_field,
-    load_json,
-    money,
-    one_of,
-    ratio,
-)
+from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field, one_of
+from schemas.numbers import Integer, money, ratio
 from schemas.records import FiguresSchema
+from schemas.spans import KickoffRangeSchema
+from schemas.text import CommaList, DuplicateName, load_json
 
 
 class ExportRequestSchema(CamelSchema):

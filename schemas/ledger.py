@@ -3,7 +3,8 @@ Merkle proofs that tie them together (RFC 9162)."""
 
 from marshmallow import ValidationError, fields, validate, validates_schema
 
-from schemas.common import CamelSchema, Integer, UTCDateTime
+from schemas.common import CamelSchema, UTCDateTime
+from schemas.numbers import Integer
 
 HEX_HASH = {"pattern": "^[0-9a-f]{64}$"}
 SIZE = validate.Range(0)

@@ -14,7 +14,8 @@ from enums import (
     PREDICTION_SOURCES,
     SELECTIONS,
 )
-from schemas.common import CamelSchema, Integer, UTCDateTime, enum_of, money, ratio
+from schemas.common import CamelSchema, UTCDateTime, enum_of
+from schemas.numbers import Integer, money, ratio
 
 
 def probability_map(description, **kwargs):

@@ -12,8 +12,9 @@ from enums import (
     OPERATION_STATUSES,
     SETTLEMENT_DAYS,
 )
-from schemas.common import CamelSchema, Integer, UTCDateTime, enum_of, id_field
+from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field
 from schemas.ledger import CheckpointSchema
+from schemas.numbers import Integer
 
 
 class ServiceHealthSchema(CamelSchema):

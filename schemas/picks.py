@@ -3,8 +3,10 @@
 from marshmallow import fields
 
 from enums import MARKETS, PICK_RATINGS
-from schemas.common import CamelSchema, CommaList, day_field
+from schemas.common import CamelSchema
 from schemas.matches import MatchSchema, PickSchema
+from schemas.spans import day_field
+from schemas.text import CommaList
 
 
 class PicksTodayArgsSchema(CamelSchema):

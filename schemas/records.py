@@ -4,18 +4,10 @@ and backtests, with the request arguments that select them."""
 from marshmallow import fields, validate, validates_schema
 
 from enums import COMPETITION_TYPES, MARKETS, PICK_RATINGS
-from schemas.common import (
-    CamelSchema,
-    CommaListBody,
-    DayOrInstant,
-    Float,
-    Integer,
-    check_range,
-    enum_of,
-    id_field,
-    money,
-    ratio,
-)
+from schemas.common import CamelSchema, enum_of, id_field
+from schemas.numbers import Float, Integer, money, ratio
+from schemas.spans import DayOrInstant, check_range
+from schemas.text import CommaListBody
 
 
 class FiguresSchema(CamelSchema):

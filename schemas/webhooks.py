@@ -6,17 +6,8 @@ import json
 from marshmallow import fields, validate
 
 from enums import DELIVERY_STATUSES, MARKETS, OPERATION_KINDS, OPERATION_STATUSES, WEBHOOK_EVENTS
-from schemas.common import (
-    CamelSchema,
-    Integer,
-    JsonBoolean,
-    PageArgsSchema,
-    UTCDateTime,
-    enum_of,
-    money,
-    page_of,
-    ratio,
-)
+from schemas.common import CamelSchema, PageArgsSchema, UTCDateTime, enum_of, page_of
+from schemas.numbers import Integer, JsonBoolean, money, ratio
 
 URL_MAX = 2048
 DESCRIPTION_MAX = 500

@@ -1,8 +1,10 @@
 """Connections: the one database proxy, opening SQLite or PostgreSQL with pools and timeouts,
-telling an unavailable database from a wrong statement, and read-only snapshots."""
+telling an unavailable database from a wrong statement, read-only snapshots, and the data
+version, moved by every transaction that writes the tables it follows."""
 
 import functools
 import os
+import re
 import select
 import sqlite3
 import time
@@ -45,48 +47,154 @@ def open_database(url: str, pooled: bool = True, *, connect_timeout=None, statem
     """
     scheme, rest = url.split("://", 1)
     scheme = {"postgres": "postgresql"}.get(scheme, scheme).removesuffix("+pool")
+    versioning = Versioning()
     if scheme == "sqlite":
-        return _open_sqlite(urlparse(url).path[1:], pooled, statement_timeout)
+        return _open_sqlite(urlparse(url).path[1:], pooled, statement_timeout, versioning)
     options = {}
     if scheme == "postgresql":
-        options = _postgres_options(url, connect_timeout, statement_timeout)
+        options = _postgres_options(url, connect_timeout, statement_timeout, versioning)
     if pooled:
         scheme += "+pool"
         options.update(max_connections=None, stale_timeout=POOL_RECYCLE_SECONDS)
-    # playhouse.db_url.connect, with the class told of rollbacks.
+    # playhouse.db_url.connect, with the class that keeps the data version.
     if scheme not in schemes:
         raise RuntimeError(f'Unrecognized or unsupported scheme: "{scheme}".')
     arguments = parseresult_to_dict(urlparse(f"{scheme}://{rest}"))
     if not arguments.get("database"):
         raise ValueError("the database URL names no database: write postgresql://host/name")
-    return _ending(schemes[scheme])(**{**arguments, **options})
+    database = _versioned(schemes[scheme])(**{**arguments, **options})
+    database.versioning = versioning
+    return database
+
+
+#: A statement writing rows, and the table it writes (an unquoted or double-quoted name): an
+#: INSERT (``OR IGNORE``…), REPLACE, UPDATE or DELETE, as Peewee and :mod:`store.bulk` write them.
+WRITES = re.compile(
+    r"\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
+    r'\s+"?(\w+)',
+    re.IGNORECASE,
+)
+
+
+def written_table(sql) -> str | None:
+    """The table the statement ``sql`` (text, or the bytes psycopg2's ``execute_values`` sends)
+    writes rows of, or None for one that writes none."""
+    if isinstance(sql, bytes):
+        sql = sql[:200].decode("latin-1")
+    found = WRITES.match(sql) if isinstance(sql, str) else None
+    return found and found.group(1)
+
+
+class TransactionChange:
+    """What a connection's open transaction did to the data version: whether it wrote rows of
+    the tables the version follows since the version was last written, and whether the copy
+    was told a change is pending (with its token)."""
+
+    __slots__ = ("token", "told", "written")
+
+    def __init__(self):
+        self.written = self.told = False
+        self.token = None
+
+
+class Versioning:
+    """The data version a database keeps: a counter that moves whenever a transaction that wrote
+    rows of the tables it follows commits, without a call to remember. What the tables and the
+    counter are is said by :meth:`watch` (see :func:`models.watch_data_version`); until then a
+    database follows nothing.
+
+    Every cursor of the database's connections (:class:`VersionedSqliteCursor`,
+    :class:`VersionedPostgresCursor`) reports each statement that ran: one writing rows of a
+    followed table (INSERT, REPLACE, UPDATE or DELETE) marks its transaction as a change, and the
+    transaction's commit writes the next version just before it commits (see
+    :class:`VersionedDatabase`). A statement outside any transaction is a change of its own,
+    whose next version is written right after it. A statement that matched no row counts too:
+    the version may move for nothing, never stay for a change.
+
+    ``copy`` (the copy on Redis, :class:`web.versions.SharedVersion`, or None) is told before and
+    after each change: ``copy.changing()`` before the next version is written, giving a token,
+    and ``copy.changed(token)`` once its transaction has ended, committed or rolled back; so
+    no reader of the copy ever reads a version older than what it reads of the data. Neither
+    may raise.
+    """
+
+    def __init__(self):
+        self.tables = frozenset()
+        self.statement = None  # (sql, params) writing the next version
+        self.copy = None
+
+    def watch(self, tables, statement, copy) -> None:
+        """Follow ``tables`` (names), writing the next version with ``statement`` (``(sql,
+        params)``), and tell ``copy`` of each change (None: nobody)."""
+        self.tables, self.statement, self.copy = frozenset(tables), statement, copy
+
+    def ran(self, cursor, sql) -> None:
+        """``sql`` ran on ``cursor``: note a change if it wrote rows of a followed table."""
+        if self.tables and written_table(sql) in self.tables:
+            connection = cursor.connection
+            if connection.in_transaction:
+                connection.change.written = True
+            else:
+                self.advance(connection)
+
+    def advance(self, connection) -> None:
+        """Write the next version on ``connection`` now: in its open transaction, told to the
+        copy as pending until the transaction ends; else as a change of its own, told at once."""
+        if self.statement is None:
+            raise RuntimeError("this database keeps no data version: nothing watches it")
+        if not connection.in_transaction:
+            token = self.copy.changing() if self.copy is not None else None
+            try:
+                connection.cursor().execute(*self.statement)
+            finally:
+                if self.copy is not None:
+                    self.copy.changed(token)
+            return
+        change = connection.change
+        if not change.told:
+            change.token = self.copy.changing() if self.copy is not None else None
+            change.told = True
+        connection.cursor().execute(*self.statement)
+        change.written = False
+
+    def committing(self, connection) -> None:
+        """Before ``connection``'s transaction commits: write the next version if it wrote rows
+        of a followed table since the version was last written."""
+        if connection.change.written:
+            self.advance(connection)
+
+    def ended(self, connection) -> None:
+        """``connection``'s transaction has ended (committed or rolled back): tell the copy the
+        change it marked pending is no longer pending, and start afresh."""
+        change = connection.change
+        if not (change.told or change.written):
+            return
+        connection.change = TransactionChange()
+        if change.told and self.copy is not None:
+            self.copy.changed(change.token)
 
 
 class TransactionEnds:
-    """A database that runs callbacks when its transaction rolls back too: peewee's
-    ``after_commit`` has no counterpart (``models.bump_data_version`` takes a change's mark
-    out of the data version's copy either way)."""
+    """A Peewee database that runs callbacks when its transaction rolls back too: peewee's
+    ``after_commit`` has no counterpart. Kept on the connection, whose transaction it is."""
 
     def after_rollback(self, fn):
-        """Call ``fn`` should the current transaction roll back (nothing outside one)."""
+        """Call ``fn`` should the current transaction roll back (nothing outside one; a
+        savepoint rolled back is not the transaction)."""
         if self.in_transaction():
-            self._rollback_callbacks().append(fn)
+            self.connection().rollback_callbacks.append(fn)
         return fn
-
-    def _rollback_callbacks(self) -> list:
-        callbacks = getattr(self._state, "rollback_callbacks", None)
-        if callbacks is None:
-            callbacks = self._state.rollback_callbacks = []
-        return callbacks
 
     def commit(self):
         result = super().commit()
-        self._rollback_callbacks().clear()
+        self.connection().rollback_callbacks.clear()
         return result
 
     def rollback(self):
-        callbacks = self._rollback_callbacks()
-        todo, callbacks[:] = list(callbacks), []
+        if self.is_closed():
+            return super().rollback()  # which refuses
+        connection = self.connection()
+        todo, connection.rollback_callbacks = connection.rollback_callbacks, []
         try:
             return super().rollback()
         finally:
@@ -94,13 +202,81 @@ class TransactionEnds:
                 fn()
 
 
+class VersionedDatabase(TransactionEnds):
+    """A Peewee database keeping the data version (:class:`Versioning`, the attribute
+    ``versioning`` set by :func:`open_database`): its transactions write the next version as
+    they commit, when they changed the tables it follows, and tell the copy as they end."""
+
+    versioning: Versioning
+
+    def begin(self, *args, **kwargs):
+        connection = self.connection()
+        # A transaction its connection ended without this database (a pool's rollback at
+        # check-in) has ended all the same.
+        self.versioning.ended(connection)
+        return super().begin(*args, **kwargs)
+
+    def commit(self):
+        if self.is_closed():
+            return super().commit()  # which refuses
+        connection = self.connection()
+        self.versioning.committing(connection)
+        result = super().commit()
+        self.versioning.ended(connection)
+        return result
+
+    def rollback(self):
+        if self.is_closed():
+            return super().rollback()  # which refuses
+        connection = self.connection()
+        try:
+            return super().rollback()
+        finally:
+            self.versioning.ended(connection)
+
+    def data_changed(self) -> None:
+        """Say the data changed where no statement showed it: the next version is written at
+        once, in the open transaction (its readers see it from now on) or on its own."""
+        self.versioning.advance(self.connection())
+
+
 @functools.cache
-def _ending(database_class):
-    """``database_class`` with :class:`TransactionEnds` (made once per class)."""
-    return type(database_class.__name__, (TransactionEnds, database_class), {})
+def _versioned(database_class):
+    """``database_class`` with :class:`VersionedDatabase` (made once per class)."""
+    return type(database_class.__name__, (VersionedDatabase, database_class), {})
 
 
-class FileConnection(sqlite3.Connection):
+class VersionedSqliteCursor(sqlite3.Cursor):
+    """An SQLite cursor reporting each statement to its connection's :class:`Versioning`."""
+
+    def execute(self, sql, parameters=()):
+        result = super().execute(sql, parameters)
+        self.connection.versioning.ran(self, sql)
+        return result
+
+    def executemany(self, sql, seq_of_parameters):
+        result = super().executemany(sql, seq_of_parameters)
+        self.connection.versioning.ran(self, sql)
+        return result
+
+
+class VersionedSqliteConnection(sqlite3.Connection):
+    """An SQLite connection whose cursors report to ``versioning`` (set per database), holding
+    what its open transaction did to the data version (``change``) and what to run should it
+    roll back."""
+
+    versioning: Versioning
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.change = TransactionChange()
+        self.rollback_callbacks = []  # see VersionedDatabase.after_rollback
+
+    def cursor(self, factory=VersionedSqliteCursor):
+        return super().cursor(factory)
+
+
+class FileConnection(VersionedSqliteConnection):
     """An SQLite connection that remembers which file it opened (``path`` is set per database),
     so the pool can tell a connection to a file deleted or replaced since."""
 
@@ -123,7 +299,7 @@ def _file_identity(path):
     return found.st_dev, found.st_ino
 
 
-class FilePooledSqliteDatabase(TransactionEnds, PooledSqliteDatabase):
+class FilePooledSqliteDatabase(VersionedDatabase, PooledSqliteDatabase):
     """Pooled SQLite that discards, on check-out, a connection whose file has gone: it would go
     on reading and writing a deleted file nobody else sees."""
 
@@ -131,7 +307,7 @@ class FilePooledSqliteDatabase(TransactionEnds, PooledSqliteDatabase):
         return super()._is_closed(conn) or not conn.same_file()
 
 
-def _open_sqlite(path: str, pooled: bool, statement_timeout):
+def _open_sqlite(path: str, pooled: bool, statement_timeout, versioning):
     # busy_timeout as a pragma: the pool's own ``timeout`` argument means something else.
     busy = round((statement_timeout or SQLITE_BUSY_SECONDS) * 1000)
     options = {
@@ -145,22 +321,26 @@ def _open_sqlite(path: str, pooled: bool, statement_timeout):
         "lock_type": "IMMEDIATE",
     }
     name = path
+    connection = {"versioning": versioning}
+    options["factory"] = type("Connection", (VersionedSqliteConnection,), connection)
     if path and path != ":memory:":
         options["uri"] = True
-        options["factory"] = type("Connection", (FileConnection,), {"path": path})
+        options["factory"] = type("Connection", (FileConnection,), {**connection, "path": path})
         name = f"file:{quote(path)}?mode=rw"  # open, never create
     if pooled:
         database = FilePooledSqliteDatabase(
             name, max_connections=None, stale_timeout=POOL_RECYCLE_SECONDS, **options
         )
     else:
-        database = _ending(SqliteDatabase)(name, **options)
+        database = _versioned(SqliteDatabase)(name, **options)
     database.file_path = path if "uri" in options else None
+    database.versioning = versioning
     return database
 
 
-def _postgres_options(url: str, connect_timeout, statement_timeout) -> dict:
-    """psycopg2 options for the timeouts (a URL's own ``connect_timeout`` or ``options`` win)."""
+def _postgres_options(url: str, connect_timeout, statement_timeout, versioning) -> dict:
+    """psycopg2 options for the timeouts (a URL's own ``connect_timeout`` or ``options`` win)
+    and the data version's ``versioning``."""
     given = parse_qs(urlparse(url).query)
     options = {}
     if connect_timeout and "connect_timeout" not in given:
@@ -170,14 +350,57 @@ def _postgres_options(url: str, connect_timeout, statement_timeout) -> dict:
     stall = statement_timeout + STALL_GRACE_SECONDS if statement_timeout else None
     options["connection_factory"] = type(
         "Connection",
-        (psycopg2.extensions.connection,),
-        {"connect_seconds": connect_timeout or None, "stall_seconds": stall},
+        (VersionedPostgresConnection,),
+        {
+            "connect_seconds": connect_timeout or None,
+            "stall_seconds": stall,
+            "versioning": versioning,
+        },
     )
     # psycopg2's wait callback serves every connection of the process (those without limits
     # wait as before); set only when some database has a limit to keep.
     if (connect_timeout or stall) and psycopg2.extensions.get_wait_callback() is not _wait:
         psycopg2.extensions.set_wait_callback(_wait)
     return options
+
+
+class VersionedPostgresCursor(psycopg2.extensions.cursor):
+    """A psycopg2 cursor reporting each statement to its connection's :class:`Versioning`."""
+
+    def execute(self, query, vars=None):
+        result = super().execute(query, vars)
+        self.connection.versioning.ran(self, query)
+        return result
+
+    def executemany(self, query, vars_list):
+        result = super().executemany(query, vars_list)
+        self.connection.versioning.ran(self, query)
+        return result
+
+
+#: libpq's transaction states of a connection inside a transaction (a failed one included).
+_IN_TRANSACTION = frozenset(
+    {psycopg2.extensions.TRANSACTION_STATUS_INTRANS, psycopg2.extensions.TRANSACTION_STATUS_INERROR}
+)
+
+
+class VersionedPostgresConnection(psycopg2.extensions.connection):
+    """A psycopg2 connection whose cursors report to ``versioning`` (set per database), holding
+    what its open transaction did to the data version (``change``) and what to run should it
+    roll back."""
+
+    versioning: Versioning
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.cursor_factory = VersionedPostgresCursor
+        self.change = TransactionChange()
+        self.rollback_callbacks = []  # see VersionedDatabase.after_rollback
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on the connection (as sqlite3's connections say)."""
+        return self.get_transaction_status() in _IN_TRANSACTION
 
 
 #: Connection states in which a connection is set up (any other is still connecting).

@@ -26,6 +26,9 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 #: The table that lists the steps applied (peewee-migrate's own name for it).
 HISTORY_TABLE = "migratehistory"
 
+#: The first step: the release that adopts a database made before migrations existed.
+FIRST_STEP = "001_release_0_1_0"
+
 #: The PostgreSQL advisory lock held while migrating (any constant; "picks" in ASCII).
 ADVISORY_LOCK = 0x7069636B73
 

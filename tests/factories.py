@@ -7,7 +7,8 @@ from flask_jwt_extended import create_access_token
 
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import Match, Pick
-from services import imports, users
+from services.accounts import users
+from services.feeds import imports
 
 PASSWORD = "correct-horse-battery"
 

@@ -27,6 +27,8 @@ from web.extensions import limiter
 SECRET = "test-only-secret-that-is-long-enough-for-hs256-0123456789"
 #: The tests' ledger signing key (never a real one): checkpoints are signed test.example/ledger.
 LEDGER_KEY = "PRIVATE+KEY+test.example/ledger+cbd80a5f+AQ9reeSsP+qsBMSentkNy+zelPtilYQJsf4X/Ra0VvGr"
+#: The tests' key sealing webhook secrets (WEBHOOK_SECRETS_KEY; never a real one).
+WEBHOOK_KEY = "hMxqNzTWyJZQlbjSU7P-LHqkPEHfOZ6IAR3w9da_2ns="
 
 #: The moment the demo world is built around: fixed, so no test depends on the day it runs.
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -51,6 +53,7 @@ def settings(tmp_path, **overrides):
         "DATABASE_URL": test_database_url(tmp_path),
         "JWT_SECRET_KEY": SECRET,
         "LEDGER_SIGNING_KEY": LEDGER_KEY,
+        "WEBHOOK_SECRETS_KEY": WEBHOOK_KEY,
         "PUBLIC_BASE_URL": None,
         "ACCESS_TOKEN_EXPIRES": 3600,
         "PASSWORD_HASH_METHOD": "scrypt:1024:8:1",  # real scrypt, at a cost tests can afford

@@ -11,7 +11,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.helpers import LEDGER_KEY, SECRET
+from tests.helpers import LEDGER_KEY, SECRET, WEBHOOK_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,6 +60,7 @@ def gunicorn(app, target="wsgi:app", output=None, **settings):
         "DATABASE_URL": app.config["DATABASE_URL"],
         "JWT_SECRET_KEY": SECRET,
         "LEDGER_SIGNING_KEY": LEDGER_KEY,
+        "WEBHOOK_SECRETS_KEY": WEBHOOK_KEY,
         "PASSWORD_HASH_METHOD": app.config["PASSWORD_HASH_METHOD"],
         "RATELIMIT_STORAGE_URI": app.config["RATELIMIT_STORAGE_URI"],
         "RATELIMIT_AUTH": "1000 per minute",

@@ -1,6 +1,8 @@
 """The layout's one direction of imports (docs/architecture.md), read from the source itself."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,10 +47,15 @@ def roots(names) -> set[str]:
 
 
 def modules(folder: str) -> list[Path]:
-    return sorted((ROOT / folder).glob("*.py"))
+    """Every module of ``folder``, its subpackages' (the services' wings, the migrations) too."""
+    return sorted((ROOT / folder).rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", modules("services"), ids=lambda path: path.name)
+def label(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", modules("services"), ids=label)
 def test_services_know_nothing_of_the_web(path):
     found = roots(imported(path))
     assert not found & (WEB_FRAMEWORK | {"web", "blueprints", "app", "cli"}), found
@@ -60,7 +67,7 @@ def test_services_know_nothing_of_the_web(path):
     }
 
 
-@pytest.mark.parametrize("path", modules("engine"), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", modules("engine"), ids=label)
 def test_the_engine_is_pure(path):
     """Mathematics only: no framework, no database, nothing of the project but its leaves."""
     found = roots(imported(path))
@@ -77,18 +84,88 @@ def test_enums_import_nothing():
 @pytest.mark.parametrize(
     "path",
     [ROOT / "models.py", *modules("store")],
-    ids=lambda path: path.name,
+    ids=label,
 )
 def test_storage_knows_no_use_case_and_no_endpoint(path):
     found = roots(imported(path))
     assert not found & (WEB_FRAMEWORK | {"web", "blueprints", "services", "schemas", "app"}), found
 
 
-@pytest.mark.parametrize("path", modules("schemas"), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", modules("schemas"), ids=label)
 def test_schemas_never_reach_down_to_the_data(path):
     """Shapes only: no services, no tables, no queries."""
     found = roots(imported(path))
     assert not found & {"services", "models", "store", "peewee", "web", "blueprints"}, found
+
+
+#: What importing each layer's modules may load: a check of what they reach indirectly, through
+#: another module, which reading their own imports cannot see.
+IMPORT_PROBE = """
+import importlib.util, sys
+FRAMEWORK = {"flask", "flask_jwt_extended", "flask_limiter", "flask_smorest", "webargs", "web",
+             "blueprints", "app", "cli"}
+for path in sys.argv[1:]:
+    name = path[:-3].replace("/", ".").removesuffix(".__init__")
+    if "migrations" in name:  # files peewee-migrate loads by path, not importable names
+        spec = importlib.util.spec_from_file_location(name.rsplit(".", 1)[-1], path)
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    else:
+        importlib.import_module(name)
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in FRAMEWORK)
+    if loaded:
+        print(f"{path} loads {', '.join(loaded)}")
+        break
+"""
+
+
+def test_no_layer_below_the_web_loads_it_indirectly():
+    """Importing every module of the services, schemas, engine, models and store (migrations
+    included), in a fresh interpreter, loads no web framework and nothing of the request path."""
+    paths = [ROOT / "models.py"]
+    for folder in ("engine", "store", "schemas", "services"):
+        paths += modules(folder)
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_PROBE, *(label(path) for path in paths)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+
+
+def engine_names() -> set[str]:
+    return {path.stem for path in (ROOT / "engine").glob("*.py")} - {"__init__"}
+
+
+def test_the_services_live_in_wings_named_apart_from_the_engine():
+    """``services/`` holds wings (subpackages by the use cases they serve) and the two pieces
+    every wing shares (``queries``, ``routes``); no service module repeats an engine module's
+    name, so neither is ever imported under an alias."""
+    flat = {path.stem for path in (ROOT / "services").glob("*.py")} - {"__init__"}
+    assert flat == {"queries", "routes"}
+    names = {path.stem for path in modules("services")} - {"__init__"}
+    assert not names & engine_names(), names & engine_names()
+    wings = [path for path in (ROOT / "services").iterdir() if (path / "__init__.py").exists()]
+    picture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert [wing.name for wing in wings if f"`{wing.name}/`" not in picture] == []
+
+
+def test_the_links_services_write_route_to_their_endpoints(app):
+    """Each path ``services.routes`` writes is one the app routes, to the view it means."""
+    from services import routes
+
+    adapter = app.url_map.bind("localhost")
+    expected = {
+        routes.match(7): "picks.MatchById",
+        routes.seo_prediction("a-vs-b-2026-11-24"): "seo.PredictionPage",
+        routes.webhook(3): "webhooks.EndpointById",
+        routes.operation(5): "ops.OperationById",
+        routes.DATA_MATCHES: "data.Matches",
+        routes.DATA_TRACK_RECORD: "data.TrackRecord",
+    }
+    assert {path: adapter.match(path)[0] for path in expected} == expected
 
 
 def test_every_module_is_in_the_picture():

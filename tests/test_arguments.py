@@ -62,7 +62,8 @@ def test_each_schema_instance_adds_its_checks_once_and_never_to_the_class():
     """Every string and integer field gets its check per instance: made many times (several
     times a request), a schema's fields keep one check each, not one per instance ever made."""
     from schemas import explorer
-    from schemas.common import WithinInt32, plain_text
+    from schemas.numbers import WithinInt32
+    from schemas.text import plain_text
 
     def added(check) -> bool:
         return check is plain_text or isinstance(check, WithinInt32)

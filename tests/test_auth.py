@@ -267,7 +267,7 @@ def test_login_does_the_same_work_for_an_unknown_email(make_app, monkeypatch):
         checked.append(stored.split("$", 1)[0])  # the method and its cost
         return original(stored, password)
 
-    monkeypatch.setattr("services.accounts.check_password_hash", counting)
+    monkeypatch.setattr("services.accounts.credentials.check_password_hash", counting)
     for email in ("known@example.com", "unknown@example.com"):
         asserts.unauthorized(client.post(LOGIN, json={"email": email, "password": "wrong-pass"}))
     assert checked == ["scrypt:2048:8:1", "scrypt:2048:8:1"]

@@ -13,7 +13,7 @@ import pytest
 
 from clock import utcnow
 from models import Match
-from services import predictions
+from services.forecasting import predictions
 from tests import factories, world
 from tests.servers import gunicorn
 

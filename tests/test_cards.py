@@ -7,7 +7,9 @@ import pytest
 
 from app import create_app
 from models import Match, MatchIntelligence, OddsSummary, Pick, data_version
-from services import cards, predictions, premium, settlement
+from services.forecasting import predictions
+from services.reads import cards, premium
+from services.record import settling
 from tests import asserts, factories
 from tests.helpers import counted_queries, settings
 
@@ -158,7 +160,7 @@ def test_no_answer_outlives_an_operation(app, second_process, two_days):
     # The match is played: a result arrives and a settlement runs.
     factories.match("T1", "T2", kickoff=match.kickoff_at, goals=(2, 0), odds=ODDS)
     assert data_version() > version
-    settlement.run(30, factories.settings(), now=DAY_MANY)
+    settling.run(30, factories.settings(), now=DAY_MANY)
     for client in (reader, other):  # both processes' caches see it at once
         after = client.get(path, headers={"If-None-Match": before.headers["ETag"]})
         assert after.status_code == 200 and after.headers["ETag"] != before.headers["ETag"]

@@ -4,7 +4,7 @@ import pytest
 
 from config import as_bool, config_from_env
 from engine import notes
-from tests.helpers import LEDGER_KEY
+from tests.helpers import LEDGER_KEY, WEBHOOK_KEY
 
 
 def test_defaults_are_the_contract(tmp_path):
@@ -34,7 +34,12 @@ def test_production_needs_a_jwt_secret(tmp_path):
     with pytest.raises(RuntimeError, match="JWT_SECRET_KEY"):
         config_from_env({"APP_ENV": "production"}, tmp_path)
     given = config_from_env(
-        {"APP_ENV": "production", "JWT_SECRET_KEY": "s" * 40, "LEDGER_SIGNING_KEY": LEDGER_KEY},
+        {
+            "APP_ENV": "production",
+            "JWT_SECRET_KEY": "s" * 40,
+            "LEDGER_SIGNING_KEY": LEDGER_KEY,
+            "WEBHOOK_SECRETS_KEY": WEBHOOK_KEY,
+        },
         tmp_path,
     )
     assert given["JWT_SECRET_KEY"] == "s" * 40
@@ -58,7 +63,8 @@ def test_outside_production_the_secret_is_made_once_and_shared(tmp_path):
     second = config_from_env({}, tmp_path)["JWT_SECRET_KEY"]
     assert first == second and len(first) >= 48
     assert (tmp_path / "jwt-secret").stat().st_mode & 0o077 == 0
-    assert sorted(tmp_path.iterdir()) == [tmp_path / "jwt-secret", tmp_path / "ledger-signing-key"]
+    made = ["jwt-secret", "ledger-signing-key", "webhook-secrets-key"]
+    assert sorted(tmp_path.iterdir()) == [tmp_path / name for name in made]
 
 
 def test_outside_production_the_ledger_key_is_made_once_private_and_named_for_the_host(tmp_path):
@@ -67,6 +73,47 @@ def test_outside_production_the_ledger_key_is_made_once_private_and_named_for_th
     assert config_from_env({}, tmp_path)["LEDGER_SIGNING_KEY"] == first
     assert notes.parse_signing_key(first).name == "picks.example/ledger"
     assert (tmp_path / "ledger-signing-key").stat().st_mode & 0o777 == 0o600
+
+
+def test_production_needs_a_webhook_secrets_key(tmp_path):
+    secrets = {
+        "APP_ENV": "production",
+        "JWT_SECRET_KEY": "s" * 40,
+        "LEDGER_SIGNING_KEY": LEDGER_KEY,
+    }
+    with pytest.raises(RuntimeError, match="WEBHOOK_SECRETS_KEY must be set") as refused:
+        config_from_env(secrets, tmp_path)
+    assert "Fernet.generate_key()" in str(refused.value)  # the command that makes one
+    assert not (tmp_path / "webhook-secrets-key").exists()
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "not-a-key",
+        f"{WEBHOOK_KEY},{WEBHOOK_KEY[:-2]}",  # the second cut short
+        " , ",
+    ],
+)
+def test_a_webhook_secrets_key_that_is_not_fernet_keys_stops_the_service(tmp_path, given):
+    with pytest.raises(RuntimeError, match="WEBHOOK_SECRETS_KEY") as refused:
+        config_from_env({"WEBHOOK_SECRETS_KEY": given}, tmp_path)
+    assert WEBHOOK_KEY not in str(refused.value)  # a key is never said back
+
+
+def test_webhook_secrets_keys_are_read_newest_first(tmp_path):
+    older = "zSduAblD2TfW0krHqoj9seuDzjs3bfDg88GXzt7NV5s="
+    settings = config_from_env({"WEBHOOK_SECRETS_KEY": f" {WEBHOOK_KEY} ,{older}"}, tmp_path)
+    assert settings["WEBHOOK_SECRETS_KEY"] == (WEBHOOK_KEY, older)
+    assert not (tmp_path / "webhook-secrets-key").exists()
+
+
+def test_outside_production_the_webhook_secrets_key_is_made_once_and_private(tmp_path):
+    first = config_from_env({}, tmp_path)["WEBHOOK_SECRETS_KEY"]
+    assert config_from_env({}, tmp_path)["WEBHOOK_SECRETS_KEY"] == first
+    (key,) = first
+    assert (tmp_path / "webhook-secrets-key").read_text() == key
+    assert (tmp_path / "webhook-secrets-key").stat().st_mode & 0o777 == 0o600
 
 
 @pytest.mark.parametrize(
@@ -83,7 +130,11 @@ def test_as_bool_refuses_nonsense():
 
 @pytest.mark.parametrize(("given", "meant"), [("Production", "production"), (" TEST ", "test")])
 def test_app_env_is_read_in_any_letter_case(tmp_path, given, meant):
-    secret = {"JWT_SECRET_KEY": "s" * 40, "LEDGER_SIGNING_KEY": LEDGER_KEY}
+    secret = {
+        "JWT_SECRET_KEY": "s" * 40,
+        "LEDGER_SIGNING_KEY": LEDGER_KEY,
+        "WEBHOOK_SECRETS_KEY": WEBHOOK_KEY,
+    }
     assert config_from_env({"APP_ENV": given, **secret}, tmp_path)["APP_ENV"] == meant
 
 
@@ -114,7 +165,11 @@ def test_production_with_a_capital_p_still_needs_the_secret(tmp_path):
 
 @pytest.mark.parametrize("secret", ["k", "k" * 31, "é" * 15])
 def test_production_needs_a_secret_of_32_bytes(tmp_path, secret):
-    keys = {"APP_ENV": "production", "LEDGER_SIGNING_KEY": LEDGER_KEY}
+    keys = {
+        "APP_ENV": "production",
+        "LEDGER_SIGNING_KEY": LEDGER_KEY,
+        "WEBHOOK_SECRETS_KEY": WEBHOOK_KEY,
+    }
     with pytest.raises(RuntimeError, match="at least 32 bytes"):
         config_from_env({**keys, "JWT_SECRET_KEY": secret}, tmp_path)
     assert config_from_env({**keys, "JWT_SECRET_KEY": "é" * 16}, tmp_path)

@@ -27,7 +27,7 @@ from models import (
     Team,
 )
 from schemas.exports import ROWS
-from services.exports import row_names
+from services.data_api.exports import row_names
 from tests import asserts, factories
 from tests.helpers import UNLIMITED, counted_queries, ok
 

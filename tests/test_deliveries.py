@@ -8,7 +8,9 @@ import pytest
 
 from config import DEFAULTS, check_worker
 from models import Delivery, Event, Pick, WebhookEndpoint
-from services import deliveries, events, operations, settlement
+from services.operations import jobs
+from services.record import settling
+from services.webhooks import deliveries, events
 from store.database import db
 from tests import factories
 from tests.receiver import receiving
@@ -269,12 +271,12 @@ def test_events_commit_with_their_cause_or_not_at_all(app, client, people, clock
         match = factories.match(kickoff=START - timedelta(days=1), goals=(2, 0))
         pick = factories.pick(match, is_live=True)
         with pytest.raises(RuntimeError), db.atomic():
-            settlement.settle_pending(app.config, now=START)
+            settling.settle_pending(app.config, now=START)
             assert Event.select().count() == 1  # written beside the picks' new state …
             raise RuntimeError("the transaction fails after settling")
         assert Event.select().count() == 0  # … and gone with it
         assert Pick.get_by_id(pick.id).status == "pending"
-        settlement.settle_pending(app.config, now=START)
+        settling.settle_pending(app.config, now=START)
         assert Pick.get_by_id(pick.id).status == "won"
         (event,) = Event.select()
         assert (event.type, event.subjects) == ("pick.settled", [pick.id])
@@ -289,7 +291,7 @@ def test_a_failed_operation_is_an_operation_completed_event_too(app, client, peo
         raise ValueError("no")
 
     with app.app_context():
-        done = operations.run("settlement-run", {"last_days": 7}, broken, now=START)
+        done = jobs.run("settlement-run", {"last_days": 7}, broken, now=START)
         (event,) = Event.select()
     assert done.status == "failed"
     assert event.data["status"] == "failed" and event.data["error"] == "ValueError: no"
@@ -300,7 +302,7 @@ def test_no_endpoint_no_event(app, clock):
     with app.app_context():
         match = factories.match(kickoff=START - timedelta(days=1))
         factories.pick(match, is_live=True)
-        settlement.settle_pending(app.config, now=START)
+        settling.settle_pending(app.config, now=START)
         assert Event.select().count() == 0
 
 

@@ -1,5 +1,5 @@
 """The demo world as ``make run`` builds it, at a fixed instant: every feature shows on the day it
-is built, a second ``make run`` keeps it (same ids), and the README's example flow runs line by
+is built, a second ``make run`` keeps it (same ids), and the API guide's example flow runs line by
 line against gunicorn serving it. Built once for the module, on an SQLite file."""
 
 import json
@@ -15,7 +15,7 @@ import pytest
 from app import create_app
 from engine import demo as demo_engine
 from models import League, LedgerCheckpoint, LedgerEntry, Match, Pick
-from services import demo
+from services.feeds import demo_world
 from tests.helpers import settings
 from tests.servers import ROOT, gunicorn
 
@@ -23,7 +23,8 @@ pytestmark = pytest.mark.slow
 
 #: The instant the world is built at: an evening, so today has finished and upcoming matches.
 NOW = datetime(2026, 11, 24, 21, 45, tzinfo=UTC)
-#: The README's block that the flow test runs, marked by this comment just before it.
+#: The document holding the block that the flow test runs, marked by this comment just before it.
+FLOW_DOCUMENT = ROOT / "docs" / "api-guide.md"
 FLOW_MARK = "<!-- example-flow:"
 
 
@@ -55,7 +56,7 @@ def world(tmp_path_factory):
     app = create_app(
         settings(
             folder,
-            DATABASE_URL=f"sqlite:///{folder / 'demo.db'}",  # the README flow's temp SQLite file
+            DATABASE_URL=f"sqlite:///{folder / 'demo.db'}",  # the example flow's temp SQLite file
             RATELIMIT_STORAGE_URI="memory://",
             RATELIMIT_PUBLIC="100000 per minute",
             CLOCK=lambda: NOW,
@@ -104,7 +105,7 @@ def test_settled_live_picks_a_ledger_and_a_live_track_record(world, client):
     for pick in settled.join(Match).select(Pick.created_at, Match.kickoff_at).objects():
         assert pick.created_at < pick.kickoff_at  # made at their time, before kick-off
     assert LedgerEntry.select().count() > settled.count()
-    assert LedgerCheckpoint.select().count() >= demo.LIVE_DAYS
+    assert LedgerCheckpoint.select().count() >= demo_world.LIVE_DAYS
     latest = client.get("/api/track-record/ledger").get_json()
     assert latest["publishedAt"] == "2026-11-24T21:45:00Z"
     record = client.get("/api/track-record/by-competition-type?isLive=true").get_json()
@@ -125,9 +126,9 @@ def test_a_second_make_run_keeps_the_world_and_its_ids(world):
     assert ids() == before
 
 
-def readme_flow() -> list[str]:
-    """The commands of the README's marked block, continuation lines joined, comments left."""
-    text = (ROOT / "README.md").read_text()
+def example_flow() -> list[str]:
+    """The commands of the API guide's marked block, continuation lines joined, comments left."""
+    text = FLOW_DOCUMENT.read_text()
     block = text[text.index(FLOW_MARK) :]
     block = block[block.index("```sh\n") + 6 :]
     block = block[: block.index("```")]
@@ -142,11 +143,11 @@ def readme_flow() -> list[str]:
     return commands
 
 
-def test_the_readme_flow_runs_line_by_line_after_a_second_make_run(world):
+def test_the_example_flow_runs_line_by_line_after_a_second_make_run(world):
     before = ids()
     run_setup(world)  # a second ``make run`` on the same database
     assert ids() == before
-    commands = readme_flow()
+    commands = example_flow()
     assert len(commands) >= 10
     venv = f"{Path(sys.executable).parent}/"
     with gunicorn(

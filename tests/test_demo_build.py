@@ -7,7 +7,7 @@ import pytest
 
 from errors import CommandError
 from models import League, Match, Pick
-from services import demo
+from services.feeds import demo_world
 
 NOW = datetime(2026, 11, 24, 20, 30, tzinfo=UTC)
 
@@ -25,7 +25,7 @@ def test_the_same_instant_builds_the_same_picks(make_app):
     for _ in range(2):
         app = make_app()
         with app.app_context():
-            built = demo.build(NOW, app.config, live_days=2)
+            built = demo_world.build(NOW, app.config, live_days=2)
             made.append(picks_made())
     assert made[0] == made[1] and len(made[0]) > 100
     assert built["days"] == 3 and built["published"] > 0
@@ -35,13 +35,13 @@ def test_the_same_instant_builds_the_same_picks(make_app):
 def test_the_cli_keeps_a_database_that_holds_the_world(make_app):
     app = make_app(CLOCK=lambda: NOW)
     with app.app_context():
-        demo.load(NOW)  # the world without its replay: quick, and enough to be kept
+        demo_world.load(NOW)  # the world without its replay: quick, and enough to be kept
         before = sorted(Match.select(Match.id, Match.slug).tuples())
         result = app.test_cli_runner().invoke(args=["data", "demo"])
         assert result.exit_code == 0 and "demo world kept" in result.output
         assert sorted(Match.select(Match.id, Match.slug).tuples()) == before
         with pytest.raises(CommandError):
-            demo.build(NOW, app.config)
+            demo_world.build(NOW, app.config)
 
 
 def test_a_rebuild_is_refused_beside_imported_leagues(make_app):

@@ -4,7 +4,7 @@ too, and a POST that goes to the checked address and follows no redirect."""
 import pytest
 
 from errors import WebhookUrlRefused
-from services import egress
+from services.webhooks import egress
 from tests.receiver import receiving
 
 

@@ -15,6 +15,7 @@ from engine.odds import (
     quoting_count,
     remove_margin,
     sharp_probabilities,
+    sharp_quotes,
 )
 
 NAN = np.nan
@@ -259,3 +260,30 @@ def test_a_market_nobody_quotes_gives_nan_and_no_bookmaker():
     assert np.isnan(price).all() and (source == -1).all()
     assert (odds.quoting_count(empty, []) == 0).all()
     assert odds.has_quote(empty, []).shape == (3, 0)
+
+
+def test_overround_row_by_row_with_missing_prices():
+    # 2/1.9 − 1 = 0.052632 and 2/2.0 − 1 = 0 per row; a row with a price missing (NaN, or None as
+    # a database column gives it) has none.
+    margins = overround([[1.9, 1.9], [2.0, 2.0], [NAN, 2.0], [None, 2.0]])
+    assert margins == pytest.approx([2 / 1.9 - 1, 0.0, NAN, NAN], nan_ok=True)
+    assert margins.dtype == float
+
+
+def test_shin_finds_no_insiders_in_a_book_without_a_margin():
+    # A book summing to exactly 1 (2.0, 2.0) or to less (booksum 0.990) has no margin for
+    # insiders to explain: z is 0 exactly, not the bisection's last step near it.
+    for prices in ([2.0, 2.0], [2.2, 3.6, 4.0]):
+        probs, z = fit_margin(prices, method="shin")
+        assert z == 0.0
+        assert probs == pytest.approx(remove_margin(prices))
+
+
+def test_sharp_quotes_need_the_sharp_books_full_quote():
+    quoted = sharp_quotes(cube(), BOOKS)
+    assert quoted.dtype == bool and quoted.tolist() == [True, False, False, False]
+    # Without the sharp book in the cube nobody quotes for it: one False per match.
+    absent = sharp_quotes(cube()[:, 1:], BOOKS[1:])
+    assert absent.dtype == bool and absent.tolist() == [False] * 4
+    with pytest.raises(ValueError, match="shape"):
+        sharp_quotes(cube(), BOOKS[1:])

@@ -49,7 +49,7 @@ def test_choose_takes_the_largest_edge_above_the_minimum():
 
 
 def test_choose_needs_a_matrix():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^probs and prices must be \(n, k\), got \(2,\)$"):
         choose([0.5, 0.5], [2.1, 2.1])
 
 
@@ -121,9 +121,64 @@ def test_data_quality_config_and_scalar_parts_broadcast():
 
 
 @pytest.mark.parametrize(
-    "overrides",
-    [{"history_target": 0}, {"bookmaker_target": -1}, {"sharp_weight": 0.3}],
+    ("overrides", "message"),
+    [
+        ({"history_target": 0}, "^data-quality targets must be positive$"),
+        ({"bookmaker_target": -1}, "^data-quality targets must be positive$"),
+        ({"bookmaker_target": 0}, "^data-quality targets must be positive$"),
+        ({"sharp_weight": 0.3}, "^data-quality weights must be non-negative and sum to 1$"),
+    ],
 )
-def test_data_quality_config_rejects_nonsense(overrides):
-    with pytest.raises(ValueError):
+def test_data_quality_config_rejects_nonsense(overrides, message):
+    with pytest.raises(ValueError, match=message):
         DataQualityConfig(**overrides)
+
+
+def test_data_quality_targets_need_only_be_positive():
+    # Half a match and half a bookmaker are odd targets but valid ones: one of each is full.
+    config = DataQualityConfig(history_target=0.5, bookmaker_target=0.5)
+    score, parts = data_quality([1, 0], [3, 2], [1, 0], [False, False], config)
+    assert score == pytest.approx([0.85, 0.0])
+    assert parts["history"].tolist() == [1.0, 0.0] and parts["bookmakers"].tolist() == [1.0, 0.0]
+
+
+def test_an_edge_exactly_at_the_minimum_makes_a_pick():
+    # 0.5 × 2.25 − 1 = 0.125 and 0.5 × 2.5 − 1 = 0.25, both exact in binary: a minimum equal to
+    # the edge (or to its growth) is met, one a hair above it is not.
+    probs = np.array([[0.5, 0.5], [0.5, 0.5]])
+    prices = np.array([[2.25, 1.5], [2.5, 1.2]])
+    selection, edge, kelly = choose(probs, prices, min_edge=0.125)
+    assert edge.tolist() == [0.125, 0.25] and selection.tolist() == [0, 0]
+    assert choose(probs, prices, min_edge=np.nextafter(0.125, 1.0))[0].tolist() == [-1, 0]
+    assert choose(probs, prices, min_edge=0.0, min_growth=kelly[0])[0].tolist() == [0, 0]
+    above = np.nextafter(kelly[0], 1.0)
+    assert choose(probs, prices, min_edge=0.0, min_growth=above)[0].tolist() == [-1, 0]
+
+
+def test_the_default_minimum_edge_is_two_percent():
+    # 0.51 × 2.0 − 1 is 0.02 as a price and a probability of the feed give it: a pick; 0.0199 is
+    # not (the minimum by default).
+    probs = np.array([[0.51, 0.49], [0.50995, 0.49005]])
+    prices = np.array([[2.0, 1.9], [2.0, 1.9]])
+    selection, edge, _ = choose(probs, prices)
+    assert selection.tolist() == [0, -1] and edge == pytest.approx([0.02, 0.0199])
+
+
+def test_a_price_of_one_or_less_has_no_growth():
+    # A price of 1.0 pays nothing back, and one below it is no price at all: NaN, as a missing
+    # price, never a growth of 0 that could be rated.
+    assert np.isnan(growth([0.5, 0.5, 0.99], [1.0, 0.9, 1.0])).all()
+
+
+def test_a_missing_value_may_be_none():
+    # Array-likes may hold None where a value is missing (as a database column does): every
+    # function reads it as NaN, as settle reads a missing score.
+    assert np.isnan(edges([0.5, None], [None, 2.0])).all()
+    assert growth([0.5, None, 0.5], [2.1, 2.1, None]) == pytest.approx(
+        [float(growth(0.5, 2.1)), NAN, NAN], nan_ok=True
+    )
+    assert rate([0.0012, None, 0.0012], [0.8, 0.9, None]).tolist() == ["A", "C", "C"]
+    score, parts = data_quality([None, 10], [30, None], [None, 3], [True, False])
+    # Unknown history and bookmaker counts score 0: 0.15 for the sharp line, 0.40 · 3/5.
+    assert score == pytest.approx([0.15, 0.24])
+    assert parts["history"].tolist() == [0.0, 0.0]

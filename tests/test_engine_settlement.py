@@ -93,3 +93,45 @@ def test_clv_hand_worked():
     assert clv([2.2, 1.8], [2.0, 2.0]) == pytest.approx([0.1, -0.1])
     result = clv([2.2, 2.2, 2.2], [NAN, 0.0, 1.0])
     assert np.isnan(result).all()
+
+
+def test_a_finished_match_with_one_score_missing_settles_nothing():
+    # A half-imported result (one side's goals unknown) is no result: every pick on it stays
+    # pending, never lost, whatever the market.
+    cases = [
+        ("1x2", "home", 2.5, 1.0, "finished", 2, None, 3, "pending", NAN),
+        ("1x2", "away", 3.1, 1.0, "finished", None, 1, 3, "pending", NAN),
+        ("ou25", "under", 1.9, 1.0, "finished", 0, None, 3, "pending", NAN),
+        ("btts", "no", 2.0, 1.0, "finished", None, 0, 3, "pending", NAN),
+        ("1x2", "home", 2.5, 1.0, "finished", 2, 0, 3, "won", 1.5),  # both scores: settled
+    ]
+    status, profit = run_cases(cases)
+    assert status.tolist() == [case[8] for case in cases]
+    assert profit == pytest.approx([case[9] for case in cases], nan_ok=True)
+
+
+def test_a_postponed_match_voids_its_picks_only_after_48_hours():
+    # Exactly 48 h after the original kick-off the match may still be played: pending. One
+    # second later the pick is void.
+    row = ("1x2", "home", 2.5, 1.0, "postponed", None, None)
+    columns = list(zip(*[row, row], strict=True))
+    kickoff = np.array([NOW - 48 * HOUR, NOW - 48 * HOUR - 1])
+    status, profit = settle(*columns, kickoff=kickoff, now=NOW)
+    assert status.tolist() == ["pending", "void"]
+    assert np.isnan(profit[0]) and profit[1] == 0.0
+
+
+def test_no_winner_without_a_score_or_for_an_unknown_market():
+    # An empty string, never a selection: a pick can only be won against a final score of a
+    # market the engine knows.
+    winner = winning_selection(
+        ["1x2", "ou25", "btts", "corners"], [NAN, 1, None, 2], [0, NAN, 0, 1]
+    )
+    assert winner.tolist() == ["", "", "", ""]
+
+
+def test_clv_with_a_price_missing_as_none():
+    # None where a price is missing (as a database column gives it) reads as NaN: no CLV.
+    result = clv([2.2, None, 2.2], [None, 2.0, 2.0])
+    assert result.dtype == float
+    assert result == pytest.approx([NAN, NAN, 0.1], nan_ok=True)

@@ -10,7 +10,12 @@ import pytest
 from app import create_app
 from engine.records import LeagueRecord, MatchRecord
 from models import Match, Pick, Prediction
-from services import deliveries, demo, imports, operations, predictions, settlement, users
+from services.accounts import users
+from services.feeds import demo_world, imports
+from services.forecasting import predictions
+from services.operations import jobs
+from services.record import settling
+from services.webhooks import deliveries
 from store.database import db
 from store.schema import create_tables, drop_tables
 from tests import factories
@@ -80,7 +85,7 @@ def world(tmp_path_factory):
         with app.app_context():
             drop_tables()
             create_tables()
-            demo.load(now=NOW)
+            demo_world.load(now=NOW)
             people = factories.people()
             lapsed = factories.user("lapsed@example.com", plan="pro")
             people["lapsed"] = (lapsed, factories.bearer(factories.token(lapsed)))
@@ -89,8 +94,8 @@ def world(tmp_path_factory):
             receiver.secrets = [made["secret"]]
         with app.app_context():
             users.update("lapsed@example.com", plan="free")
-            operations.backfill(app.config, now=NOW)
-            operations.settle(3650, app.config, now=NOW)
+            jobs.backfill(app.config, now=NOW)
+            jobs.settle(3650, app.config, now=NOW)
         pump(app, clock)
         with app.app_context():
             app.live_picks = {pick.id: pick.match_id for pick in Pick.select().where(Pick.is_live)}
@@ -100,7 +105,7 @@ def world(tmp_path_factory):
             finish(sorted(set(app.live_picks.values())))
             last = max(Match.get_by_id(match).kickoff_at for match in app.live_picks.values())
             clock.now = last + timedelta(hours=3)
-            operations.settle(3650, app.config, now=clock())
+            jobs.settle(3650, app.config, now=clock())
         pump(app, clock)
         app.receivers, app.clock = receivers, clock
         yield app
@@ -184,7 +189,7 @@ def test_the_same_causes_again_tell_nobody_anything(world):
         with world.app_context():
             finish(sorted(set(world.live_picks.values())))  # the same results again
             predictions.backfill(world.config, now=clock())
-            settlement.run(3650, world.config, clock())
+            settling.run(3650, world.config, clock())
         pump(world, clock)
         return {kind: len(receiver.received) for kind, receiver in world.receivers.items()}
 

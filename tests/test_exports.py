@@ -16,7 +16,7 @@ from peewee import fn
 
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import Export, OddsQuote
-from services import imports
+from services.feeds import imports
 from tests import asserts, factories, helpers
 from tests.servers import gunicorn
 from web import ratelimits

@@ -9,7 +9,8 @@ from flask.views import MethodView
 from werkzeug.test import EnvironBuilder
 
 from models import Match, UsageCounter, User, bump_data_version
-from services import operations, quotas
+from services.accounts import quotas
+from services.operations import jobs
 from store.database import db
 from tests import asserts, factories, world
 from web import access, fastpath, ratelimits
@@ -231,7 +232,7 @@ def test_a_calibration_run_makes_the_track_record_again(app):
     path = "/track-record"
     assert call(app, path)[0] == "200 OK" and served_fast(app, path)
     with app.app_context():
-        assert operations.calibrate(30, app.config, now=world.T0)["status"] == "succeeded"
+        assert jobs.calibrate(30, app.config, now=world.T0)["status"] == "succeeded"
     assert not served_fast(app, path)
     assert call(app, path)[0] == "200 OK" and served_fast(app, path)
 
@@ -271,7 +272,7 @@ def test_a_failure_in_the_fast_path_is_logged_and_the_full_path_answers(app, mon
     def broken(*_args):
         raise RuntimeError("broken on purpose")
 
-    monkeypatch.setattr(fastpath, "_count", broken)
+    monkeypatch.setattr(fastpath, "_stored", broken)
     status, headers, _ = call(app, path)
     assert status == "200 OK" and dict(headers)["X-RateLimit-Remaining"] == "998"
     (record,) = [record for record in caplog.records if record.name == "picks.fastpath"]

@@ -1,4 +1,4 @@
-"""A client generated from the live /openapi.json by openapi-python-client drives the README's
+"""A client generated from the live /openapi.json by openapi-python-client drives the API guide's
 flow against a real gunicorn on a temporary SQLite file, typed: what an integrator gets.
 
 Skipped when the generator is not installed, unless ``REQUIRE_CLIENT_GENERATOR`` is set (CI
@@ -91,7 +91,7 @@ def world(make_app, tmp_path):
     return app, matches[0].id, kickoff
 
 
-def test_the_readme_flow_through_a_generated_client(world, tmp_path):
+def test_the_example_flow_through_a_generated_client(world, tmp_path):
     app, match_id, kickoff = world
     with gunicorn(app) as (base, env):
         spc = generate(base, tmp_path)
@@ -108,13 +108,13 @@ def test_the_readme_flow_through_a_generated_client(world, tmp_path):
         with spc.AuthenticatedClient(
             base_url=base, token=session.access_token, raise_on_unexpected_status=True
         ) as fan:
-            readme_flow(models, fan, env, match_id, kickoff)
+            example_flow(models, fan, env, match_id, kickoff)
         for name in [name for name in sys.modules if name.split(".")[0] == PACKAGE]:
             del sys.modules[name]
 
 
-def readme_flow(models, fan, env, match_id, kickoff):
-    """The README's calls, one by one, each answer a typed model (or text for an export)."""
+def example_flow(models, fan, env, match_id, kickoff):
+    """The API guide's calls, one by one, each answer a typed model (or text for an export)."""
     from spc_client.api.backtest import run_backtest
     from spc_client.api.data import create_export, get_usage, list_data_matches
     from spc_client.api.picks import get_match, list_today_picks

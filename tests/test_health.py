@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 
 from clock import utcnow
 from models import Operation
-from services import health, schedule
-from services.health import Readiness
+from services.operations import health, schedule
+from services.operations.health import Readiness
 from tests import factories
 
 HEALTH = "/api/v1/ops/health/services"
@@ -129,7 +129,7 @@ def test_probes_are_documented_without_security(client):
 def test_readyz_opens_at_most_one_probe_connection_per_second(make_app, monkeypatch):
     """Probes looped by many clients share one verdict per second of the app's clock: counted
     by the connections the probe really opens."""
-    from services import health
+    from services.operations import health
 
     opened = []
 

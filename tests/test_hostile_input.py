@@ -11,7 +11,9 @@ import logging
 
 import pytest
 
-from schemas.common import CamelSchema, WithinInt32, plain_text
+from schemas.common import CamelSchema
+from schemas.numbers import WithinInt32
+from schemas.text import plain_text
 from tests import asserts
 from web.problems import MAX_ECHOED_CHARS, MAX_LISTED_ERRORS
 
@@ -249,7 +251,7 @@ def test_a_422_lists_at_most_20_fields_and_clips_what_it_echoes(client):
 def test_every_string_and_integer_a_request_loads_is_checked(app):
     """Every schema a view parses (and the export filters inside it) is a CamelSchema, whose
     string fields refuse NUL and lone surrogates and whose integers stay within int32."""
-    from services.exports import RESOURCES
+    from services.data_api.exports import RESOURCES
 
     schemas = [resource.filters for resource in RESOURCES.values()]
     for view in app.view_functions.values():

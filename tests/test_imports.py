@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from models import League, Match, OddsQuote, Team
-from services import imports
+from services.feeds import imports
 from tests import helpers
 from tests.data import FOOTBALL_DATA as DATA
 from tests.data import needs_football_data

@@ -25,7 +25,7 @@ from models import (
     bump_data_version,
     data_version,
 )
-from services import ledger, settlement
+from services.record import settling, signed_log
 from store.database import db, is_sqlite
 from tests import asserts, factories
 from tests.servers import gunicorn
@@ -82,8 +82,8 @@ def live_pick(match, market, selection, odds, rating, now):
 
 def publish(match_ids, now):
     """What storing new live picks does: publish them, then the operation's checkpoint."""
-    published = ledger.publish_new(match_ids, now, "test-1")
-    ledger.checkpoint(now, factories.settings())
+    published = signed_log.publish_new(match_ids, now, "test-1")
+    signed_log.checkpoint(now, factories.settings())
     return published
 
 
@@ -118,10 +118,10 @@ def history(clock):
     settled_at = T0 + timedelta(days=1, hours=6)
     result(first, (2, 1))
     result(second, (0, 0))
-    settlement.run(7, factories.settings(), now=settled_at)
+    settling.run(7, factories.settings(), now=settled_at)
     voided_at = T0 + timedelta(days=2, hours=4)
     result(third, status="cancelled")
-    settlement.run(7, factories.settings(), now=voided_at)
+    settling.run(7, factories.settings(), now=voided_at)
     clock.now = voided_at
     return picks
 
@@ -177,28 +177,31 @@ def test_live_picks_are_published_and_settled_into_the_ledger(app, clock):
 def test_backfilled_picks_never_enter_the_ledger(ctx):
     match = factories.match(kickoff=T0 - timedelta(days=1), goals=(1, 0))
     factories.pick(match, is_live=False, rating="A", created_at=T0)
-    assert ledger.publish_new([match.id], T0, "test-1") == 0
-    settlement.run(7, factories.settings(), now=T0)
-    assert LedgerEntry.select().count() == 0 and ledger.checkpoint(T0, factories.settings()) is None
+    assert signed_log.publish_new([match.id], T0, "test-1") == 0
+    settling.run(7, factories.settings(), now=T0)
+    assert (
+        LedgerEntry.select().count() == 0
+        and signed_log.checkpoint(T0, factories.settings()) is None
+    )
 
 
 def test_a_new_checkpoint_changes_the_data_version(ctx):
     """The track record shows the latest checkpoint: no stored answer may outlive it."""
     match = fixture("Alpha", "Beta", T0 + timedelta(days=1))
     live_pick(match, "1x2", "home", 3.1, "A", T0)
-    ledger.publish_new([match.id], T0, "test-1")
+    signed_log.publish_new([match.id], T0, "test-1")
     before = data_version()
-    assert ledger.checkpoint(T0, factories.settings()) is not None
+    assert signed_log.checkpoint(T0, factories.settings()) is not None
     after = data_version()
     assert after != before
-    assert ledger.checkpoint(T0, factories.settings()) is None and data_version() == after
+    assert signed_log.checkpoint(T0, factories.settings()) is None and data_version() == after
 
 
 def test_a_pick_whose_match_kicked_off_cannot_be_published(ctx):
     match = fixture("Alpha", "Beta", T0)
     live_pick(match, "1x2", "home", 3.1, "A", T0 - timedelta(hours=1))
     with pytest.raises(ValueError, match="kicked off"):
-        ledger.publish_new([match.id], T0, "test-1")
+        signed_log.publish_new([match.id], T0, "test-1")
 
 
 def test_settlement_and_its_entries_share_one_transaction(app, clock, monkeypatch):
@@ -212,12 +215,12 @@ def test_settlement_and_its_entries_share_one_transaction(app, clock, monkeypatc
         def broken(*args, **kwargs):
             raise RuntimeError("the disk is full")
 
-        monkeypatch.setattr(ledger, "record_outcomes", broken)
+        monkeypatch.setattr(signed_log, "record_outcomes", broken)
         with pytest.raises(RuntimeError):
-            settlement.run(7, factories.settings(), now=T0 + timedelta(hours=5))
+            settling.run(7, factories.settings(), now=T0 + timedelta(hours=5))
         assert Pick.get_by_id(pick.id).status == "pending"
         monkeypatch.undo()
-        settlement.run(7, factories.settings(), now=T0 + timedelta(hours=5))
+        settling.run(7, factories.settings(), now=T0 + timedelta(hours=5))
         assert Pick.get_by_id(pick.id).status == "won"
         assert [entry["type"] for entry in entries()] == ["pick.published", "pick.settled"]
 
@@ -521,8 +524,8 @@ def test_red_when_a_pick_is_published_after_kick_off(app, clock):
         LedgerSeal.create(
             pick_id=pick.id, salt=salt.hex(), published_hash=merkle.leaf_hash(body).hex()
         )
-        ledger._append([entries_engine.PUBLISHED], [pick.id], [body], clock.now)
-        ledger.checkpoint(clock.now, factories.settings())
+        signed_log._append([entries_engine.PUBLISHED], [pick.id], [body], clock.now)
+        signed_log.checkpoint(clock.now, factories.settings())
         bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert verdicts["published before kick-off"] == "FAIL", details(report)
@@ -534,7 +537,7 @@ def test_red_when_a_live_pick_is_inserted_without_an_entry(app, clock):
     with app.app_context():
         match = factories.match("Lambda", "Mu", kickoff=clock.now - timedelta(hours=3))
         live_pick(match, "1x2", "home", 2.5, "B", clock.now - timedelta(days=2))
-        settlement.run(7, factories.settings(), now=clock.now)
+        settling.run(7, factories.settings(), now=clock.now)
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert verdicts["track record"] == "FAIL", details(report)
 
@@ -569,8 +572,8 @@ def test_red_when_an_older_tree_is_rewritten(app, clock):
         for kind, pick_id, body, at in kept:
             published = kind == "pick.published" and json.loads(body)["pickId"] in lost
             if not published:
-                ledger._append([kind], [pick_id], [body], at)
-                ledger.checkpoint(at, factories.settings())
+                signed_log._append([kind], [pick_id], [body], at)
+                signed_log.checkpoint(at, factories.settings())
         bump_data_version()
     _fresh, report, _, _ = run_verifier(client, key)  # a new user sees a consistent log …
     assert not report.failed, details(report)

@@ -21,7 +21,7 @@ from models import Match, Operation, User
 from store import migrate
 from store.database import db, discard_connections, is_sqlite
 from tests import asserts, factories
-from tests.helpers import LEDGER_KEY, SECRET
+from tests.helpers import LEDGER_KEY, SECRET, WEBHOOK_KEY
 from tests.schema_state import describe, differences
 from web.paths import id_param
 
@@ -137,7 +137,7 @@ def test_step_004_keeps_the_webhook_rows_and_gives_no_id_twice(app, url):
         }
 
     before = rows()
-    assert migrate.upgrade(url) == ["004_ids_never_reused"]
+    assert migrate.upgrade(url)[0] == "004_ids_never_reused"  # and the steps after it
     assert rows() == before
     assert connection.execute("PRAGMA foreign_key_check").fetchall() == []
     found = differences(models_schema, schema_of(url), ("models", "migrations"))
@@ -289,6 +289,7 @@ def _cli(url, *args, **popen):
         "DATABASE_URL": url,
         "JWT_SECRET_KEY": SECRET,
         "LEDGER_SIGNING_KEY": LEDGER_KEY,
+        "WEBHOOK_SECRETS_KEY": WEBHOOK_KEY,
         "RATELIMIT_STORAGE_URI": "memory://",
         "LOG_LEVEL": "WARNING",
     }

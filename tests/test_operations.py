@@ -7,7 +7,8 @@ import pytest
 from clock import utcnow
 from errors import MatchNotOpen, NotFound, OperationFailed, OperationNotFinished
 from models import Operation, Pick, User
-from services import operations, predictions
+from services.forecasting import predictions
+from services.operations import jobs
 from tests import factories
 
 SETTLED = {"examined": 0, "won": 0, "lost": 0, "void": 0, "pending": 0}
@@ -16,7 +17,7 @@ SETTLED = {"examined": 0, "won": 0, "lost": 0, "void": 0, "pending": 0}
 def test_a_succeeded_operation_keeps_params_result_and_times(ctx):
     at = datetime(2026, 11, 21, 19, 45, tzinfo=UTC)
     result = {"last_days": 3, "settled_at": at, **SETTLED}
-    operation = operations.run("settlement-run", {"last_days": 3}, lambda: result)
+    operation = jobs.run("settlement-run", {"last_days": 3}, lambda: result)
     stored = Operation.get_by_id(operation.id)
     # Stored through the schemas: the JSON is the wire format, camelCase with Z datetimes.
     assert (stored.kind, stored.status, stored.params) == (
@@ -27,11 +28,11 @@ def test_a_succeeded_operation_keeps_params_result_and_times(ctx):
     assert stored.result == {"lastDays": 3, "settledAt": "2026-11-21T19:45:00Z", **SETTLED}
     assert stored.started_at <= stored.finished_at and stored.error is None
     # … and it reads back as the Python values the service returned.
-    assert operations.result(operation.id, factories.settings()) == ("settlement-run", result)
+    assert jobs.result(operation.id, factories.settings()) == ("settlement-run", result)
 
 
 def test_a_result_the_schema_does_not_know_fails_the_operation(ctx, caplog):
-    operation = operations.run("settlement-run", {"last_days": 3}, lambda: {"settled": 0})
+    operation = jobs.run("settlement-run", {"last_days": 3}, lambda: {"settled": 0})
     assert operation.status == "failed" and "settled" in operation.error
 
 
@@ -40,7 +41,7 @@ def test_a_failure_is_recorded_and_its_work_rolled_back(ctx, caplog):
         User.create(email="half@example.com", password_hash="x")
         raise RuntimeError("the feed timed out")
 
-    operation = operations.run("calibration-run", {"window_days": 30}, work)
+    operation = jobs.run("calibration-run", {"window_days": 30}, work)
     stored = Operation.get_by_id(operation.id)
     assert (stored.status, stored.error, stored.result) == (
         "failed",
@@ -50,15 +51,15 @@ def test_a_failure_is_recorded_and_its_work_rolled_back(ctx, caplog):
     assert User.select().where(User.email == "half@example.com").count() == 0
     assert "the feed timed out" in caplog.text
     with pytest.raises(OperationFailed, match="the feed timed out"):
-        operations.result(operation.id, factories.settings())
+        jobs.result(operation.id, factories.settings())
 
 
 def test_results_of_unfinished_and_unknown_operations(ctx):
     running = Operation.create(kind="settlement-run", status="running", params={})
     with pytest.raises(OperationNotFinished):
-        operations.result(running.id, factories.settings())
+        jobs.result(running.id, factories.settings())
     with pytest.raises(NotFound):
-        operations.get(running.id + 1, factories.settings())
+        jobs.get(running.id + 1, factories.settings())
 
 
 def test_refresh_refuses_unknown_and_finished_matches(ctx):

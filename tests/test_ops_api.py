@@ -8,7 +8,8 @@ import pytest
 
 from clock import utcnow
 from models import MatchIntelligence, Operation, Pick
-from services import calibration, predictions, settlement
+from services.forecasting import calibration_runs, predictions
+from services.record import settling
 from tests import asserts, factories
 
 OPS = "/api/v1/ops/operations"
@@ -164,8 +165,8 @@ def failing_after(work):
 @pytest.mark.parametrize(
     ("path", "body", "kind", "module", "name"),
     [
-        (SETTLEMENTS, {"lastDays": 3}, "settlement-run", settlement, "run"),
-        (CALIBRATIONS, {"windowDays": 30}, "calibration-run", calibration, "run"),
+        (SETTLEMENTS, {"lastDays": 3}, "settlement-run", settling, "run"),
+        (CALIBRATIONS, {"windowDays": 30}, "calibration-run", calibration_runs, "run"),
         (REFRESHES, {"matchId": "open"}, "intelligence-refresh", predictions, "refresh"),
     ],
 )

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from services.pages import CURVE_POINTS, _curve, _histogram
+from services.reads.pages import CURVE_POINTS, _curve, _histogram
 from tests import world
 
 HTML = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}

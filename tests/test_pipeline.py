@@ -8,7 +8,7 @@ import pytest
 from engine import picks as engine_picks
 from engine.markets import MARKETS
 from models import League, Match, MatchIntelligence, Operation, Pick, Prediction
-from services import schedule
+from services.operations import schedule
 from tests import factories
 
 pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module

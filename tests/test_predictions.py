@@ -10,8 +10,10 @@ from clock import utcnow
 from engine import odds as odds_engine
 from engine import walkforward
 from models import LedgerEntry, Match, MatchIntelligence, Pick, Prediction
-from schemas.common import Span
-from services import backtest, imports, operations, predictions
+from schemas.spans import Span
+from services.feeds import imports
+from services.forecasting import backtests, forecast, predictions
+from services.operations import jobs
 from store.database import db
 from store.schema import create_tables, drop_tables
 from tests import factories, helpers
@@ -149,7 +151,7 @@ def test_the_live_path_and_the_backfill_give_the_same_data_quality(ctx):
     assert all(p.is_live for p in Prediction.select().where(Prediction.match == fixture))
     # It is played, and its closing quotes arrive: more of them than quoted before kick-off.
     factories.match("T7", "T2", kickoff=kickoff, goals=(2, 2), odds=closing)
-    fc = predictions.forecast(kickoff + timedelta(days=1), factories.settings())
+    fc = forecast.forecast(kickoff + timedelta(days=1), factories.settings())
     (row,) = np.flatnonzero(fc.match_id == fixture.id)
     for market in ("1x2", "ou25"):
         score, parts = fc.quality[market]
@@ -177,15 +179,15 @@ def test_backtest_runs_over_backfilled_picks_only(ctx):
         status="won",
         profit=0.9,
     )
-    everything = backtest.run()["summary"]
+    everything = backtests.run()["summary"]
     assert (everything["picks"], everything["won"], everything["lost"]) == (2, 1, 1)
     assert everything["profit"] == pytest.approx(0.5) and everything["roi"] == pytest.approx(0.25)
-    only_a = backtest.run(ratings=["A"])
+    only_a = backtests.run(ratings=["A"])
     assert only_a["summary"]["picks"] == 1 and len(only_a["by_month"]) == 1
     since = utcnow() - timedelta(days=10)
-    recent = backtest.run(date_from=Span(since, since))["summary"]
+    recent = backtests.run(date_from=Span(since, since))["summary"]
     assert (recent["picks"], recent["profit"]) == (1, -1.0)
-    assert backtest.run(markets=["ou25"])["summary"]["picks"] == 0
+    assert backtests.run(markets=["ou25"])["summary"]["picks"] == 0
 
 
 #: A match's 1x2 prices: Pinnacle and bet365 before kick-off, Pinnacle at the close.
@@ -249,9 +251,7 @@ def test_a_rebuild_redoes_the_backfilled_history_and_never_what_was_published(ct
     monkeypatch.setattr(walkforward, "MODEL_VERSION", "3.0.0")  # the model changes
 
     now = factories.settings()  # power margins, ratings by growth
-    result = operations.backfill(
-        {**now, "RATING_A_GROWTH": 0.0, "RATING_A_QUALITY": 0.0}, rebuild=True
-    )
+    result = jobs.backfill({**now, "RATING_A_GROWTH": 0.0, "RATING_A_QUALITY": 0.0}, rebuild=True)
     assert result["status"] == "succeeded" and result["params"] == {"rebuild": True}
     # Every live prediction and pick is byte for byte what was published, its settlement (with
     # its proportional closing probability) included …

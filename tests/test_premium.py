@@ -11,17 +11,20 @@ value would now read differently.
 """
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app import create_app
 from models import Match, MatchIntelligence, OddsSummary, Pick, Prediction, bump_data_version
-from tests import factories
-from tests.helpers import NOW, UNLIMITED
-
-pytestmark = pytest.mark.slow  # the demo world: built once per run, copied per module
+from store.database import db
+from store.schema import create_tables, drop_tables
+from tests import factories, helpers, world
+from tests.helpers import UNLIMITED
+from web.extensions import limiter
 
 KINDS = ("anonymous", "free")
+NOW = world.T0
 
 
 class Clock:
@@ -41,14 +44,26 @@ class Clock:
 
 
 @pytest.fixture(scope="module")
-def world(demo_world):
+def site(tmp_path_factory, schema_template):
+    """The small world of tests/world.py at its NOW, on its own database for this module, with
+    a clock the tests move and one signed-in user of each kind."""
+    folder = tmp_path_factory.mktemp("premium")
     clock = Clock(NOW)
-    app = demo_world("premium", clock, **UNLIMITED)
+    if schema_template is not None:
+        helpers.copy_sqlite(schema_template, folder / "test.db")
+    app = create_app(helpers.settings(folder, CLOCK=clock, **UNLIMITED))
+    limiter.reset()
     with app.app_context():
+        if schema_template is None:
+            drop_tables()
+            create_tables()
+        world.build(NOW)
         app.people = {kind: headers for kind, (_, headers) in factories.people().items()}
         app.people["anonymous"] = {}
         app.clock = clock
         yield app
+    if not db.is_closed():
+        db.close()
 
 
 def locked_pick():
@@ -144,63 +159,135 @@ def differences(before: dict, after: dict) -> list[str]:
     return [path for path in before if before[path] != after[path]]
 
 
-def test_no_public_answer_gives_a_locked_pick_back(world):
+def test_no_public_answer_gives_a_locked_pick_back(site):
     """The walk: every answer, as anonymous and free callers, reads the same whatever the
     locked pick and its market's hidden figures are; a Pro caller's answers do change (so the
     walk would see a leak), and from kick-off everyone's do."""
-    client = world.test_client()
+    client = site.test_client()
     pick = locked_pick()
     assert pick is not None, "the world needs an upcoming pick rated A"
-    before = {kind: answers(client, world.people, kind, pick) for kind in (*KINDS, "pro")}
+    before = {kind: answers(client, site.people, kind, pick) for kind in (*KINDS, "pro")}
     card = before["anonymous"][f"/api/matches/{pick.match_id}"]
     (shown,) = [item for item in card["picks"] if item["id"] == pick.id]
     assert shown["locked"] and shown["selection"] is None
 
     hide_otherwise(pick)
-    after = {kind: answers(client, world.people, kind, pick) for kind in (*KINDS, "pro")}
+    after = {kind: answers(client, site.people, kind, pick) for kind in (*KINDS, "pro")}
     for kind in KINDS:
         assert differences(before[kind], after[kind]) == [], kind
     changed = differences(before["pro"], after["pro"])
     assert f"/api/matches/{pick.match_id}" in changed and "html" in changed
 
-    world.clock.now = pick.match.kickoff_at  # kick-off: the pick is public in full
+    site.clock.now = pick.match.kickoff_at  # kick-off: the pick is public in full
     try:
-        kicked_off = answers(client, world.people, "anonymous", pick)
+        kicked_off = answers(client, site.people, "anonymous", pick)
         card = kicked_off[f"/api/matches/{pick.match_id}"]
         (shown,) = [item for item in card["picks"] if item["id"] == pick.id]
         assert not shown["locked"] and shown["selection"] is not None
         assert shown["odds"] == pytest.approx(pick.odds + 1.37)
         assert f"/api/matches/{pick.match_id}" in differences(before["anonymous"], kicked_off)
     finally:
-        world.clock.rewind()
+        site.clock.rewind()
 
 
-def test_a_cached_locked_answer_unlocks_at_kick_off(world):
-    client = world.test_client()
+def test_a_cached_locked_answer_unlocks_at_kick_off(site):
+    client = site.test_client()
     pick = locked_pick()
     path = f"/api/matches/{pick.match_id}"
     first = client.get(path).get_json()
     assert [item["locked"] for item in first["picks"] if item["id"] == pick.id] == [True]
-    world.clock.now = pick.match.kickoff_at + timedelta(seconds=1)
+    site.clock.now = pick.match.kickoff_at + timedelta(seconds=1)
     try:  # the data did not change, the clock did: the cached answer must not outlive it
         later = client.get(path).get_json()
         assert [item["locked"] for item in later["picks"] if item["id"] == pick.id] == [False]
     finally:
-        world.clock.rewind()
+        site.clock.rewind()
 
 
-def test_a_locked_markets_ledger_entry_seals_its_pick_until_kick_off(world):
-    client = world.test_client()
+def test_a_locked_markets_ledger_entry_seals_its_pick_until_kick_off(site):
+    client = site.test_client()
     pick = locked_pick()
     items = client.get("/api/track-record/ledger/entries").get_json()["items"]
     (entry,) = [item for item in items if json.loads(item["entry"])["pickId"] == pick.id]
     body = json.loads(entry["entry"])
     assert body["type"] == "pick.published" and entry["reveal"] is None
     assert not {"selection", "odds", "bookmaker", "probability", "edge"} & set(body)
-    world.clock.now = pick.match.kickoff_at
+    site.clock.now = pick.match.kickoff_at
     try:
         items = client.get("/api/track-record/ledger/entries").get_json()["items"]
         (entry,) = [item for item in items if item["index"] == entry["index"]]
         assert entry["reveal"]["pick"]["id"] == pick.id
     finally:
-        world.clock.rewind()
+        site.clock.rewind()
+
+
+#: An instant of the fast tests below, on their own small data: a Saturday noon.
+NOON = datetime(2026, 5, 9, 12, 0, tzinfo=UTC)
+
+
+def picks_by_market(card: dict) -> dict:
+    """A match card's picks by market."""
+    return {pick["market"]: pick for pick in card["picks"]}
+
+
+def test_b_and_c_picks_stay_visible_before_kick_off(make_app):
+    """Only a pick rated A is locked, and only before its own kick-off: beside it, the B and C
+    picks of a match still to come show in full, and so does an A pick of a match that has
+    already kicked off on the same day."""
+    app = make_app(CLOCK=lambda: NOON)
+    with app.app_context():
+        started = factories.match("Early", "Birds", kickoff=NOON - timedelta(hours=1))
+        coming = factories.match(
+            "Late", "Comers", kickoff=NOON + timedelta(hours=2), status="scheduled"
+        )
+        factories.pick(started, "1x2", "home", rating="A")
+        factories.pick(coming, "1x2", "away", 3.2, rating="B")
+        factories.pick(coming, "ou25", "over", 1.9, rating="C")
+        factories.pick(coming, "btts", "yes", 1.8, rating="A")
+    client = app.test_client()
+
+    shown = picks_by_market(helpers.ok(client.get(f"/api/matches/{coming.id}")))
+    assert {market: pick["locked"] for market, pick in shown.items()} == {
+        "1x2": False,
+        "ou25": False,
+        "btts": True,
+    }
+    assert (shown["1x2"]["selection"], shown["1x2"]["odds"]) == ("away", 3.2)
+    assert (shown["ou25"]["selection"], shown["ou25"]["odds"]) == ("over", 1.9)
+    assert shown["btts"]["selection"] is None
+
+    day = helpers.ok(client.get(f"/api/picks/today?date={NOON.date()}"))["items"]
+    found = {(item["match"]["id"], item["market"]): item for item in day}
+    assert {key: (item["locked"], item["selection"]) for key, item in found.items()} == {
+        (started.id, "1x2"): (False, "home"),
+        (coming.id, "1x2"): (False, "away"),
+        (coming.id, "ou25"): (False, "over"),
+        (coming.id, "btts"): (True, None),
+    }
+
+
+def test_a_cached_locked_answer_unlocks_at_kick_off_within_its_lifetime(make_app):
+    """A locked answer is cached only until the next locked kick-off, not for the cache's
+    whole lifetime: two matches kick off 10 s and 20 s after the first read, well inside
+    PUBLIC_MAX_AGE, and each match's answer unlocks at its own kick-off."""
+    clock = factories.Clock(NOON)
+    app = make_app(CLOCK=clock)
+    assert app.config["PUBLIC_MAX_AGE"] > 20  # else the cache's own expiry would unlock them
+    with app.app_context():
+        # The later one is stored first: the next unlock is the soonest kick-off, not the first
+        # row found.
+        later = factories.match("Twenty", "Seconds", kickoff=NOON + timedelta(seconds=20))
+        sooner = factories.match("Ten", "Seconds", kickoff=NOON + timedelta(seconds=10))
+        for match in (later, sooner):
+            factories.pick(match, "1x2", "home", rating="A")
+    client = app.test_client()
+
+    def locked(match):
+        (pick,) = helpers.ok(client.get(f"/api/matches/{match.id}"))["picks"]
+        return pick["locked"]
+
+    assert (locked(sooner), locked(later)) == (True, True)
+    clock.advance(seconds=10)
+    assert (locked(sooner), locked(later)) == (False, True)
+    clock.advance(seconds=10)
+    assert (locked(sooner), locked(later)) == (False, False)

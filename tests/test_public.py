@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 import numpy as np
 import pytest
 
-import schemas.common
+import schemas.spans
 from engine import metrics, picks
 from models import League, Match, Pick, Prediction
 from tests import asserts, factories
@@ -147,7 +147,7 @@ def test_an_empty_day_is_an_empty_list(client, world):
 def test_the_default_day_is_today_utc(client, world, monkeypatch):
     day = days_with_picks(live=True)[0]
     monkeypatch.setattr(
-        schemas.common, "now", lambda: datetime(day.year, day.month, day.day, 23, 59, tzinfo=UTC)
+        schemas.spans, "now", lambda: datetime(day.year, day.month, day.day, 23, 59, tzinfo=UTC)
     )
     default = ok(get(client, world, "/api/picks/today"))
     assert default == ok(get(client, world, f"/api/picks/today?date={day}"))
@@ -661,7 +661,7 @@ def test_comparable_reads_the_history_once_per_data_version(client, world):
     ``limit`` (or match) costs array masks, not a read of every past forecast; a change to the
     data is seen at once. Every limit is a slice of the same ranking."""
     from models import bump_data_version
-    from services.explorer import ComparableIndex, comparable
+    from services.reads.explorer import ComparableIndex, comparable
 
     index = world.extensions["comparable_index"]
     target = Match.select().where(Match.status == "scheduled").order_by(Match.kickoff_at).first()

@@ -6,7 +6,7 @@ import pytest
 
 from errors import QuotaExceeded
 from models import UsageCounter
-from services import quotas
+from services.accounts import quotas
 from tests import asserts, factories
 
 USAGE = "/api/v1/data/usage"

@@ -394,7 +394,7 @@ def test_a_throttled_login_costs_no_password_hash(make_app, monkeypatch):
     checks = []
     original = werkzeug.security.check_password_hash
     monkeypatch.setattr(
-        "services.accounts.check_password_hash",
+        "services.accounts.credentials.check_password_hash",
         lambda *args: checks.append(1) or original(*args),
     )
     asserts.problem(_login(client, "x@example.com", "guess", "203.0.113.1"), 429, "rate-limited")
@@ -403,7 +403,7 @@ def test_a_throttled_login_costs_no_password_hash(make_app, monkeypatch):
 
 @pytest.mark.parametrize("strategy", ["moving-window", "fixed-window", "sliding-window-counter"])
 def test_limits_answer_the_same_way_with_every_strategy(make_app, strategy):
-    """web/ratelimits.py spends flask-limiter's strategy, whichever is configured (its
+    """web/ratelimits.py spends the strategy of `limits` that is configured, whichever it is (its
     one-round-trip Redis script replaces only the sliding-window counter)."""
     app = make_app(RATELIMIT_AUTH="2 per minute", RATELIMIT_STRATEGY=strategy)
     client = app.test_client()

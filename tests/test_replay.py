@@ -21,7 +21,8 @@ from models import (
     Pick,
     Prediction,
 )
-from services import predictions, replay
+from services.feeds import replay
+from services.forecasting import predictions
 from tests import factories, helpers
 from tests.data import FOOTBALL_DATA, needs_football_data
 from tests.helpers import NOW

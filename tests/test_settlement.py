@@ -6,7 +6,7 @@ import pytest
 
 from clock import utcnow
 from models import Pick
-from services import settlement
+from services.record import settling
 from tests import factories
 
 CLOSING = [
@@ -26,7 +26,7 @@ def test_finished_matches_settle_with_profit_closing_odds_and_clv(ctx):
     match = factories.match(goals=(2, 1), odds=CLOSING)
     won = factories.pick(match, "1x2", "home", odds=2.1)
     lost = factories.pick(match, "ou25", "under", odds=2.0)
-    counts = settlement.settle_pending(factories.settings())
+    counts = settling.settle_pending(factories.settings())
     assert (counts["won"], counts["lost"], counts["void"], counts["pending"]) == (1, 1, 0, 0)
     won, lost = _fresh(won), _fresh(lost)
     assert (won.status, won.profit) == ("won", pytest.approx(1.1))
@@ -43,7 +43,7 @@ def test_cancelled_and_long_postponed_matches_void_their_picks(ctx):
     long_ago = factories.match("P1", "P2", status="postponed", kickoff=now - timedelta(hours=49))
     recent = factories.match("Q1", "Q2", status="postponed", kickoff=now - timedelta(hours=47))
     picks = [factories.pick(m) for m in (cancelled, long_ago, recent)]
-    settlement.settle_pending(factories.settings(), now=now)
+    settling.settle_pending(factories.settings(), now=now)
     assert [(_fresh(p).status, _fresh(p).profit) for p in picks] == [
         ("void", 0.0),
         ("void", 0.0),
@@ -56,16 +56,16 @@ def test_matches_not_yet_played_stay_pending(ctx):
     later = factories.match("F1", "F2", status="scheduled", kickoff=utcnow() + timedelta(days=2))
     started = factories.match("S1", "S2", status="scheduled", kickoff=utcnow() - timedelta(hours=1))
     picks = [factories.pick(later), factories.pick(started)]
-    assert settlement.settle_pending(factories.settings())["examined"] == 1
+    assert settling.settle_pending(factories.settings())["examined"] == 1
     assert [_fresh(p).status for p in picks] == ["pending", "pending"]
 
 
 def test_settling_is_idempotent(ctx):
     match = factories.match(goals=(0, 0), odds=CLOSING)
     pick = factories.pick(match, "1x2", "draw", odds=3.5)
-    first = settlement.settle_pending(factories.settings())
+    first = settling.settle_pending(factories.settings())
     before = _fresh(pick).__data__
-    second = settlement.settle_pending(factories.settings())
+    second = settling.settle_pending(factories.settings())
     assert (first["examined"], second["examined"]) == (1, 0)
     assert _fresh(pick).__data__ == before and before["profit"] == pytest.approx(2.5)
 
@@ -74,6 +74,6 @@ def test_the_run_only_looks_back_last_days(ctx):
     now = utcnow()
     old = factories.pick(factories.match("O1", "O2", kickoff=now - timedelta(days=10)))
     new = factories.pick(factories.match("N1", "N2", kickoff=now - timedelta(days=2)))
-    result = settlement.run(7, factories.settings(), now=now)
+    result = settling.run(7, factories.settings(), now=now)
     assert (result["last_days"], result["examined"]) == (7, 1)
     assert (_fresh(old).status, _fresh(new).status) == ("pending", "won")

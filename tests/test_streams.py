@@ -4,7 +4,7 @@ snapshot stays open when its body is never read."""
 from datetime import UTC, datetime, timedelta
 
 from models import Match
-from services import exports
+from services.data_api import exports
 from tests import factories
 from web import streams
 

@@ -4,7 +4,7 @@ import base64
 
 import pytest
 
-from services import timestamps
+from services.record import timestamps
 from tests.tsa import authority
 from tests.verifier import load_verifier
 

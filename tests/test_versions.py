@@ -1,14 +1,18 @@
-"""The data version's copy on Redis (``web/versions.py``): read with the rate-limit hit, so a
-cached answer needs no query; never older than the database once a change has committed, and
-never filled with what a change began after."""
+"""The data version (``store/database.py``), moved by every transaction that writes the tables
+the cached answers are made from as it commits, and its copy on Redis (``web/versions.py``):
+read with the rate-limit hit, so a cached answer needs no query; never older than the database
+once a change has committed, and never filled with what a change began after."""
 
 import os
+from datetime import UTC, datetime
 
 import pytest
 import redis
 
-from models import bump_data_version, data_version
+from models import Team, User, bump_data_version, data_version
+from store.bulk import insert_rows, update_rows
 from store.database import db
+from tests import factories
 from tests.helpers import counted_queries, redis_commands_sent
 from web import versions
 
@@ -162,3 +166,87 @@ def test_a_process_counting_no_limits_still_tells_redis_of_its_changes(make_app)
 def test_without_redis_there_is_no_copy(make_app):
     app = make_app(RATELIMIT_STORAGE_URI="memory://")
     assert app.extensions["shared_version"] is None
+
+
+class Told:
+    """A stand-in for the copy on Redis, recording what it is told and the data version the
+    database holds, on the writer's own connection, at that moment."""
+
+    def __init__(self):
+        self.said = []
+
+    def changing(self):
+        self.said.append(("changing", data_version()))
+        return f"token-{len(self.said)}"
+
+    def changed(self, token):
+        self.said.append(("changed", token, data_version()))
+
+
+@pytest.fixture
+def told(app, monkeypatch):
+    """What the database tells the data version's copy from now on (in an app context)."""
+    with app.app_context():
+        copy = Told()
+        monkeypatch.setattr(db.obj.versioning, "copy", copy)
+        yield copy.said
+
+
+def test_a_transaction_writing_a_followed_table_moves_the_version_once_as_it_commits(told):
+    stored = data_version()
+    with db.atomic():
+        Team.create(name="Rovers", country="Testland")
+        Team.create(name="United", country="Testland")
+        Team.update(country="Elsewhere").where(Team.name == "United").execute()
+        assert data_version() == stored and told == []  # nothing moves before the commit
+    assert data_version() == stored + 1
+    # Pending before the next version is written, no longer once its transaction committed.
+    assert told == [("changing", stored), ("changed", "token-1", stored + 1)]
+
+
+def test_a_rolled_back_transaction_leaves_the_version_and_tells_nothing(told):
+    stored = data_version()
+    with pytest.raises(RuntimeError), db.atomic():
+        Team.create(name="Rovers", country="Testland")
+        raise RuntimeError("the change fails")
+    assert data_version() == stored and told == []
+
+
+def test_a_write_outside_a_transaction_moves_the_version_at_once(told):
+    stored = data_version()
+    Team.create(name="Rovers", country="Testland")
+    assert data_version() == stored + 1
+    assert told == [("changing", stored), ("changed", "token-1", stored + 1)]
+
+
+def test_bulk_writes_of_a_followed_table_move_the_version(told):
+    stored = data_version()
+    with db.atomic():
+        insert_rows(Team, ["name", "country"], [("Rovers", "Testland"), ("United", "Testland")])
+    assert data_version() == stored + 1
+    (rovers,) = Team.select(Team.id).where(Team.name == "Rovers").tuples()
+    with db.atomic():
+        update_rows(Team, {"country": "text"}, [(rovers[0], "Elsewhere")])
+    assert data_version() == stored + 2 and len(told) == 4
+
+
+def test_writes_to_tables_the_answers_are_not_made_from_leave_the_version(told):
+    stored = data_version()
+    with db.atomic():
+        account = factories.user("reader@example.com")
+    User.update(plan="pro").where(User.id == account.id).execute()
+    assert data_version() == stored and told == []
+
+
+def test_a_cached_answer_is_made_again_after_a_write_with_no_call_to_remember(app):
+    client = app.test_client()
+    client.get(PATH)
+    with counted_queries() as queries:
+        assert client.get(PATH).status_code == 200
+    statements = [query for query in queries if query.startswith("(")]  # not the pool's
+    assert all("data_version" in query for query in statements)  # served from the cache
+    with app.app_context():
+        factories.match(kickoff=datetime(2026, 1, 1, 15, tzinfo=UTC))
+    with counted_queries() as queries:
+        assert client.get(PATH).status_code == 200
+    assert any('FROM "match"' in query for query in queries)  # made again

@@ -1,10 +1,10 @@
 """Numbers on the wire: money to 2 decimals, probabilities and edges to 6, in answers, exports and
 webhook payloads alike, and the OpenAPI description says so."""
 
-from schemas.common import flat_rows
 from schemas.exports import PickRowSchema
 from schemas.matches import PickSchema
 from schemas.records import FiguresSchema
+from schemas.rows import flat_rows
 from schemas.webhooks import PickSettledDataSchema
 
 

@@ -13,10 +13,11 @@ from huey import SqliteHuey
 from peewee import OperationalError
 
 from models import Delivery, LedgerCheckpoint, Operation, Pick, WorkerBeat
-from services import ledger, schedule
+from services.operations import schedule
+from services.record import signed_log
 from store.database import db
 from tests import factories
-from tests.helpers import SECRET
+from tests.helpers import SECRET, WEBHOOK_KEY
 from tests.receiver import receiving
 from tests.servers import ROOT, traceback_in
 from worker import Worker, make_huey, queue_path
@@ -157,7 +158,7 @@ def publish(kickoff, home):
     match = factories.match(home, "Visitors", kickoff=kickoff, status="scheduled")
     factories.pick(match, is_live=True)
     with db.atomic():
-        assert ledger.publish_new([match.id], START, "test-1") == 1
+        assert signed_log.publish_new([match.id], START, "test-1") == 1
 
 
 def test_the_ledger_checkpoint_runs_once_per_ten_minutes_only_when_entries_wait(
@@ -192,7 +193,7 @@ def test_the_ledger_checkpoint_runs_once_per_ten_minutes_only_when_entries_wait(
 def test_a_checkpoint_already_signed_is_the_result_of_a_late_run(app, worker, clock):
     with app.app_context():
         publish(START + timedelta(days=1), "Early")
-        ledger.checkpoint(clock(), app.config)
+        signed_log.checkpoint(clock(), app.config)
         run = Operation.create(
             kind="ledger-checkpoint",
             status="queued",
@@ -257,6 +258,7 @@ def start_worker(app, tmp_path, **settings):
         "APP_ENV": "test",
         "DATABASE_URL": app.config["DATABASE_URL"],
         "JWT_SECRET_KEY": SECRET,
+        "WEBHOOK_SECRETS_KEY": WEBHOOK_KEY,  # the key the test app sealed the secrets with
         "WORKER_QUEUE_URL": f"sqlite:///{tmp_path / 'worker-queue.db'}",
         "WEBHOOK_ALLOW_PRIVATE": "true",
         "WEBHOOK_POLL_SECONDS": "0.1",

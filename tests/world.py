@@ -6,7 +6,9 @@ calibration run and a signed ledger checkpoint."""
 from datetime import UTC, datetime, timedelta
 
 from models import Match
-from services import ledger, operations, predictions, settlement
+from services.forecasting import predictions
+from services.operations import jobs
+from services.record import settling, signed_log
 from tests import factories
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -97,8 +99,8 @@ def build(now=T0) -> dict:
         is_live=True,
         created_at=published_at,
     )
-    ledger.publish_new([settled.id, locked.id], published_at, "test-1")
-    ledger.checkpoint(published_at, settings)
+    signed_log.publish_new([settled.id, locked.id], published_at, "test-1")
+    signed_log.checkpoint(published_at, settings)
     factories.match(
         "Rovers",
         "United",
@@ -110,8 +112,8 @@ def build(now=T0) -> dict:
     for index, match in enumerate(history):  # the walk-forward record's picks
         market, selection, price = BACKFILLED[index % len(BACKFILLED)]
         factories.pick(match, market, selection, price, rating="ABC"[index % 3])
-    settlement.run(200, settings, now=T0 - timedelta(hours=2))
-    operations.calibrate(365, settings, now=T0 - timedelta(hours=1))
+    settling.run(200, settings, now=T0 - timedelta(hours=2))
+    jobs.calibrate(365, settings, now=T0 - timedelta(hours=1))
     return {
         "settled": Match.get_by_id(settled.id).slug,
         "locked": Match.get_by_id(locked.id).slug,

@@ -1,13 +1,14 @@
 """Who may call what: access rules as one decorator per view, in the order the contract gives.
 
 token (401) → role, plan, status (403) → rate limit (429) → quota (429) → the view, whose
-argument parsing gives 400/415/422 and whose lookups give 404/409.
+argument parsing gives 400/415/422 and whose lookups give 404/409. The rules are enforced by
+admission (:mod:`web.admission`), the step the fast path takes too.
 """
 
 from dataclasses import dataclass
-from functools import wraps
+from functools import partial, wraps
 
-from flask import current_app, g, request
+from flask import current_app, request
 from flask_jwt_extended import get_current_user, get_jwt, verify_jwt_in_request
 
 from errors import (
@@ -15,8 +16,8 @@ from errors import (
     RoleRequired,
     SubscriptionRequired,
 )
-from services import premium, quotas
-from web import html, ratelimits, sessions
+from services.reads import premium
+from web import admission, html, sessions
 
 #: Rate-limit policy → the configuration key holding its limit.
 POLICY_SETTINGS = {
@@ -38,27 +39,9 @@ class Rule:
     pro_or_admin: bool = False
     quota: bool = False  # counts against the monthly Data API quota
 
-    def admit(self):
-        """Authenticate and authorise the request; the caller (or None when anonymous)."""
-        if self.token == "none":
-            return None
-        authorization = request.headers.get("Authorization")
-        if self.token == "optional" and authorization is None:
-            return None  # tokens travel only in this header: an anonymous reader
-        app = current_app._get_current_object()
-        claims = sessions.remembered_claims(app, authorization)
-        user = sessions.caller(claims) if claims else None
-        if user is None:  # not verified before, or its account changed: flask-jwt-extended's
-            normalise_bearer_scheme()
-            # A header holding no bearer token (another scheme, a token without one) is a
-            # client's mistake to surface, as an invalid token is: a 401. Except on the HTML
-            # pages, where a browser sends what a password-protected proxy in front asked for.
-            optional = self.token == "optional" and html.page_request()
-            if verify_jwt_in_request(optional=optional) is None:
-                return None
-            user = get_current_user()
-            sessions.remember(app, authorization, get_jwt())
-        return self.authorise(user)
+    def __post_init__(self):
+        if self.per == "user" and self.token != "required":
+            raise ValueError(f"{self.who}: a limit counted per user needs a required token")
 
     def authorise(self, user):
         """The caller this rule admits for ``user``, signed in with a valid token: the user, or
@@ -76,7 +59,7 @@ class Rule:
 
     def rate_key(self, viewer, remote_addr) -> str:
         """The rate-limit counter a request of ``viewer`` from ``remote_addr`` adds to (a
-        caller without an address counts as 127.0.0.1, as flask-limiter names it)."""
+        caller without an address counts as 127.0.0.1)."""
         if self.per == "user":
             return f"user:{viewer.id}"
         return f"ip:{remote_addr or '127.0.0.1'}"
@@ -144,28 +127,35 @@ def normalise_bearer_scheme():
 
 
 def guard(rule, view):
-    """``view`` behind ``rule``: admit the caller, then the rate limit, then the quota."""
+    """``view`` behind ``rule``: admitted first (the caller, the rate limit, the quota)."""
 
     @wraps(view)
     def guarded(*args, **kwargs):
-        g.viewer = rule.admit()
-        ratelimits.hit(
-            rule.policy,
-            rule.limit_value(current_app.config),
-            rule.rate_key(g.viewer, request.remote_addr),
-        )
-        if rule.quota and request.method == "HEAD":  # it sends no data: not charged, but
-            quotas.check_request(g.viewer, current_app.config, now())  # refused as its GET
-        elif rule.quota:
-            quotas.consume_request(g.viewer, current_app.config, now())
+        app = current_app._get_current_object()
+        admission.admit(app, request.environ, rule, now(), partial(verified, rule), request.method)
         return view(*args, **kwargs)
 
     return guarded
 
 
+def verified(rule):
+    """The user flask-jwt-extended verifies the request's token for, or None when it reads as
+    anonymous (an optional token on an HTML page, where a browser sends what a
+    password-protected proxy in front asked for); a 401 for a bad or missing one. A verified
+    token is remembered, so the next request with it is read back without decoding it."""
+    authorization = request.headers.get("Authorization")
+    normalise_bearer_scheme()
+    # A header holding no bearer token (another scheme, a token without one) is a client's
+    # mistake to surface, as an invalid token is: a 401. Except on the HTML pages.
+    if verify_jwt_in_request(optional=rule.token == "optional" and html.page_request()) is None:
+        return None
+    sessions.remember(current_app._get_current_object(), authorization, get_jwt())
+    return get_current_user()
+
+
 def current_viewer():
     """The user calling the current request, or None when anonymous."""
-    return g.get("viewer")
+    return admission.of(request.environ).viewer
 
 
 def settings():

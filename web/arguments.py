@@ -7,7 +7,7 @@ from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
 from errors import MalformedRequest, UnsupportedMediaType
-from schemas.common import DuplicateName, load_json
+from schemas.text import DuplicateName, load_json
 from web.problems import clipped
 
 

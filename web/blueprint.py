@@ -6,7 +6,7 @@ from http import HTTPStatus
 import flask_smorest
 
 from errors import PROBLEMS
-from schemas.common import ProblemSchema
+from schemas.problems import ProblemSchema
 from web import caching
 from web.access import guard
 from web.arguments import RequestParser

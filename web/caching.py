@@ -4,9 +4,9 @@ changes, with a strong ETag, 304s and ``Cache-Control``.
 An answer is keyed by the request as it came (path and query string, before anything parses
 them), what the caller may see (premium or not), its representation, the scheme and host its
 links are made from and the UTC day (an argument left out may default to today), and it is kept
-with the **data version** it was made at: a counter that every import, backfill, settlement,
-refresh, ledger checkpoint and calibration run bumps in its own transaction. Each request reads
-the version from the database (one indexed row), or on Redis from its copy there in the
+with the **data version** it was made at: a counter the database moves as every transaction
+that wrote the tables the answers are made from commits (``models.VERSIONED``). Each request
+reads the version from the database (one indexed row), or on Redis from its copy there in the
 rate-limit hit's own round trip (:mod:`web.versions`), before looking in its own process's
 cache, so an answer is never served after the data it was made from has changed, on any
 process. An answer also lives at most ``PUBLIC_MAX_AGE`` seconds, so what turns with the clock
@@ -20,7 +20,8 @@ the month, the caller's role and plan, and their counters), read again at every 
 is served only while that still holds.
 
 A stored answer of a view with one representation is kept with the view's access rule, so the
-fast path (:mod:`web.fastpath`) can serve it before Flask dispatches the request.
+fast path (:mod:`web.fastpath`) can serve it before Flask dispatches the request, admitted as the
+full path admits it (:mod:`web.admission`) and sent as it sends it (:func:`stored_response`).
 """
 
 import hashlib
@@ -31,12 +32,12 @@ from datetime import timedelta
 from functools import wraps
 from typing import NamedTuple
 
-from flask import current_app, g, request
-from werkzeug.http import parse_etags, unquote_etag
+from flask import current_app, request
+from werkzeug.http import parse_etags, remove_entity_headers, unquote_etag
 from werkzeug.wrappers import Response
 
-from services.premium import has_premium, next_unlock
-from web import ratelimits, versions
+from services.reads.premium import has_premium, next_unlock
+from web import admission
 
 #: Headers of the view's own response that a cached answer replays.
 KEPT = ("Content-Type", "Content-Security-Policy")
@@ -55,13 +56,6 @@ class Entry(NamedTuple):
     #: For a caller's own answer, ``own(viewer, now)`` gives the version it holds for (the
     #: ``version`` it was made at must still equal it); None: the data version.
     own: object = None
-
-
-def current_version(app, own, viewer, now, counted):
-    """The version an answer kept with ``own`` (see :class:`Entry`) must have been made at to be
-    served to ``viewer`` now: for the data version, through the request's rate-limit hit
-    ``counted`` (see :func:`web.versions.current`)."""
-    return versions.current(app, counted) if own is None else own(viewer, now)
 
 
 #: What the cache's ordered mapping spends on each entry besides its key and value: a slot of
@@ -165,7 +159,8 @@ def cached(view, variant=None, rule=None, own=None):
     def answer(*args, **kwargs):
         app = current_app._get_current_object()
         now = app.extensions["clock"]()
-        viewer = g.get("viewer")
+        admitted = admission.of(request.environ)
+        viewer = admitted.viewer
         premium = has_premium(viewer)
         representation = variant() if variant else None
         if own is None:
@@ -173,8 +168,7 @@ def cached(view, variant=None, rule=None, own=None):
         else:
             key = own_key(request.environ, representation, now.date(), viewer.id)
         # Read before the data it versions (the rate-limit hit read it from Redis, if it did).
-        counted = request.environ.get(ratelimits.HIT)
-        version = current_version(app, own, viewer, now, counted)
+        version = admitted.version(app, own, now)
         cache = app.extensions["answer_cache"]
         entry = cache.get(key)
         if entry is None or entry.version != version or entry.expires <= now:
@@ -191,13 +185,23 @@ def cached(view, variant=None, rule=None, own=None):
             etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
             entry = Entry(version, expires, body, etag, headers, fast, own)
             cache.put(key, entry)
-        authorized = "Authorization" in request.headers
-        headers = answer_headers(entry, variant is not None, authorized, app.config)
-        if not_modified(request.headers.get("If-None-Match"), entry.etag):
-            return Response(status=304, headers=headers)
-        return Response(entry.body, headers=headers)
+        status, headers, body = stored_response(entry, request.environ, variant is not None, app)
+        return Response(body, status=status, headers=headers)
 
     return answer
+
+
+def stored_response(entry: Entry, environ, varies_by_accept: bool, app) -> tuple:
+    """``(status, headers, body)`` of the stored answer ``entry`` to the request of ``environ``:
+    a 304 without its body (nor the headers describing one, as werkzeug sends a 304) when the
+    request holds its ETag, else a 200 with it. The full path and the fast path both send it."""
+    authorized = "HTTP_AUTHORIZATION" in environ
+    headers = answer_headers(entry, varies_by_accept, authorized, app.config)
+    if not_modified(environ.get("HTTP_IF_NONE_MATCH"), entry.etag):
+        remove_entity_headers(headers)
+        return 304, headers, b""
+    headers.append(("Content-Length", str(len(entry.body))))
+    return 200, headers, entry.body
 
 
 def answer_headers(entry: Entry, varies_by_accept: bool, authorized: bool, config) -> list:

@@ -9,7 +9,7 @@ bar, a dot), for screen readers and for anyone who wants the numbers.
 
 from math import ceil, floor, log10
 
-from services.pages import MARKET_NAMES
+from services.reads.pages import MARKET_NAMES
 
 WIDTH, HEIGHT = 640, 260
 #: Room for the axes' labels: left, right, top, bottom.
@@ -269,7 +269,7 @@ def reliability(market_name: str, bins: list[dict]) -> dict:
 
 
 def for_track_record(page: dict) -> dict:
-    """The track-record page's charts from its figures (see ``services.pages``)."""
+    """The track-record page's charts from its figures (see ``services.reads.pages``)."""
     found = {
         "curve": units_curve(
             [

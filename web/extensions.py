@@ -3,10 +3,9 @@
 from pathlib import Path
 
 from flask_jwt_extended import JWTManager
-from flask_limiter import Limiter
-from flask_limiter.util import get_remote_address
 
 from web.problems import ProblemApi
+from web.ratelimits import limiter  # noqa: F401 - the limiter, owned by web.ratelimits
 
 DESCRIPTION = (Path(__file__).parents[1] / "docs" / "openapi.md").read_text(encoding="utf-8")
 
@@ -21,4 +20,3 @@ api = ProblemApi(
     }
 )
 jwt = JWTManager()
-limiter = Limiter(key_func=get_remote_address)

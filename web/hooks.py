@@ -14,7 +14,7 @@ from flask import Flask, current_app, g, request
 from errors import SchemaOutdated
 from store import migrate
 from store.database import db
-from web import html, ratelimits
+from web import admission, html, ratelimits
 
 log = logging.getLogger("picks")
 access_log = logging.getLogger("picks.access")
@@ -158,7 +158,7 @@ def init_app(app):
         for name, value in common_headers(request_id_):
             headers[name] = value
         headers.update(ratelimits.headers())
-        viewer = g.get("viewer")
+        viewer = admission.of(request.environ).viewer
         log_access(
             request.method,
             request.path,

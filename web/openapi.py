@@ -4,7 +4,7 @@ nothing uses."""
 
 import re
 
-from schemas.common import CommaList
+from schemas.text import CommaList
 
 DIGITS = ("ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE")
 

@@ -15,7 +15,7 @@ from peewee import InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from errors import PROBLEMS, AppError, InvalidCredentials, ServiceUnavailable
-from schemas.common import ProblemSchema
+from schemas.problems import ProblemSchema
 from store.database import discard_connections, unavailable
 from web import html
 from web.links import problem_type

@@ -1,11 +1,11 @@
 """Rate limits on the request path: one hit per request against the policy's shared counter.
 
-flask-limiter owns the configuration, the storage (memory or Redis) and the strategy; this
-module spends them on each request directly. flask-limiter's own per-request machinery (limit
-resolution, exemption scopes, context objects) cost more than the rest of a cached answer, for
-features the service does not use, so its hooks are taken out (see :func:`init_app`). On
-Redis, the sliding-window counter learns the window's counts in the hit's own round trip, sent
-on the serving thread's own connection.
+The service owns its limiter outright, with `limits` (:class:`RateLimits`, the singleton
+``web.extensions.limiter``): the storage (memory or Redis) from ``RATELIMIT_STORAGE_URI``, the
+strategy from ``RATELIMIT_STRATEGY``, and each request's hit spent directly by admission
+(:mod:`web.admission`), with no per-request machinery besides. On Redis, the sliding-window
+counter learns the window's counts in the hit's own round trip, sent on the serving thread's
+own connection.
 
 When the storage stops answering, limits fall back to per-process memory until it answers
 again (checked at most every ``RECHECK_SECONDS``), and the health report says so. A storage
@@ -13,6 +13,7 @@ that answers slowly counts as one that does not answer: every call on Redis give
 ``RATELIMIT_STORAGE_TIMEOUT`` seconds, once, with no retry.
 """
 
+import bisect
 import logging
 import math
 import os
@@ -21,11 +22,11 @@ import time
 import weakref
 from dataclasses import dataclass
 
-from flask import current_app, g, request
-from flask_limiter import Limiter
+from flask import current_app, request
 from limits import RateLimitItem, WindowStats, parse
 from limits.errors import StorageError
-from limits.storage import MemoryStorage, RedisStorage
+from limits.storage import MemoryStorage, RedisStorage, storage_from_string
+from limits.storage.memory import Entry
 from limits.strategies import STRATEGIES, RateLimiter, SlidingWindowCounterRateLimiter
 from redis.backoff import NoBackoff
 from redis.connection import ConnectionPool
@@ -34,7 +35,6 @@ from redis.retry import Retry
 
 from errors import RateLimited
 from web import versions
-from web.extensions import limiter
 
 log = logging.getLogger("picks.ratelimits")
 
@@ -51,8 +51,9 @@ class SweptMemoryStorage(MemoryStorage):
     every 10 ms as limits' own does: starting a thread cost more than the rest of a cached
     answer. Counters expire when read either way; the sweep only frees their memory.
 
-    Registered with limits as ``picks+memory://``, which :func:`init_app` gives flask-limiter
-    for a configured ``memory://``.
+    Its three writes (:meth:`incr`, :meth:`decr`, :meth:`acquire_entry`) are limits' own, on the
+    storage's public counters, less the timer. Registered with limits as ``picks+memory://``,
+    which :class:`RateLimits` opens for a configured ``memory://``.
     """
 
     STORAGE_SCHEME = ["picks+memory"]
@@ -61,21 +62,65 @@ class SweptMemoryStorage(MemoryStorage):
         super().__init__(uri, **options)
         self.next_sweep = time.monotonic() + SWEEP_SECONDS
 
-    def _MemoryStorage__schedule_expiry(self):  # noqa: N802 - limits' (private) hook
-        if time.monotonic() >= self.next_sweep:
-            self.next_sweep = time.monotonic() + SWEEP_SECONDS
-            self._MemoryStorage__expire_events()
+    def sweep(self) -> None:
+        """Drop expired counters and entries, at most once every ``SWEEP_SECONDS``."""
+        if time.monotonic() < self.next_sweep:
+            return
+        self.next_sweep = time.monotonic() + SWEEP_SECONDS
+        now = time.time()
+        for key in list(self.events):
+            with self.locks[key]:
+                events = self.events.get(key, [])  # newest first
+                del events[bisect.bisect_left(events, -now, key=lambda event: -event.expiry) :]
+                if not events:
+                    self.events.pop(key, None)
+                    self.locks.pop(key, None)
+        for key in list(self.expirations):
+            if self.expirations.get(key, now) <= now:
+                self.storage.pop(key, None)
+                self.expirations.pop(key, None)
+                self.locks.pop(key, None)
+
+    def incr(self, key: str, expiry: float, amount: int = 1) -> int:
+        self.get(key)  # drops the counter if it expired
+        self.sweep()
+        with self.locks[key]:
+            self.storage[key] += amount
+            if self.storage[key] == amount:
+                self.expirations[key] = time.time() + expiry
+        return self.storage.get(key, 0)
+
+    def decr(self, key: str, amount: int = 1) -> int:
+        self.get(key)
+        self.sweep()
+        with self.locks[key]:
+            self.storage[key] = max(self.storage[key] - amount, 0)
+        return self.storage.get(key, 0)
+
+    def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
+        if amount > limit:
+            return False
+        self.sweep()
+        with self.locks[key]:
+            events = self.events.setdefault(key, [])
+            entry = events[limit - amount] if len(events) > limit - amount else None
+            if entry is not None and entry.atime >= time.time() - expiry:
+                return False
+            events[:0] = [Entry(expiry)] * amount
+            return True
 
 
 @dataclass
 class Counted:
-    """What a request was counted against, for its rate-limit headers: ``counts`` holds the
-    window's counts when the hit itself learnt them (the one-trip strategy on Redis)."""
+    """What a request was counted against, whether the hit was allowed, and for its rate-limit
+    headers ``counts``, the window's counts when the hit itself learnt them (the one-trip
+    strategy on Redis)."""
 
     policy: str
     item: RateLimitItem
     key: tuple[str, ...]
     strategy: RateLimiter
+    allowed: bool
     counts: tuple | None = None
     #: What the hit read of the data version's copy on Redis, when it read it, and the version
     #: the request found from it, once found (see :func:`web.versions.current`).
@@ -90,10 +135,11 @@ class Counted:
 
 
 class Fallback:
-    """The per-process memory strategy used while the configured storage is down."""
+    """The per-process memory strategy used while the configured ``storage`` is down."""
 
-    def __init__(self, strategy_name: str):
+    def __init__(self, strategy_name: str, storage):
         self.strategy = STRATEGIES[strategy_name](SweptMemoryStorage())
+        self.storage = storage
         self.dead_until = None  # monotonic time of the next check, None while the storage lives
 
     def active(self) -> bool:
@@ -102,7 +148,7 @@ class Fallback:
             return False
         if time.monotonic() < self.dead_until:
             return True
-        if limiter.storage.check():
+        if self.storage.check():
             log.warning("rate-limit storage answers again; limits are shared once more")
             self.dead_until = None
             return False
@@ -186,7 +232,7 @@ class ThreadConnections:
 
     redis-py's client checks a connection out of its pool and back in around every command: a
     lock, a poll of the socket for stray data, bookkeeping for its metrics: on a cached answer,
-    about 15 % of the rate two workers serve (see the README's request-path figures). A thread's
+    about 15 % of the rate two workers serve (measured in CHANGELOG.md, 2026-11-24). A thread's
     own connection needs none of it: it is only ever used by that thread, one command and its
     whole reply at a time. What the check-out did that still matters is done here: a connection
     unused for ``IDLE_CHECK_SECONDS`` is polled first and, if the server closed it, connected
@@ -234,6 +280,15 @@ class ThreadConnections:
             held.used = now
 
 
+def window_keys(storage, key: str) -> tuple[str, str]:
+    """The sliding window's previous and current counters of ``key`` on a Redis ``storage``,
+    laid out as limits lays them out (``{key}/-1`` and ``{key}``, braced so a Cluster keeps them
+    on one node, under the storage's prefix), so its stock reads and resets see the counters
+    the one-trip script counts in."""
+    current = f"{{{key}}}"
+    return storage.prefixed_key(f"{current}/-1"), storage.prefixed_key(current)
+
+
 class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
     """The sliding-window counter, learning the window's counts in the hit's own round trip on
     Redis, so the rate-limit headers need no second read: one round trip per request, on the
@@ -263,11 +318,8 @@ class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
         connection only: a Cluster client's script takes the limit's own keys alone (None)."""
         if self.script is None:
             return super().hit(item, *identifiers, cost=cost), None, None
-        key = item.key_for(*identifiers)
-        # The storage's own key layout, so stock reads and resets see the same counters.
-        current = self.storage.prefixed_key(self.storage._current_window_key(key))
-        previous = self.storage.prefixed_key(self.storage._previous_window_key(key))
-        keys, arguments = [previous, current], [item.amount, item.get_expiry(), cost]
+        keys = list(window_keys(self.storage, item.key_for(*identifiers)))
+        arguments = [item.amount, item.get_expiry(), cost]
         if self.connections is None:
             acquired, *counts = self.script(keys, arguments)
         else:
@@ -304,7 +356,7 @@ def _window_stats(item, previous_count, previous_ttl, current_count, current_ttl
 
 
 def storage_options(config) -> dict:
-    """flask-limiter's options for the storage: on Redis, a socket timeout and no retry (redis-py
+    """limits' options for the storage: on Redis, a socket timeout and no retry (redis-py
     retries a timed-out call three times with backoff by default, holding the request)."""
     if not config["RATELIMIT_STORAGE_URI"].startswith(("redis", "rediss")):
         return {}
@@ -316,38 +368,58 @@ def storage_options(config) -> dict:
     }
 
 
+class RateLimits:
+    """The rate limits of the app last set up with :meth:`init_app`, as an extension singleton
+    is (``web.extensions.limiter``): whether they are on (``enabled``, which a test may switch),
+    the ``storage`` (limits' in-process memory or Redis, from ``RATELIMIT_STORAGE_URI``) and the
+    strategy counting on it (``limiter``, from ``RATELIMIT_STRATEGY``: the sliding-window counter
+    is :class:`OneTripSlidingWindow`). Each app keeps its own fallback and parsed limits."""
+
+    def __init__(self):
+        self.enabled = False
+        self.storage = self.limiter = None
+
+    def init_app(self, app) -> None:
+        """Open the storage and the strategy ``app``'s configuration names (none with the limits
+        off), and have the data version's copy kept on that Redis (:mod:`web.versions`)."""
+        config = app.config
+        name, uri = config["RATELIMIT_STRATEGY"], config["RATELIMIT_STORAGE_URI"]
+        if name not in STRATEGIES:
+            raise ValueError(f"RATELIMIT_STRATEGY: no strategy {name!r}: one of {list(STRATEGIES)}")
+        options = storage_options(config)
+        self.enabled = bool(config["RATELIMIT_ENABLED"])
+        self.storage = self.limiter = None
+        if self.enabled:
+            self.storage = storage_from_string(
+                "picks+" + uri if uri.startswith("memory://") else uri, **options
+            )
+            strategy = STRATEGIES[name]
+            if strategy is SlidingWindowCounterRateLimiter:
+                strategy = OneTripSlidingWindow
+            self.limiter = strategy(self.storage)
+        app.extensions.update(
+            rate_limits=self, rate_fallback=Fallback(name, self.storage), rate_items={}
+        )
+        versions.init_app(app, self.limiter, options)
+
+    def reset(self) -> None:
+        """Forget every count (the tests' fresh start)."""
+        if self.storage is not None:
+            self.storage.reset()
+
+
+#: The limiter, unbound until :func:`init_app` (``web.extensions`` names it with the others).
+limiter = RateLimits()
+
+
 def init_app(app) -> None:
-    """Set up flask-limiter as the owner of storage and strategy, without its request hook."""
-    app.config["RATELIMIT_STORAGE_OPTIONS"] = storage_options(app.config)
-    if app.config["RATELIMIT_STORAGE_URI"].startswith("memory://"):
-        app.config["RATELIMIT_STORAGE_URI"] = "picks+" + app.config["RATELIMIT_STORAGE_URI"]
-    # flask-limiter keeps the first app's strategy for every later one; each app has its own.
-    limiter._strategy = None
+    """Set up :data:`limiter` for ``app``."""
     limiter.init_app(app)
-    _without_limiter_hooks(app)
-    # flask-limiter builds its strategy from a fixed table, so the swap follows init_app; the
-    # in-memory fallback keeps the stock strategy.
-    if isinstance(limiter._limiter, SlidingWindowCounterRateLimiter):
-        limiter._limiter = OneTripSlidingWindow(limiter.storage)
-    app.extensions["rate_fallback"] = Fallback(app.config["RATELIMIT_STRATEGY"])
-    app.extensions["rate_items"] = {}
-    versions.init_app(app, limiter._limiter if limiter.enabled else None)
 
 
-def _without_limiter_hooks(app) -> None:
-    """Take out flask-limiter's request hooks: the check of default and application limits
-    before every request, and its headers and context release after it. The service has no
-    such limits (each policy is counted in access.guard, and :func:`headers` writes the
-    headers), so they only cost. Not installed at all when limits are off."""
-    mine = (limiter._check_request_limit, limiter._Limiter__release_context)
-    inject_headers = Limiter._Limiter__inject_headers
-    for funcs in (app.before_request_funcs, app.after_request_funcs, app.teardown_request_funcs):
-        hooks = funcs.get(None, [])
-        hooks[:] = [
-            hook
-            for hook in hooks
-            if hook not in mine and getattr(hook, "func", None) is not inject_headers
-        ]
+def enabled(app) -> bool:
+    """Whether ``app`` counts requests against its limits."""
+    return app.extensions["rate_limits"].enabled
 
 
 def _item(app, limit: str) -> RateLimitItem:
@@ -361,7 +433,7 @@ def _item(app, limit: str) -> RateLimitItem:
 def _strategy(app):
     """The configured strategy, or the per-process fallback while the storage is down."""
     fallback = app.extensions["rate_fallback"]
-    return fallback.strategy if fallback.active() else limiter.limiter
+    return fallback.strategy if fallback.active() else app.extensions["rate_limits"].limiter
 
 
 def _on_storage(app, call):
@@ -384,11 +456,13 @@ def _hit(strategy, item, counter, version_keys):
     return strategy.hit(item, *counter), None, None
 
 
-def count(app, policy: str, limit: str, key: str) -> tuple[Counted, bool]:
+def count(app, policy: str, limit: str, key: str) -> Counted | None:
     """Count one request of ``app`` against ``policy``'s counter for ``key``: what it was
-    counted against, and whether it is allowed. Needs no request context, so the fast path
-    (:mod:`web.fastpath`) counts the same way as every view. On Redis the hit also reads the
+    counted against and whether it is allowed (None with the limits off). Needs no request
+    context, so the fast path counts as the full path does. On Redis the hit also reads the
     data version's copy there (:mod:`web.versions`)."""
+    if not enabled(app):
+        return None
     item = _item(app, limit)
     counter = (app.config["RATELIMIT_KEY_PREFIX"], key, policy)
     shared = app.extensions.get("shared_version")
@@ -396,49 +470,44 @@ def count(app, policy: str, limit: str, key: str) -> tuple[Counted, bool]:
     strategy, (allowed, counts, seen) = _on_storage(
         app, lambda strategy: _hit(strategy, item, counter, version_keys)
     )
-    return Counted(policy, item, counter, strategy, counts, seen), allowed
+    return Counted(policy, item, counter, strategy, allowed, counts, seen)
 
 
-#: Where the fast path leaves ``(counted, allowed)`` of a hit it counted but did not answer (the
-#: limit refused it, or the quota did), for the full request path to take over rather than
-#: count the request a second time.
-COUNTED = "picks.rate_counted"
+#: Where a request keeps the counter its rate-limit headers describe: in its WSGI environ, the
+#: request's own (set by admission for the access rule's counter, by :func:`hit` for another).
+REPORTED = "picks.rate_reported"
 
-#: Where a request's hit is kept for its cached answer, which finds the data version through
-#: what the hit read (:func:`web.versions.current`): in the environ, which is the request's own.
-HIT = "picks.rate_hit"
+
+def refused(counted: Counted) -> RateLimited:
+    """The 429 of a hit ``counted`` refused, with how long until the counter has room."""
+    try:
+        reset_at = counted.window()[0]
+    except (StorageError, RedisError):  # gone since the hit: the longest wait it can be
+        reset_at = time.time() + counted.item.get_expiry()
+    return RateLimited(counted.policy, str(counted.item), seconds_until(reset_at))
 
 
 def hit(policy: str, limit: str, key: str, *, report: bool = True) -> None:
-    """Count one request against ``policy``'s counter for ``key``; RateLimited when over.
+    """Count the current request against ``policy``'s counter for ``key`` besides its access
+    rule's (a sign-in against its account's failures); RateLimited when over.
 
     ``report``: this counter is the one the response's rate-limit headers describe; a counter
     that refuses the request is described either way, so a 429's headers name what refused it.
     """
-    if not limiter.enabled:
+    counted = count(current_app._get_current_object(), policy, limit, key)
+    if counted is None:
         return
-    app = current_app._get_current_object()
-    handed = request.environ.pop(COUNTED, None)
-    if handed is not None and handed[0].key == (app.config["RATELIMIT_KEY_PREFIX"], key, policy):
-        counted, allowed = handed
-    else:
-        counted, allowed = count(app, policy, limit, key)
-    if report or not allowed:
-        g.rate_counted = counted
-    request.environ[HIT] = counted  # the view's cached answer finds its version through it
-    if not allowed:
-        try:
-            reset_at = counted.window()[0]
-        except (StorageError, RedisError):  # gone since the hit: the longest wait it can be
-            reset_at = time.time() + counted.item.get_expiry()
-        raise RateLimited(policy, str(counted.item), seconds_until(reset_at))
+    if report or not counted.allowed:
+        request.environ[REPORTED] = counted
+    if not counted.allowed:
+        raise refused(counted)
 
 
 def clear(policy: str, limit: str, key: str) -> None:
     """Forget every hit on ``policy``'s counter for ``key`` (a successful login its failures)."""
-    if not limiter.enabled:
-        return
     app = current_app._get_current_object()
+    if not enabled(app):
+        return
     item = _item(app, limit)
     counter = (app.config["RATELIMIT_KEY_PREFIX"], key, policy)
     _on_storage(app, lambda strategy: strategy.clear(item, *counter))
@@ -450,16 +519,20 @@ def seconds_until(timestamp) -> int:
 
 
 def headers() -> dict[str, str]:
-    """Where this request's caller stands, when it was counted (see :func:`header_items`)."""
-    counted = g.get("rate_counted")
+    """Where the current request's caller stands, when it was counted (see
+    :func:`header_items`)."""
+    counted = request.environ.get(REPORTED)
     if counted is None:
         return {}
     return dict(header_items(current_app, counted))
 
 
-def header_items(app, counted: Counted) -> list[tuple[str, str]]:
-    """flask-limiter's ``X-RateLimit-*`` and the IETF draft's ``RateLimit-Policy`` and
-    ``RateLimit`` for a request ``counted`` so (none when the storage fails to say)."""
+def header_items(app, counted: Counted | None) -> list[tuple[str, str]]:
+    """``X-RateLimit-Limit``, ``-Remaining`` and ``-Reset``, and the IETF draft's
+    ``RateLimit-Policy`` and ``RateLimit``, for a request ``counted`` so (none when it was not
+    counted, or the storage fails to say)."""
+    if counted is None:
+        return []
     try:
         reset_at, remaining = counted.window()  # a read, except on the one-trip strategy
     except (StorageError, RedisError) as error:
@@ -478,9 +551,10 @@ def header_items(app, counted: Counted) -> list[tuple[str, str]]:
 
 def storage_health() -> tuple[str, str]:
     """``(status, detail)`` of the rate-limit storage, for the health report."""
-    uri = current_app.config["RATELIMIT_STORAGE_URI"].split("://", 1)[0].removeprefix("picks+")
-    if not limiter.enabled:
+    limits = current_app.extensions["rate_limits"]
+    uri = current_app.config["RATELIMIT_STORAGE_URI"].split("://", 1)[0]
+    if not limits.enabled:
         return "degraded", "rate limiting is disabled"
-    if limiter.storage.check():
+    if limits.storage.check():
         return "ok", f"{uri} storage"
     return "down", f"{uri} storage does not answer; limits fall back to per-process memory"

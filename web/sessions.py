@@ -15,7 +15,7 @@ from collections import OrderedDict
 from flask import current_app
 from flask_jwt_extended import create_access_token
 
-from services import accounts
+from services.accounts import credentials
 from web import ratelimits
 from web.extensions import jwt
 from web.problems import unauthorized
@@ -28,14 +28,14 @@ BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.
 LOGIN_POLICY = "login-failures"
 
 
-def hasher() -> accounts.PasswordHasher:
+def hasher() -> credentials.PasswordHasher:
     """The app's password hasher (see ``create_app``)."""
     return current_app.extensions["password_hasher"]
 
 
 def register(email: str, password: str) -> dict:
     """Create an account and sign it in."""
-    return session_for(accounts.register(email, password, hasher()))
+    return session_for(credentials.register(email, password, hasher()))
 
 
 def login(email: str | None, password: str | None) -> dict:
@@ -48,11 +48,11 @@ def login(email: str | None, password: str | None) -> dict:
     The window is short, so someone who spends the failures for a real user keeps them out
     only while they go on spending them, a window at a time.
     """
-    key = _login_key(accounts.normalise_email(email)) if email else None
+    key = _login_key(credentials.normalise_email(email)) if email else None
     limit = current_app.config["RATELIMIT_LOGIN_FAILURES"]
     if key:
         ratelimits.hit(LOGIN_POLICY, limit, key, report=False)
-    user = accounts.authenticate(email, password, hasher())
+    user = credentials.authenticate(email, password, hasher())
     ratelimits.clear(LOGIN_POLICY, limit, key)
     return session_for(user)
 
@@ -137,14 +137,14 @@ def remember(app, authorization: str | None, claims: dict) -> None:
 def caller(claims: dict):
     """The account a verified token's ``claims`` name, read now; None when it is gone or its
     password changed since (as the user lookup flask-jwt-extended is given judges it)."""
-    return accounts.user_for_token(claims.get("sub"), claims.get("stamp"))
+    return credentials.user_for_token(claims.get("sub"), claims.get("stamp"))
 
 
 def init_app(app) -> None:
     """Bind JWT to ``app``, with our claims, user lookup and 401s."""
     jwt.init_app(app)
     app.extensions["verified_tokens"] = VerifiedTokens()
-    jwt.additional_claims_loader(lambda identity: {"stamp": accounts.token_stamp(identity)})
+    jwt.additional_claims_loader(lambda identity: {"stamp": credentials.token_stamp(identity)})
     jwt.user_lookup_loader(lambda _header, data: caller(data))
     jwt.unauthorized_loader(lambda _reason: unauthorized())
     jwt.invalid_token_loader(lambda _reason: unauthorized(invalid=True))

@@ -1,23 +1,34 @@
 """An export's response: its rows written in its format as they are read, and its headers;
-how many streams a caller and a process may have open, and the cut of a reader that stalls."""
+how many streams a caller and a process may have open, and the cut of a reader that stalls.
+
+A process counts its own streams. When the rate limits are counted on Redis (several processes
+serve), each account's streams are counted there too (:class:`SharedStreams`), so
+``EXPORT_STREAMS_PER_USER`` holds across every process; ``EXPORT_STREAMS_PER_PROCESS`` stays
+each process's own.
+"""
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import logging
 import socket
 import threading
 import time
+import uuid
 import weakref
 from collections import Counter
 
 from flask import Response, current_app, request, stream_with_context
+from limits.storage import RedisStorage
 from marshmallow import fields
+from redis.exceptions import RedisError
 
 from errors import NotAcceptable, TooManyExports
-from schemas.common import flat_rows
 from schemas.exports import ROWS, ExportJSONSchema
+from schemas.rows import flat_rows
+from web.versions import database_name
 
 #: Bytes gathered before each write.
 CHUNK = 64 * 1024
@@ -35,10 +46,110 @@ MEDIA_TYPES = {
 
 log = logging.getLogger("picks.exports")
 
+#: How long a stream's place counted on Redis outlives the process that holds it (one killed
+#: mid-stream, say): renewed every third of it while the stream is open.
+LEASE_SECONDS = 30.0
+
+#: KEYS: an account's places (a sorted set: a stream's token, scored by when its lease runs out
+#: in ms by Redis's clock, so the processes' clocks need not agree); ARGV: the token, the
+#: account's bound, the lease (ms). 1: the stream has its place; 0: the account's are taken.
+CLAIM = """
+if redis.replicate_commands then redis.replicate_commands() end  -- before TIME on Redis < 5
+local time = redis.call('time')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('zremrangebyscore', KEYS[1], '-inf', now)
+if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[2]) then
+    return 0
+end
+redis.call('zadd', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('pexpire', KEYS[1], ARGV[3])
+return 1
+"""
+
+#: KEYS as CLAIM's; ARGV: the token, the lease (ms). The lease runs again from now, unless the
+#: place is gone (given back meanwhile, or run out): a place given back stays given back.
+RENEW = """
+if redis.replicate_commands then redis.replicate_commands() end
+local time = redis.call('time')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if not redis.call('zscore', KEYS[1], ARGV[1]) then
+    return 0
+end
+redis.call('zadd', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('pexpire', KEYS[1], ARGV[2])
+return 1
+"""
+
+
+class SharedStreams:
+    """Each account's open export streams counted on the rate limits' Redis, for every process
+    of the deployment: a stream holds a place (its token in the account's sorted set) under a
+    lease of ``LEASE_SECONDS``, renewed by its process while it is open and given back when it
+    ends; a process killed mid-stream leaves its places to run out. The keys carry the
+    database's name (as the data version's copy does), so deployments sharing a Redis never
+    count each other's accounts.
+
+    While Redis does not answer (the rate limits' ``fallback`` says so, or a call fails and
+    tells it), streams are counted in their process only."""
+
+    def __init__(self, storage, database: str, prefix: str, fallback):
+        tag = hashlib.sha256(database.encode()).hexdigest()[:16]
+        self.base = storage.prefixed_key(f"{prefix}/export-streams/{tag}")
+        self.client = storage.get_connection()
+        self.claim_script = self.client.register_script(CLAIM)
+        self.renew_script = self.client.register_script(RENEW)
+        self.fallback = fallback
+        self.lease_ms = int(LEASE_SECONDS * 1000)
+
+    def key(self, user_id) -> str:
+        """The sorted set of ``user_id``'s places."""
+        return f"{self.base}/{user_id}"
+
+    def claim(self, user_id, token: str, limit: int) -> bool | None:
+        """Take a place for the stream ``token`` of ``user_id`` if the account holds fewer than
+        ``limit``: True when taken, False when not, None when Redis does not answer."""
+        taken = self._call(self.claim_script, [self.key(user_id)], [token, limit, self.lease_ms])
+        return None if taken is None else bool(taken)
+
+    def renew(self, user_id, token: str) -> None:
+        """Run the lease of a place still held again from now."""
+        self._call(self.renew_script, [self.key(user_id)], [token, self.lease_ms])
+
+    def release(self, user_id, token: str) -> None:
+        """Give a place back (one Redis cannot be told of runs out with its lease)."""
+        self._call(self.client.zrem, self.key(user_id), token)
+
+    def _call(self, call, *arguments):
+        """``call(*arguments)`` on Redis; None while it does not answer."""
+        if self.fallback.active():
+            return None
+        try:
+            return call(*arguments)
+        except RedisError as error:
+            self.fallback.fail(error)
+            return None
+
+
+def shared_streams(app) -> SharedStreams | None:
+    """Where ``app`` counts each account's streams with the other processes': on the Redis of
+    its rate limits, made at its first export; None for the rate limits' in-process memory (or
+    none), and for an in-memory SQLite database (each process its own)."""
+    if "shared_export_streams" not in app.extensions:
+        storage = app.extensions["rate_limits"].storage
+        name = database_name(app.config["DATABASE_URL"])
+        shared = None
+        if isinstance(storage, RedisStorage) and name is not None:
+            shared = SharedStreams(
+                storage, name, app.config["RATELIMIT_KEY_PREFIX"], app.extensions["rate_fallback"]
+            )
+        app.extensions["shared_export_streams"] = shared
+    return app.extensions["shared_export_streams"]
+
 
 class Slot:
-    """One open export stream: whose it is, its client's socket (when the server gives it) and
-    the time by which the chunk being sent must have gone."""
+    """One open export stream: whose it is, its client's socket (when the server gives it),
+    the time by which the chunk being sent must have gone, and its place counted on Redis
+    (``shared`` and its ``token``) when it holds one."""
 
     def __init__(self, streams, user_id, sock):
         self.streams = streams
@@ -47,6 +158,8 @@ class Slot:
         self.deadline = None
         self.cut = False
         self.released = False
+        self.shared = None
+        self.token = uuid.uuid4().hex
 
     def sending(self) -> None:
         """A chunk is handed to the server: it must be sent within the send timeout."""
@@ -67,7 +180,8 @@ class ExportStreams:
     """The export streams one process has open, bounded per caller and in all, so exports can
     never hold every serving thread: probes and other requests keep the rest. A stream whose
     reader leaves a chunk unsent for ``send_timeout`` seconds is cut (its socket shut down, so
-    the thread blocked writing to it is freed and its snapshot closed) by one watcher thread."""
+    the thread blocked writing to it is freed and its snapshot closed) by one watcher thread,
+    which also renews the leases of the streams' places on Redis (:class:`SharedStreams`)."""
 
     def __init__(self, per_user: int, per_process: int, send_timeout: float):
         self.per_user = per_user
@@ -78,8 +192,9 @@ class ExportStreams:
         self.open = set()
         self.watcher = None
 
-    def claim(self, user_id, sock=None) -> Slot:
-        """A place for one more stream of ``user_id``, or TooManyExports (a 429)."""
+    def claim(self, user_id, sock=None, shared: SharedStreams | None = None) -> Slot:
+        """A place for one more stream of ``user_id``, or TooManyExports (a 429): among this
+        process's streams and, given ``shared``, among the account's in every process."""
         with self.lock:
             if self.by_user[user_id] >= self.per_user:
                 raise TooManyExports("The account", self.per_user)
@@ -88,7 +203,20 @@ class ExportStreams:
             slot = Slot(self, user_id, sock)
             self.by_user[user_id] += 1
             self.open.add(slot)
-            return slot
+        if shared is not None:
+            # Asked outside the lock: the other streams' places are not held up by Redis.
+            try:
+                taken = shared.claim(user_id, slot.token, self.per_user)
+            except BaseException:
+                self.release(slot)
+                raise
+            if taken is False:
+                self.release(slot)
+                raise TooManyExports("The account", self.per_user)
+            if taken:
+                slot.shared = shared
+                self.watch()  # renews its lease while it is open
+        return slot
 
     def release(self, slot: Slot) -> None:
         with self.lock:
@@ -99,6 +227,16 @@ class ExportStreams:
             self.by_user[slot.user_id] -= 1
             if self.by_user[slot.user_id] <= 0:
                 del self.by_user[slot.user_id]
+        if slot.shared is not None:
+            slot.shared.release(slot.user_id, slot.token)
+
+    def renew(self) -> None:
+        """Renew the leases of this process's places on Redis (the watcher's, every third of
+        ``LEASE_SECONDS``)."""
+        with self.lock:
+            held = [slot for slot in self.open if slot.shared is not None]
+        for slot in held:
+            slot.shared.renew(slot.user_id, slot.token)
 
     def watch(self) -> None:
         """Start the watcher thread, once per process (it runs as long as the process)."""
@@ -111,9 +249,13 @@ class ExportStreams:
 
     def _watch(self) -> None:
         tick = min(1.0, self.send_timeout / 4)
+        renew_at = time.monotonic() + LEASE_SECONDS / 3
         while True:
             time.sleep(tick)
             now = time.monotonic()
+            if now >= renew_at:
+                renew_at = now + LEASE_SECONDS / 3
+                self.renew()
             with self.lock:
                 stalled = [
                     slot
@@ -152,7 +294,9 @@ def stream(user, prepare) -> Response:
     ``user``, once it has a place among the caller's and the process's open streams (else a
     429 before anything is charged)."""
     streams = current_app.extensions["export_streams"]
-    slot = streams.claim(user.id, request.environ.get("gunicorn.socket"))
+    slot = streams.claim(
+        user.id, request.environ.get("gunicorn.socket"), shared_streams(current_app)
+    )
     try:
         prepared = prepare()
     except BaseException:
@@ -162,9 +306,9 @@ def stream(user, prepare) -> Response:
 
 
 def response(prepared, slot: Slot | None = None) -> Response:
-    """The streamed answer to a prepared export (``services.exports.Prepared``): its snapshot
-    closes and its place is given back when the body is written, when the body is never read,
-    and when the response is dropped unsent."""
+    """The streamed answer to a prepared export (``services.data_api.exports.Prepared``): its
+    snapshot closes and its place is given back when the body is written, when the body is never
+    read, and when the response is dropped unsent."""
 
     def close():
         prepared.close()

@@ -1,16 +1,17 @@
 """The data version copied to Redis, read in the rate-limit hit's own round trip: on Redis, a
 cached answer learns whether it is still current without a database query.
 
-The database holds the data version (:class:`models.DataVersion`), bumped in the transaction of
-every change. With the rate limits on one Redis server (or Sentinel's), Redis holds a copy of
-it, which every process reads with each hit (:class:`web.ratelimits.OneTripSlidingWindow`):
+The database holds the data version (:class:`models.DataVersion`), moved in the transaction of
+every change as it commits (:class:`store.database.Versioning`). With the rate limits on one
+Redis server (or Sentinel's), Redis holds a copy of it, which every process reads with each hit
+(:class:`web.ratelimits.OneTripSlidingWindow`):
 
-- **a writer says so before and after**: :func:`models.bump_data_version` marks a change pending
-  before it writes the new version (a token in a sorted set) and, once its transaction has
-  ended, committed or rolled back, takes the token out and drops the copy
-  (:meth:`SharedVersion.changing` and :meth:`~SharedVersion.changed`). While any change is
-  pending, readers ask the database, so a request that begins after a commit never reads the
-  version from before it, exactly as when every request asked the database;
+- **a writer says so before and after**: the database marks a change pending before it writes
+  the next version (a token in a sorted set) and, once its transaction has ended, committed or
+  rolled back, takes the token out and drops the copy (:meth:`SharedVersion.changing` and
+  :meth:`~SharedVersion.changed`). While any change is pending, readers ask the database, so a
+  request that begins after a commit never reads the version from before it, exactly as when
+  every request asked the database;
 - **a reader fills it**: one that finds no copy reads the database and leaves what it read,
   unless a change began meanwhile (a generation counter every change bumps says so);
 - **it lives ``VALUE_SECONDS``**: a change Redis could not be told of (it did not answer the
@@ -38,6 +39,7 @@ from redis.exceptions import RedisError
 
 import models
 from models import data_version
+from store.database import db
 
 log = logging.getLogger("picks.versions")
 
@@ -171,10 +173,11 @@ def current(app, counted) -> int:
     return counted.version
 
 
-def init_app(app, strategy) -> None:
-    """Have every change of the data version in this process told to its copy on Redis, when
-    the rate limits are on one Redis server or Sentinel's, whether or not this process counts
-    them (a worker that serves nothing may run without); its rate limits' ``strategy`` (None
+def init_app(app, strategy, options) -> None:
+    """Have the app's database keep the data version (see :func:`models.watch_data_version`),
+    each change told to its copy on Redis when the rate limits are on one Redis server or
+    Sentinel's, whether or not this process counts them (a worker that serves nothing may run
+    without: the storage is then opened with ``options``); its rate limits' ``strategy`` (None
     when they are off) reads the copy with each hit when it holds a connection per thread."""
     name = database_name(app.config["DATABASE_URL"])
     uri = app.config["RATELIMIT_STORAGE_URI"]
@@ -182,7 +185,7 @@ def init_app(app, strategy) -> None:
     if strategy is not None:
         storage = strategy.storage
     elif uri.startswith(("redis://", "rediss://", "redis+unix://", "redis+sentinel://")):
-        storage = storage_from_string(uri, **app.config["RATELIMIT_STORAGE_OPTIONS"])
+        storage = storage_from_string(uri, **options)
     shared = None
     if (
         name is not None
@@ -191,4 +194,4 @@ def init_app(app, strategy) -> None:
     ):
         shared = SharedVersion(storage, name, app.config["RATELIMIT_KEY_PREFIX"])
     app.extensions["shared_version"] = shared
-    models.watch_data_version(shared)
+    models.watch_data_version(db.obj, shared)

@@ -8,7 +8,6 @@ Its tables are created only where missing, so a database made by that release's 
 import peewee as pw
 from peewee_migrate import Migrator
 
-from services import odds
 from store.migrate import add_missing_columns
 
 
@@ -285,13 +284,12 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
             table_name = "usage_counter"
             indexes = [(("user", "period"), True)]
 
-    # A database made by `db init` before this release lacks some of its columns (all nullable)
-    # and the odds summaries of the matches it stored before summaries existed.
+    # A database made by `db init` before this release lacks some of its columns (all nullable).
+    # It also lacks the odds summaries of the matches it stored before summaries existed: they
+    # are the service's own computation, so `db upgrade` fills them once this step has run
+    # (a migration imports nothing above the store).
     migrator.run(add_missing_columns, database, list(migrator.orm))
     migrator.run(DataVersion.insert(id=1, value=0).on_conflict_ignore().execute)
-    # The one step that calls a service rather than frozen code: summaries are the release's
-    # own computation, and only a database older than the release has any to fill.
-    migrator.run(odds.summarise_missing)
 
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):

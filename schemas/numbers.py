@@ -1,0 +1,121 @@
+"""Numbers as the wire writes and reads them: JSON integers and decimals only, int32 bounds, money
+and probabilities rounded."""
+
+import re
+
+from marshmallow import ValidationError, fields, validate
+
+#: The integers a request may give: the interface declares them int32, and a larger one would
+#: overflow the database's integers (an OFFSET, a key) as a 500 rather than answer a 422.
+INT32 = (-(2**31), 2**31 - 1)
+
+
+class WithinInt32:
+    """A field's validator refusing an integer outside int32 that the field's own ranges let
+    through (one they refuse gets their message alone), naming the bounds both leave: ``start``,
+    at least 0, says "between 0 and 2147483647" of 10^20, not int32's lower bound."""
+
+    def __init__(self, field):
+        self.validators = field.validators  # made with every schema: the rest waits for a value
+
+    def __call__(self, value) -> None:
+        if not isinstance(value, int) or INT32[0] <= value <= INT32[1]:
+            return
+        ranges = [each for each in self.validators if isinstance(each, validate.Range)]
+        if all(_admits(each, value) for each in ranges):  # else theirs says it
+            low = max([INT32[0], *(each.min for each in ranges if each.min is not None)])
+            high = min([INT32[1], *(each.max for each in ranges if each.max is not None)])
+            raise ValidationError(f"Must be between {low} and {high}.")
+
+
+def _admits(validator, value) -> bool:
+    try:
+        validator(value)
+    except ValidationError:
+        return False
+    return True
+
+
+#: An integer as a query string spells it: ASCII digits, perhaps after a minus sign.
+WRITTEN_INTEGER = re.compile(r"-?[0-9]+")
+
+
+class Integer(fields.Integer):
+    """marshmallow's Integer, reading text only as ASCII digits: Python's ``int()`` also reads
+    ``1_000``, `` 5`` and other scripts' digits (``١٠``), each spelling of a query a cached
+    answer of its own. Every integer field of a request schema is one of these."""
+
+    def _validated(self, value):
+        if isinstance(value, str) and not WRITTEN_INTEGER.fullmatch(value):
+            raise self.make_error("invalid")
+        return super()._validated(value)
+
+
+#: A decimal number as a query writes it: a JSON number (what every client's serialiser writes,
+#: ``1e-05`` included).
+WRITTEN_DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
+
+class Float(fields.Float):
+    """marshmallow's Float, reading text only as a JSON number (``0.5``, ``-1``, ``1e-05``):
+    Python's ``float()`` also reads `` 0.5 ``, ``1_0``, ``.5``, ``nan`` and other scripts'
+    digits (``١``). ``strict`` (a body's field) takes a JSON number only, never text, as a
+    body's integers are. Never NaN nor infinite."""
+
+    def __init__(self, *, strict: bool = False, **kwargs):
+        super().__init__(allow_nan=False, **kwargs)
+        self.strict = strict
+
+    def _validated(self, value):
+        if isinstance(value, str) and (self.strict or not WRITTEN_DECIMAL.fullmatch(value)):
+            raise self.make_error("invalid")
+        return super()._validated(value)
+
+
+class JsonBoolean(fields.Boolean):
+    """A boolean in a JSON body: ``true`` or ``false`` only. marshmallow's also took ``"yes"``,
+    ``1`` or ``"on"``, where the rest of a body is held to its JSON type."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
+#: Decimal places on the wire: money (units staked and won) to the cent, probabilities and the
+#: ratios made of them (edges, CLV, ROI, hit rates) to a millionth. Enough for any sum a client
+#: makes, and no ``-3.9100000000000024`` from the float arithmetic behind them.
+MONEY_PLACES = 2
+
+
+PROBABILITY_PLACES = 6
+
+
+class Rounded(fields.Float):
+    """A number written rounded to ``places`` decimals (``-0.0`` written ``0.0``); the OpenAPI
+    description says so. Loading is a plain float."""
+
+    def __init__(self, places: int, **kwargs):
+        self.places = places
+        metadata = dict(kwargs.pop("metadata", {}))
+        said = metadata.get("description", "").rstrip()
+        metadata["description"] = f"{said} Rounded to {places} decimals.".lstrip()
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else round_to(value, self.places)
+
+
+def round_to(value, places: int):
+    """``value`` rounded to ``places`` decimals as a float (``None`` stays ``None``)."""
+    return None if value is None else round(float(value), places) + 0.0
+
+
+def money(**kwargs) -> Rounded:
+    """Units staked, won or lost: written to 2 decimals."""
+    return Rounded(MONEY_PLACES, **kwargs)
+
+
+def ratio(**kwargs) -> Rounded:
+    """A probability, or a ratio made of them (edge, CLV, ROI): written to 6 decimals."""
+    return Rounded(PROBABILITY_PLACES, **kwargs)

@@ -1,0 +1,73 @@
+"""Users as operators see them: the admin listing and the CLI's create and update."""
+
+from clock import utcnow
+from enums import USER_PLANS, USER_ROLES, USER_STATUSES
+from errors import CommandError
+from models import User, new_token_stamp
+from services.accounts.credentials import EMAIL_MAX, EMAIL_TOO_LONG, PasswordHasher, normalise_email
+from services.queries import paginate
+from store.database import db
+
+
+def search(search=None, plan=None, status=None, page=1, page_size=20) -> dict:
+    """One page of users, newest first, filtered by email substring, plan and status."""
+    query = User.select()
+    if search:
+        query = query.where(User.email.contains(normalise_email(search)))
+    if plan:
+        query = query.where(User.plan == plan)
+    if status:
+        query = query.where(User.status == status)
+    return paginate(query.order_by(User.id.desc()), page, page_size)
+
+
+def exists(email) -> bool:
+    """Whether an account has ``email`` (in any letter case)."""
+    return User.by_email(normalise_email(email)) is not None
+
+
+def _check(role=None, plan=None, status=None):
+    for value, allowed, what in (
+        (role, USER_ROLES, "role"),
+        (plan, USER_PLANS, "plan"),
+        (status, USER_STATUSES, "status"),
+    ):
+        if value is not None and value not in allowed:
+            raise CommandError(f"{what} must be one of: {', '.join(allowed)} (got {value!r})")
+
+
+def create(email, password, hasher: PasswordHasher, role=None, plan=None) -> tuple[User, bool]:
+    """Create the user (``user`` and ``free`` unless told otherwise), or give an existing one
+    this password and the role and plan given (keeping its own where None); (user, created)."""
+    _check(role=role, plan=plan)
+    if not 8 <= len(password) <= 128:
+        raise CommandError("the password must be 8 to 128 characters long")
+    email = normalise_email(email)
+    if len(email) > EMAIL_MAX:
+        raise CommandError(f"the email is {EMAIL_TOO_LONG}")
+    with db.atomic():
+        user = User.by_email(email)
+        created = user is None
+        if created:
+            user = User(email=email)  # the model's default role and plan
+        user.password_hash = hasher.hash(password)
+        user.token_stamp = new_token_stamp()  # tokens issued before the new password end here
+        user.role, user.plan = role or user.role, plan or user.plan
+        user.updated_at = utcnow()
+        user.save()
+    return user, created
+
+
+def update(email, role=None, plan=None, status=None) -> User:
+    """Change an existing user's role, plan or status; CommandError if there is no such user."""
+    _check(role=role, plan=plan, status=status)
+    user = User.by_email(normalise_email(email))
+    if user is None:
+        raise CommandError(f"no user has the email {email!r}")
+    changes = {"role": role, "plan": plan, "status": status}
+    for name, value in changes.items():
+        if value is not None:
+            setattr(user, name, value)
+    user.updated_at = utcnow()
+    user.save()
+    return user

@@ -1,0 +1,1 @@
+"""The Data API: its catalog, the match feed and exports."""

@@ -1,0 +1,206 @@
+"""The forecast: the walk-forward model over the stored matches (see ``engine.walkforward``),
+pooled with the sharp pre-match line, and the pick and rating of each market at the best price."""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from engine import market_ratings, picks, pooling, timeline, walkforward
+from engine import odds as odds_engine
+from engine.markets import MARKETS, outcome_indices
+from models import Match, Prediction
+from services.forecasting.stored import History, Quotes, all_quotes, group_quotes, history
+
+
+@dataclass
+class Forecast:
+    """Everything the model and the market say about a list of matches, row by row."""
+
+    match_id: np.ndarray
+    kickoff: np.ndarray  # epoch seconds
+    status: np.ndarray
+    home: np.ndarray
+    away: np.ndarray
+    home_goals: np.ndarray  # NaN without a result
+    away_goals: np.ndarray
+    output: walkforward.WalkForwardOutput
+    market_probs: dict  # de-margined sharp pre-match probabilities per market
+    best: dict  # market → (best price (n,k), bookmaker name (n,k))
+    quality: dict  # market → (score (n,), parts {name: (n,)})
+    choice: dict  # market → (selection (n,), edge (n,), growth (n,), rating (n,))
+    source: dict  # market → (n,) what made the published probabilities
+    margin_method: str  # how every margin in it was removed
+
+
+def _model_input(h: History, quotes: Quotes, now, method: str):
+    """The walk-forward model's input, and the de-margined sharp pre-match line per market."""
+    market_probs = {
+        market: odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
+        for market, cube in quotes.pre_match.items()
+    }
+    closing_probs = {
+        market: np.where(
+            h.finished[:, None],
+            odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0],
+            np.nan,
+        )
+        for market, cube in quotes.closing.items()
+        if market in market_ratings.LEARNS_FROM
+    }
+    inputs = walkforward.WalkForwardInput(
+        kickoff=h.kickoff,
+        group=h.group,
+        home=h.home,
+        away=h.away,
+        home_goals=h.home_goals,
+        away_goals=h.away_goals,
+        market=market_probs,
+        now=int(now.timestamp()),
+        closing=closing_probs,
+    )
+    return inputs, market_probs
+
+
+def _run_model(inputs, targets=None, pool_weights=None, progress=None):
+    """The walk-forward model over ``inputs`` (only what ``targets`` need, when given)."""
+    # The fits are small: a multi-threaded BLAS only fights for the cores (3x slower when busy).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return walkforward.run(inputs, rows=targets, pool_weights=pool_weights, progress=progress)
+
+
+def _goal_history(output) -> tuple[np.ndarray, np.ndarray]:
+    """The matches behind each row's goal model, home and away: priced matches for the
+    market-implied ratings, played matches for Dixon-Coles."""
+    if output.ratings is None:
+        return output.history_home, output.history_away
+    rated = output.goal_source == walkforward.RATINGS_SOURCE
+    return (
+        np.where(rated, output.ratings.priced_home, output.history_home),
+        np.where(rated, output.ratings.priced_away, output.history_away),
+    )
+
+
+def _thresholds(settings) -> picks.RatingThresholds:
+    return picks.RatingThresholds(
+        settings["RATING_A_GROWTH"],
+        settings["RATING_A_QUALITY"],
+        settings["RATING_B_GROWTH"],
+        settings["RATING_B_QUALITY"],
+    )
+
+
+def _choose_picks(published, quotes: Quotes, history, settings) -> tuple[dict, dict, dict]:
+    """Best prices, data quality and the pick of each market, from the published probabilities
+    and only what is known before kick-off: the pre-match quotes and the goal model's history.
+    Returns ``(best, quality, choice)`` keyed by market (see :class:`Forecast`)."""
+    thresholds = _thresholds(settings)
+    best, quality, choice = {}, {}, {}
+    for market in MARKETS:
+        cube = quotes.pre_match[market]
+        prices, book = odds_engine.best_prices(cube.prices, cube.bookmakers)
+        names = np.array([*cube.bookmakers, None], dtype=object)  # index -1: no bookmaker
+        best[market] = (prices, names[book])
+        quality[market] = picks.data_quality(
+            *history,
+            odds_engine.quoting_count(cube.prices, cube.bookmakers),
+            odds_engine.sharp_quotes(cube.prices, cube.bookmakers),
+        )
+        selection, edge, growth = picks.choose(
+            published[market], prices, settings["PICK_MIN_EDGE"], settings["PICK_MIN_GROWTH"]
+        )
+        rating = picks.rate(growth, quality[market][0], thresholds)
+        choice[market] = (selection, edge, growth, rating)
+    return best, quality, choice
+
+
+def forecast(now, settings, match_ids=None, country=None, progress=None) -> Forecast | None:
+    """Run the model over every stored match as of ``now``; or, with ``match_ids`` (all of the
+    group ``country``), over that group only, fitting just what those matches need.
+    ``progress(done, total)`` hears of each week fitted."""
+    h = history(country)
+    if h is None:
+        return None
+    targets, pool_weights = None, None
+    if match_ids is None:
+        quotes = all_quotes(h)
+    else:
+        targets = np.flatnonzero(np.isin(h.match_id, match_ids))
+        cutoff = int(timeline.cutoff(h.kickoff[targets].min(), int(now.timestamp())))
+        quotes = group_quotes(h, targets, cutoff)
+        pool_weights = stored_pool_weights(datetime.fromtimestamp(cutoff, UTC))
+    inputs, market_probs = _model_input(h, quotes, now, settings["MARGIN_METHOD"])
+    output = _run_model(inputs, targets, pool_weights, progress)
+    best, quality, choice = _choose_picks(output.published, quotes, _goal_history(output), settings)
+    source = {market: _source(output, market, market_probs[market]) for market in MARKETS}
+    return Forecast(
+        h.match_id,
+        h.kickoff,
+        h.status,
+        h.home,
+        h.away,
+        h.home_goals,
+        h.away_goals,
+        output,
+        market_probs,
+        best,
+        quality,
+        choice,
+        source,
+        settings["MARGIN_METHOD"],
+    )
+
+
+def _source(output, market, market_probs) -> np.ndarray:
+    """What made each row's published probabilities: the sharp line alone (``market``), a pool
+    of it with the goal model (``pool``), or the goal model alone (its own source)."""
+    weight = output.pool_weight[market]
+    quoted = pooling.market_available(market_probs)
+    return np.where(
+        quoted & (weight == 0.0),
+        "market",
+        np.where(quoted & (weight < 1.0), "pool", output.goal_source),
+    )
+
+
+def stored_pool_weights(before: datetime) -> dict[str, float]:
+    """Per market, the pool weight fitted (as the backfill fits it) on the stored predictions
+    of every finished match that kicked off before ``before``: what a single match's refresh
+    uses instead of re-running every group."""
+    rows = (
+        Prediction.select(
+            Prediction.market,
+            Prediction.model_probabilities,
+            Prediction.market_probabilities,
+            Match.home_goals,
+            Match.away_goals,
+        )
+        .join(Match)
+        .where(
+            (Match.status == "finished")
+            & (Match.kickoff_at < before)
+            & Prediction.market_probabilities.is_null(False)
+        )
+        .order_by(Match.kickoff_at, Match.id)  # the weight is validated on later matches
+        .tuples()
+    )
+    model = {market: [] for market in MARKETS}
+    market_side = {market: [] for market in MARKETS}
+    scores = {market: [] for market in MARKETS}
+    for market, goal_model, line, home_goals, away_goals in rows.iterator():
+        model[market].append([goal_model[name] for name in MARKETS[market]])
+        market_side[market].append([line[name] for name in MARKETS[market]])
+        scores[market].append((home_goals, away_goals))
+    weights = {}
+    config = walkforward.ModelConfig()
+    for market, selections in MARKETS.items():
+        score = np.array(scores[market], dtype=float).reshape(-1, 2)
+        weights[market] = pooling.fit_weight(
+            np.array(model[market], dtype=float).reshape(-1, len(selections)),
+            np.array(market_side[market], dtype=float).reshape(-1, len(selections)),
+            outcome_indices(score[:, 0], score[:, 1])[market],
+            prior=config.pool_prior_weight,
+            min_rows=config.min_pool_rows,
+        )
+    return weights

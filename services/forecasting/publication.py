@@ -1,0 +1,214 @@
+"""Publishing a forecast: its predictions, new picks and intelligence written, the live ones
+announced (events) and entered in the ledger, what has kicked off left as it was published."""
+
+from datetime import datetime
+
+import numpy as np
+
+from engine import walkforward
+from enums import KICKED_OFF_STATUSES
+from models import MatchIntelligence, Pick, Prediction
+from services import routes
+from services.forecasting.forecast import Forecast
+from services.forecasting.rows import intelligence_rows, moment, pick_rows, prediction_rows
+from services.reads import premium
+from services.record import signed_log
+from services.webhooks import events
+
+BATCH = 1000
+
+
+def _upsert(model, records, conflict=None):
+    """Insert ``records`` (dicts of field names); on a conflict on the fields ``conflict`` keep
+    every other field's new value, or, without ``conflict``, keep the stored row."""
+    if not records:
+        return
+    preserve = [getattr(model, name) for name in records[0] if name not in (conflict or ())]
+    for start in range(0, len(records), BATCH):
+        query = model.insert_many(records[start : start + BATCH])
+        if conflict:
+            conflict_target = [getattr(model, name) for name in conflict]
+            query = query.on_conflict(conflict_target=conflict_target, preserve=preserve)
+        else:
+            query = query.on_conflict_ignore()
+        query.execute()
+
+
+def _of_matches(model, columns, match_ids):
+    """``columns`` (tuples) of ``model``'s rows for ``match_ids``: one ``IN`` query per
+    :data:`BATCH` of them, so no list is too long for the database."""
+    match_ids = sorted(set(match_ids))
+    for start in range(0, len(match_ids), BATCH):
+        chunk = match_ids[start : start + BATCH]
+        yield from model.select(*columns).where(model.match.in_(chunk)).tuples()
+
+
+def _ids_by_market(model, match_ids) -> dict:
+    """``{(match, market): id}`` of ``model``'s rows (predictions or picks) for ``match_ids``."""
+    rows = _of_matches(model, (model.id, model.match, model.market), match_ids)
+    return {(match_id, market): row_id for row_id, match_id, market in rows}
+
+
+def _predicted(match_ids) -> dict[int, tuple[bool, datetime]]:
+    """Which of ``match_ids`` already have predictions: whether any of them is live, and when
+    the latest of them was made."""
+    found = {}
+    columns = (Prediction.match, Prediction.is_live, Prediction.made_at)
+    for match_id, is_live, made_at in _of_matches(Prediction, columns, match_ids):
+        live, latest = found.get(match_id, (False, made_at))
+        found[match_id] = (live or bool(is_live), max(latest, made_at))
+    return found
+
+
+def _upcoming(fc: Forecast, rows, now, predicted) -> np.ndarray:
+    """Which ``rows`` have not kicked off, by ``now`` and by what is stored whatever ``now``
+    says: a match with a result (or in play), or with a prediction made at or after its
+    kick-off, has kicked off, however early the clock (a replay's) is set."""
+    made = np.array(
+        [
+            predicted[match_id][1].timestamp() if match_id in predicted else -np.inf
+            for match_id in fc.match_id[rows].tolist()
+        ],
+        dtype=float,
+    )
+    kickoff = fc.kickoff[rows]
+    return (
+        (kickoff > now.timestamp())
+        & ~np.isin(fc.status[rows], KICKED_OFF_STATUSES)
+        & (made < kickoff)
+    )
+
+
+def _published_probabilities(records) -> dict | None:
+    """``{(match, market): probabilities}`` stored for the live ``records`` before they are
+    written (None when nobody subscribes to ``prediction.updated``: nothing to compare)."""
+    if not records or not events.subscribed("prediction.updated"):
+        return None
+    columns = (Prediction.match, Prediction.market, Prediction.probabilities)
+    rows = _of_matches(Prediction, columns, (record["match"] for record in records))
+    return {(match_id, market): probabilities for match_id, market, probabilities in rows}
+
+
+def _emit_predictions(records, before, now) -> None:
+    """A ``prediction.updated`` event for each live prediction that is new or whose published
+    probabilities changed (a refresh that changes nothing tells nobody)."""
+    if before is None:
+        return
+    changed = [
+        record
+        for record in records
+        if before.get((record["match"], record["market"])) != record["probabilities"]
+    ]
+    if not changed:
+        return
+    ids = _ids_by_market(Prediction, (record["match"] for record in changed))
+    events.emit(
+        "prediction.updated",
+        [
+            {
+                "id": ids[(record["match"], record["market"])],
+                "path": routes.match(record["match"]),
+                "match_id": record["match"],
+                "market": record["market"],
+                "probabilities": record["probabilities"],
+                "source": record["source"],
+                "made_at": events.moment(record["made_at"]),
+            }
+            for record in changed
+        ],
+        now,
+    )
+
+
+def _pick_keys(records) -> set | None:
+    """The ``(match, market)`` pairs of the live ``records`` that already have a pick (None
+    when nobody subscribes to ``pick.published``)."""
+    if not records or not events.subscribed("pick.published"):
+        return None
+    return set(_of_matches(Pick, (Pick.match, Pick.market), (r["match"] for r in records)))
+
+
+def _emit_picks(records, held, fc: Forecast, now) -> None:
+    """A ``pick.published`` event for each live pick just stored; a locked one (rated A) only
+    for endpoints whose owner may see it."""
+    if held is None:
+        return
+    made = [record for record in records if (record["match"], record["market"]) not in held]
+    if not made:
+        return
+    kickoff = dict(zip(fc.match_id.tolist(), fc.kickoff.tolist(), strict=True))
+    ids = _ids_by_market(Pick, (record["match"] for record in made))
+    events.emit(
+        "pick.published",
+        [
+            (
+                {
+                    "id": ids[(record["match"], record["market"])],
+                    "path": routes.match(record["match"]),
+                    "match_id": record["match"],
+                    "kickoff_at": events.moment(moment(kickoff[record["match"]])),
+                    "market": record["market"],
+                    "rating": record["rating"],
+                    "selection": record["selection"],
+                    "odds": record["odds"],
+                    "bookmaker": record["bookmaker"],
+                    "probability": record["probability"],
+                    "edge": record["edge"],
+                },
+                "premium" if record["rating"] in premium.LOCKED_RATINGS else "subscribers",
+            )
+            for record in made
+        ],
+        now,
+    )
+
+
+def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) -> dict:
+    """Write predictions, new picks and intelligence for ``rows`` of ``fc``; returns counts.
+
+    A row whose match has kicked off (see :func:`_upcoming`) keeps the prediction and
+    intelligence it already has (unless ``refresh_intelligence``); only the others are live.
+    New picks come only with new predictions, and picks are only ever added. ``rebuild``
+    re-predicts kicked-off matches whose predictions were backfilled, replacing their backfilled
+    picks; live ones stay as they were published.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    predicted = _predicted(fc.match_id[rows].tolist())
+    upcoming = _upcoming(fc, rows, now, predicted)
+    fresh, live, rebuilt = [], [], []
+    for row, ahead in zip(rows.tolist(), upcoming.tolist(), strict=True):
+        match_id = int(fc.match_id[row])
+        if ahead or match_id not in predicted:
+            fresh.append(row)
+            live.append(ahead)
+        elif rebuild and not predicted[match_id][0]:
+            fresh.append(row)
+            live.append(False)
+            rebuilt.append(match_id)
+    for start in range(0, len(rebuilt), BATCH):
+        chunk = rebuilt[start : start + BATCH]
+        Pick.delete().where(Pick.match.in_(chunk) & ~Pick.is_live).execute()
+    predictions = prediction_rows(fc, fresh, live, now)
+    live_predictions = [record for record in predictions if record["is_live"]]
+    before_live = _published_probabilities(live_predictions)
+    _upsert(Prediction, predictions, ("match", "market"))
+    _emit_predictions(live_predictions, before_live, now)
+    intel = intelligence_rows(fc, rows.tolist() if refresh_intelligence else fresh, now)
+    _upsert(MatchIntelligence, intel, ("match",))
+    new_picks = pick_rows(fc, fresh, live, now)  # a pick comes with its prediction
+    live_picks = [record for record in new_picks if record["is_live"]]
+    held = _pick_keys(live_picks)
+    before = Pick.select().count()
+    _upsert(Pick, new_picks)
+    made = Pick.select().count() - before
+    _emit_picks(live_picks, held, fc, now)
+    # A live pick enters the ledger in the transaction that stores it.
+    upcoming_ids = [int(fc.match_id[row]) for row, ahead in zip(fresh, live, strict=True) if ahead]
+    published = signed_log.publish_new(upcoming_ids, now, walkforward.MODEL_VERSION)
+    return {
+        "predictions": len(predictions),
+        "intelligence": len(intel),
+        "picks": made,
+        "published": published,
+        "rebuilt": len(rebuilt),
+    }

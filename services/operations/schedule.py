@@ -1,0 +1,169 @@
+"""The schedule: which operations the worker starts, when (cron syntax, UTC, from configuration),
+and how nothing is lost while no worker runs.
+
+Every minute the worker calls :func:`tick`. For each job it finds the schedule's latest instant
+up to now; unless a run for that instant (or a later one) exists, it records one, queued, with
+``scheduled_for`` set (``createdBy: "scheduler"``). A worker that was stopped therefore runs
+each job once when it comes back, for the latest instant it missed, and a fresh installation
+runs each job at its first minute. Two workers' schedulers cannot record the same run twice:
+``(kind, scheduled_for)`` is unique.
+
+A run goes through ``services.operations.jobs`` like the Operations API's and the CLI's, under the
+worker's lock for its kind, so two runs of one kind never overlap. A scheduled run left queued
+or running while nobody holds its kind's lock (its worker died) is handed back by :func:`tick`
+to be run again: :func:`execute` runs a run only while it is unfinished.
+
+The jobs: settlement (``SCHEDULE_SETTLEMENT``), calibration (``SCHEDULE_CALIBRATION``) and
+the ledger's checkpoint (``SCHEDULE_LEDGER_CHECKPOINT``), which runs only when entries were
+appended since the latest checkpoint: its ``wanted`` lets an instant pass without a run.
+
+**Adding a job**: give it an operation kind (``enums.OPERATION_KINDS`` with its schemas in
+``schemas/ops.py``) and append a :class:`Job` to ``JOBS`` naming its schedule setting (in
+``config.py``), its parameters, its work, and, if some instants have nothing to do, ``wanted``.
+"""
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from huey import crontab
+from peewee import DatabaseError
+
+from models import Operation, WorkerBeat
+from schemas.ops import PARAMS_SCHEMAS
+from services.forecasting import calibration_runs
+from services.operations import jobs
+from services.record import settling, signed_log
+
+log = logging.getLogger("picks.schedule")
+
+UNFINISHED = ("queued", "running")
+
+#: How far back a schedule's latest instant is looked for (a monthly job's longest gap).
+LOOKBACK = timedelta(days=31)
+
+#: How long a scheduled run may sit queued, with its kind's lock free, before it is taken for
+#: one whose task was lost and handed back.
+QUEUED_GRACE = timedelta(minutes=2)
+
+
+@dataclass(frozen=True)
+class Job:
+    """An operation the worker starts on a schedule."""
+
+    kind: str  # the operation kind it records
+    setting: str  # the configuration key of its cron expression
+    params: Callable[[dict], dict]  # its parameters, from the settings
+    work: Callable[[dict, dict, object], dict]  # (params, settings, now) → its result
+    wanted: Callable[[dict, object], bool] | None = None  # (settings, now) → anything to do?
+
+
+JOBS = (
+    Job(
+        "settlement-run",
+        "SCHEDULE_SETTLEMENT",
+        lambda settings: {"last_days": settings["SCHEDULE_SETTLEMENT_LAST_DAYS"]},
+        lambda params, settings, now: settling.run(params["last_days"], settings, now),
+    ),
+    Job(
+        "calibration-run",
+        "SCHEDULE_CALIBRATION",
+        lambda settings: {"window_days": settings["SCHEDULE_CALIBRATION_WINDOW_DAYS"]},
+        lambda params, settings, now: calibration_runs.run(params["window_days"], settings, now),
+    ),
+    Job(
+        "ledger-checkpoint",
+        "SCHEDULE_LEDGER_CHECKPOINT",
+        lambda settings: {},
+        lambda params, settings, now: signed_log.scheduled_checkpoint(now, settings),
+        # Operations that append sign their own checkpoint; this one signs what any left
+        # unsigned (one that failed after appending, a publication outside an operation).
+        lambda settings, now: signed_log.unsigned(),
+    ),
+)
+
+
+def cron(expression: str):
+    """A test of datetimes for a five-field cron expression (minute hour day month weekday;
+    ``*``, lists, ranges and steps), or ValueError."""
+    fields = expression.split()
+    if len(fields) != 5:
+        raise ValueError(f"{expression!r} is not a cron expression of five fields")
+    minute, hour, day, month, weekday = fields
+    return crontab(minute, hour, day, month, weekday, strict=True)
+
+
+def check(settings) -> None:
+    """ValueError naming the setting, for a schedule that cannot be read."""
+    for job in JOBS:
+        try:
+            cron(settings[job.setting])
+        except ValueError as exc:
+            raise ValueError(f"{job.setting}: {exc}") from exc
+
+
+def latest(matches, now, since=None):
+    """The schedule's latest instant (a whole minute) at or before ``now`` and after ``since``,
+    or None."""
+    moment = now.replace(second=0, microsecond=0)
+    floor = max(since, now - LOOKBACK) if since is not None else now - LOOKBACK
+    while moment > floor:
+        if matches(moment):
+            return moment
+        moment -= timedelta(minutes=1)
+    return None
+
+
+def _last_scheduled(kind):
+    return (
+        Operation.select(Operation.scheduled_for)
+        .where((Operation.kind == kind) & Operation.scheduled_for.is_null(False))
+        .order_by(Operation.scheduled_for.desc())
+        .scalar()
+    )
+
+
+def tick(settings, now, running: Callable[[str], bool]) -> list[tuple[int, str]]:
+    """Record the runs due by ``now``, find those a dead worker left, then the worker's beat;
+    returns the ``(operation id, kind)`` of each run the worker should start. ``running(kind)``
+    says whether some worker holds that kind's lock."""
+    start = []
+    for job in JOBS:
+        due = latest(cron(settings[job.setting]), now, _last_scheduled(job.kind))
+        if due is None or (job.wanted is not None and not job.wanted(settings, now)):
+            continue
+        operation = jobs.schedule(job.kind, job.params(settings), due, now)
+        if operation is not None:
+            start.append((operation.id, job.kind))
+    left = Operation.select(Operation.id, Operation.kind, Operation.status, Operation.created_at)
+    left = left.where(Operation.scheduled_for.is_null(False) & Operation.status.in_(UNFINISHED))
+    for operation in left:
+        if (operation.id, operation.kind) in start or running(operation.kind):
+            continue
+        if operation.status == "running" or now - operation.created_at > QUEUED_GRACE:
+            start.append((operation.id, operation.kind))
+    try:  # last: a tick that failed before it is not a worker at work
+        beat(now)
+    except DatabaseError as error:  # the runs found are still started; the next tick beats
+        log.warning("the worker's beat was not recorded: %s", error)
+    return start
+
+
+def beat(now) -> None:
+    """Record that a worker runs the schedule at ``now`` (the health report reads it)."""
+    WorkerBeat.insert(id=1, beat_at=now).on_conflict(
+        conflict_target=[WorkerBeat.id], update={WorkerBeat.beat_at: now}
+    ).execute()
+
+
+def execute(operation_id: int, settings, now) -> dict | None:
+    """Run a scheduled operation that is still unfinished (call it holding its kind's lock);
+    returns its record, or None when it had already run."""
+    operation = Operation.get_or_none(Operation.id == operation_id)
+    if operation is None or operation.status not in UNFINISHED:
+        return None
+    job = next(job for job in JOBS if job.kind == operation.kind)
+    params = PARAMS_SCHEMAS[operation.kind]().load(operation.params)
+    finished = jobs.execute(operation, lambda: job.work(params, settings, now), now)
+    return jobs.describe(finished)

@@ -1,0 +1,278 @@
+"""Match cards: a match with its league, teams, odds summary, predictions, picks and intelligence,
+for any number of matches in a fixed number of queries.
+
+Every answer that shows matches is built here: one query for the matches (with league and teams
+joined), then one ``IN`` query per relation asked for, whatever the number of matches. Picks go
+through the premium rule on the way out, and so does everything that would give a locked pick
+back: a locked market's published probabilities, best prices and the goal models' own
+probabilities (one more query, for callers without premium access, when a match is still to
+kick off).
+"""
+
+from collections import defaultdict
+
+from clock import utcnow
+from enums import CARD_RELATIONS
+from errors import NotFound
+from models import League, Match, MatchIntelligence, OddsSummary, Pick, Prediction, Team
+from schemas.matches import IntelligencePayloadSchema
+from services.reads import premium
+
+#: The relations a card can carry, besides the match itself.
+RELATIONS = CARD_RELATIONS
+#: What most answers show: everything but the intelligence.
+DEFAULT_RELATIONS = ("odds", "predictions", "picks")
+
+HOME, AWAY = Team.alias("home"), Team.alias("away")
+
+#: Each card query's columns by name: rows are read as dicts of these names, so a card never
+#: depends on the order of a select.
+MATCH_COLUMNS = {
+    "id": Match.id,
+    "slug": Match.slug,
+    "kickoff_at": Match.kickoff_at,
+    "status": Match.status,
+    "season": Match.season,
+    "home_goals": Match.home_goals,
+    "away_goals": Match.away_goals,
+    "league_id": League.id,
+    "league_name": League.name,
+    "country": League.country,
+    "competition_type": League.competition_type,
+    "home_id": HOME.id,
+    "home_name": HOME.name,
+    "away_id": AWAY.id,
+    "away_name": AWAY.name,
+}
+
+#: A pick as a card shows it: its fields of these names (and the match it belongs to).
+PICK_FIELDS = (
+    "id",
+    "market",
+    "selection",
+    "bookmaker",
+    "odds",
+    "probability",
+    "edge",
+    "rating",
+    "data_quality",
+    "stake",
+    "is_live",
+    "status",
+    "profit",
+    "closing_odds",
+    "closing_probability",
+    "clv",
+    "created_at",
+    "settled_at",
+)
+
+PREDICTION_FIELDS = (
+    "market",
+    "probabilities",
+    "market_probabilities",
+    "source",
+    "model_name",
+    "model_version",
+    "margin_method",
+    "made_at",
+    "fitted_at",
+    "data_quality",
+    "data_quality_parts",
+    "is_live",
+)
+
+SUMMARY_FIELDS = (
+    "market",
+    "selection",
+    "best_price",
+    "best_bookmaker",
+    "sharp_price",
+    "sharp_bookmaker",
+    "closing_price",
+    "closing_bookmaker",
+    "bookmakers",
+)
+
+
+def named(columns: dict):
+    """The select list of ``columns`` (name → column), each aliased to its name."""
+    return [column.alias(name) for name, column in columns.items()]
+
+
+def fields_of(model, names, **more) -> dict:
+    """``{name: model.name}`` for ``names``, then ``more`` (name → column)."""
+    return {**{name: getattr(model, name) for name in names}, **more}
+
+
+def matches(*columns):
+    """The match query every card starts from (league and both teams joined); callers add their
+    filters, order and limit, then pass it to :func:`build`. Other ``columns`` of the same
+    joined tables make another shape of match row (an export's)."""
+    return (
+        Match.select(*(columns or named(MATCH_COLUMNS)))
+        .join(League, on=(Match.league == League.id))
+        .join_from(Match, HOME, on=(Match.home_team == HOME.id))
+        .join_from(Match, AWAY, on=(Match.away_team == AWAY.id))
+    )
+
+
+def load(match_ids, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]:
+    """The cards of ``match_ids``, in that order (unknown ids are left out)."""
+    ids = list(dict.fromkeys(match_ids))
+    if not ids:
+        return []
+    position = {match_id: index for index, match_id in enumerate(ids)}
+    cards = build(matches().where(Match.id.in_(ids)), viewer, include, now)
+    return sorted(cards, key=lambda card: position[card["id"]])
+
+
+def one(match_id: int, viewer=None, include=RELATIONS, now=None) -> dict:
+    """The card of one match, with every relation by default; NotFound if there is none."""
+    return _one(Match.id == match_id, f"Match {match_id} does not exist.", viewer, include, now)
+
+
+def by_slug(slug: str, viewer=None, include=RELATIONS, now=None) -> dict:
+    """The card of the match with this SEO slug; NotFound if there is none."""
+    return _one(Match.slug == slug, f"No match has the slug {slug!r}.", viewer, include, now)
+
+
+def _one(condition, missing: str, viewer, include, now) -> dict:
+    found = build(matches().where(condition), viewer, include, now)
+    if not found:
+        raise NotFound(missing)
+    return found[0]
+
+
+def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]:
+    """Cards of the matches ``query`` (from :func:`matches`) selects, in its order, each with
+    the relations in ``include`` as ``viewer`` may see them at ``now``: one query for the
+    matches, one per relation, and one for the locked markets (see the module's docstring).
+
+    A card's ``sealed`` lists the markets whose pick is locked for this viewer."""
+    cards = [_match(row) for row in query.dicts()]
+    if not cards:
+        return cards
+    by_id = {card["id"]: card for card in cards}
+    ids = list(by_id)
+    sealed = set()
+    if include:
+        kickoffs = {card["id"]: card["kickoff_at"] for card in cards}
+        sealed = premium.sealed_markets(kickoffs, viewer, now or utcnow())
+    for card in cards:
+        card["sealed"] = sorted(market for match_id, market in sealed if match_id == card["id"])
+    if "odds" in include:
+        for card in cards:
+            card["odds"] = []
+        for match_id, market in _odds(ids):
+            if (match_id, market["market"]) in sealed:
+                premium.seal_odds(market)
+            by_id[match_id]["odds"].append(market)
+    if "predictions" in include:
+        grouped = _grouped(_predictions(ids))
+        for card in cards:
+            card["predictions"] = [
+                premium.seal_prediction(prediction)
+                if (card["id"], prediction["market"]) in sealed
+                else prediction
+                for prediction in grouped.get(card["id"], [])
+            ]
+    if "picks" in include:
+        grouped = _grouped(picks_of(ids, sealed))
+        for card in cards:
+            card["picks"] = grouped.get(card["id"], [])
+    if "intelligence" in include:
+        found = intelligence_of(ids)
+        for card in cards:
+            intelligence = found.get(card["id"])
+            if intelligence is not None and card["sealed"]:
+                premium.seal_intelligence(intelligence, card["sealed"])
+            card["intelligence"] = intelligence
+    return cards
+
+
+def _match(row: dict) -> dict:
+    """A match dict from a row of :data:`MATCH_COLUMNS`."""
+    score = None
+    if row["home_goals"] is not None and row["away_goals"] is not None:
+        score = {"home": row["home_goals"], "away": row["away_goals"]}
+    return {
+        "id": row["id"],
+        "slug": row["slug"],
+        "kickoff_at": row["kickoff_at"],
+        "status": row["status"],
+        "season": row["season"],
+        "league": {
+            "id": row["league_id"],
+            "name": row["league_name"],
+            "country": row["country"],
+            "competition_type": row["competition_type"],
+        },
+        "home_team": {"id": row["home_id"], "name": row["home_name"]},
+        "away_team": {"id": row["away_id"], "name": row["away_name"]},
+        "score": score,
+    }
+
+
+def _grouped(pairs) -> dict:
+    """``{match_id: [item, ...]}`` from ``(match_id, item)`` pairs, keeping their order."""
+    grouped = defaultdict(list)
+    for match_id, item in pairs:
+        grouped[match_id].append(item)
+    return grouped
+
+
+def _rows(model, names, ids, order):
+    """Rows (dicts of ``names`` and ``match_id``) of ``model`` for the matches ``ids``."""
+    columns = fields_of(model, names, match_id=model.match)
+    return model.select(*named(columns)).where(model.match.in_(ids)).order_by(*order).dicts()
+
+
+def _odds(ids):
+    """``(match_id, market summary)`` per match and market, markets and selections in order."""
+    rows = _rows(OddsSummary, SUMMARY_FIELDS, ids, (OddsSummary.match, OddsSummary.id))
+    current = None
+    for row in rows:
+        match_id, market = row.pop("match_id"), row.pop("market")
+        bookmakers = row.pop("bookmakers")
+        if current is None or current[0] != match_id or current[1]["market"] != market:
+            if current is not None:
+                yield current
+            current = (match_id, {"market": market, "bookmakers": bookmakers, "selections": []})
+        current[1]["selections"].append(row)
+    if current is not None:
+        yield current
+
+
+def _predictions(ids):
+    """``(match_id, prediction)`` per match and market."""
+    for row in _rows(Prediction, PREDICTION_FIELDS, ids, (Prediction.match, Prediction.id)):
+        row["is_live"] = bool(row["is_live"])
+        yield row.pop("match_id"), row
+
+
+def picks_of(ids, sealed=frozenset()):
+    """``(match_id, pick)`` for every pick of ``ids``, locked where its ``(match_id, market)``
+    is in ``sealed`` (see :func:`services.reads.premium.sealed_markets`)."""
+    for pick in _rows(Pick, PICK_FIELDS, ids, (Pick.match, Pick.id)):
+        pick["is_live"] = bool(pick["is_live"])
+        fair = pick.pop("closing_probability")
+        pick["closing_ev"] = None if fair is None else pick["odds"] * fair - 1.0
+        match_id = pick.pop("match_id")
+        yield match_id, premium.present(pick, (match_id, pick["market"]) in sealed)
+
+
+def intelligence_of(ids) -> dict:
+    """``{match_id: intelligence}`` for the matches of ``ids`` that have it."""
+    schema = IntelligencePayloadSchema()
+    rows = (
+        MatchIntelligence.select(
+            MatchIntelligence.match, MatchIntelligence.payload, MatchIntelligence.updated_at
+        )
+        .where(MatchIntelligence.match.in_(ids))
+        .tuples()
+    )
+    return {
+        match_id: {**schema.load(payload), "updated_at": updated_at}
+        for match_id, payload, updated_at in rows
+    }

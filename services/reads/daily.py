@@ -1,0 +1,31 @@
+"""The picks of a day, each with its match."""
+
+from enums import MARKETS, PICK_RATINGS
+from models import Match
+from services.queries import within
+from services.reads import cards
+
+
+def for_day(day, ratings=None, markets=None, viewer=None, now=None) -> dict:
+    """The picks of matches kicking off on ``day`` (a span; its UTC day counts), ordered by
+    kick-off, then rating (A first), market and id; filtered by rating and market."""
+    day = day.whole_day()
+    query = within(cards.matches(), Match.kickoff_at, day, day)
+    items = []
+    for card in cards.build(query, viewer, include=("picks",), now=now):
+        for pick in card.pop("picks"):
+            if (ratings and pick["rating"] not in ratings) or (
+                markets and pick["market"] not in markets
+            ):
+                continue
+            items.append({**pick, "match": card})
+    items.sort(
+        key=lambda item: (
+            item["match"]["kickoff_at"],
+            PICK_RATINGS.index(item["rating"]),
+            item["match"]["id"],
+            MARKETS.index(item["market"]),
+            item["id"],
+        )
+    )
+    return {"date": day.day, "items": items}

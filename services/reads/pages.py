@@ -1,0 +1,305 @@
+"""What the public pages show a person: the landing page's coming matches, a match's prediction
+page in full, the track record with its charts' figures, and the sitemap's pages. Plain values
+out; the web layer draws them."""
+
+from datetime import UTC, datetime, time, timedelta
+
+from peewee import fn
+
+from enums import MARKET_SELECTIONS, MARKETS, PICK_RATINGS
+from models import LedgerCheckpoint, Match, Operation, Pick, Prediction
+from schemas.ops import RESULT_SCHEMAS
+from services.reads import cards, seo, track_record
+from services.record import signed_log
+
+#: The landing page shows today and the days after it, this many days in all.
+LANDING_DAYS = 7
+#: At most this many matches on the landing page (the earliest first).
+LANDING_LIMIT = 200
+#: A prediction page links this many other matches of its league (the nearest in time).
+LEAGUE_LINKS = 8
+#: The sitemap lists the prediction pages of matches kicking off within these days of now.
+SITEMAP_PAST_DAYS = 30
+SITEMAP_FUTURE_DAYS = 14
+#: The sitemap protocol's limit of URLs in one file.
+SITEMAP_LIMIT = 50_000
+#: The units curve is drawn through at most this many points (evenly spread, the last kept).
+CURVE_POINTS = 120
+#: The fair closing EV distribution's bins: width and the outer edges (values beyond are
+#: counted in the outermost bins).
+EV_BIN_WIDTH = 0.025
+EV_RANGE = (-0.2, 0.2)
+
+MARKET_NAMES = {"1x2": "Match result", "ou25": "Over/under 2.5 goals", "btts": "Both teams score"}
+SELECTION_NAMES = {
+    "draw": "Draw",
+    "over": "Over 2.5",
+    "under": "Under 2.5",
+    "yes": "Both score",
+    "no": "Not both",
+}
+
+
+def selection_name(selection: str, home: str, away: str) -> str:
+    """How a page names a selection (the teams' names for the 1x2 sides)."""
+    return {"home": f"{home} win", "away": f"{away} win"}.get(
+        selection, SELECTION_NAMES.get(selection, selection)
+    )
+
+
+def _best_pick(picks: list) -> dict | None:
+    """The best-rated pick of a match (the 1x2 first among equals)."""
+    ordered = sorted(
+        picks, key=lambda pick: (PICK_RATINGS.index(pick["rating"]), MARKETS.index(pick["market"]))
+    )
+    return ordered[0] if ordered else None
+
+
+def landing(viewer, now: datetime, days: int = LANDING_DAYS) -> dict:
+    """Today's and the coming days' matches, by UTC day, each with its published 1x2 (None when
+    there is none or it is locked) and its best pick under the premium rule."""
+    start = datetime.combine(now.date(), time(0), tzinfo=UTC)
+    end = start + timedelta(days=days)
+    query = (
+        cards.matches()
+        .where((Match.kickoff_at >= start) & (Match.kickoff_at < end))
+        .order_by(Match.kickoff_at, Match.id)
+        .limit(LANDING_LIMIT)
+    )
+    grouped = {}
+    for card in cards.build(query, viewer, ("predictions", "picks"), now):
+        headline = next((p for p in card["predictions"] if p["market"] == "1x2"), None)
+        home, away = card["home_team"]["name"], card["away_team"]["name"]
+        shares = headline["probabilities"] if headline else None
+        grouped.setdefault(card["kickoff_at"].date(), []).append(
+            {
+                **{key: card[key] for key in ("slug", "kickoff_at", "status", "league", "score")},
+                "home": home,
+                "away": away,
+                "probabilities": (
+                    [(selection_name(s, home, away), shares[s]) for s in MARKET_SELECTIONS["1x2"]]
+                    if shares
+                    else None
+                ),
+                "sealed": "1x2" in card["sealed"],
+                "pick": _best_pick(card["picks"]),
+            }
+        )
+    return {
+        "date_from": start.date(),
+        "date_to": (end - timedelta(days=1)).date(),
+        "days": [{"date": day, "matches": rows} for day, rows in grouped.items()],
+    }
+
+
+def prediction(slug: str, base_url: str, viewer, now: datetime) -> dict:
+    """A match's prediction page in full: the SEO page (title, description, canonical URL,
+    SportsEvent), every market with our probability beside the market's fair one and its pick
+    under the premium rule, the sides' form and head-to-head, and the league's other matches."""
+    card = cards.by_slug(slug, viewer, ("predictions", "picks", "intelligence"), now)
+    home, away = card["home_team"]["name"], card["away_team"]["name"]
+    predictions = {p["market"]: p for p in card["predictions"]}
+    picks = {}
+    for pick in sorted(card["picks"], key=lambda pick: PICK_RATINGS.index(pick["rating"])):
+        picks.setdefault(pick["market"], pick)
+    markets = []
+    for market, selections in MARKET_SELECTIONS.items():
+        found = predictions.get(market)
+        ours = found["probabilities"] if found else None
+        fair = found["market_probabilities"] if found else None
+        pick = picks.get(market)
+        markets.append(
+            {
+                "market": market,
+                "name": MARKET_NAMES[market],
+                "predicted": found is not None,
+                "sealed": market in card["sealed"],
+                "selections": [
+                    {
+                        "selection": selection,
+                        "name": selection_name(selection, home, away),
+                        "ours": ours[selection] if ours else None,
+                        "fair": fair[selection] if fair else None,
+                    }
+                    for selection in selections
+                ],
+                "pick": pick
+                and {
+                    **pick,
+                    "name": pick["selection"] and selection_name(pick["selection"], home, away),
+                },
+                "source": found and found["source"],
+            }
+        )
+    intelligence = card.pop("intelligence")
+    page = seo.of_card(card, base_url)
+    return {
+        **page,
+        "markets": markets,
+        "form": _form(intelligence, home, away),
+        "head_to_head": _head_to_head(intelligence, card, home, away),
+        "league_matches": _league_matches(card),
+    }
+
+
+def _form(intelligence, home: str, away: str) -> list[dict]:
+    """Each side's recent results from the intelligence (empty before it is made)."""
+    if intelligence is None:
+        return []
+    return [{"team": name, **intelligence[side]} for side, name in (("home", home), ("away", away))]
+
+
+def _head_to_head(intelligence, card: dict, home: str, away: str) -> dict | None:
+    """The earlier meetings with the teams named, and the tally (None without intelligence)."""
+    if intelligence is None:
+        return None
+    names = {card["home_team"]["id"]: home, card["away_team"]["id"]: away}
+    meetings = intelligence["head_to_head"]
+    return {
+        **{key: meetings[key] for key in ("home_wins", "draws", "away_wins")},
+        "matches": [
+            {
+                "kickoff_at": meeting["kickoff_at"],
+                "home": names.get(meeting["home_team_id"], "?"),
+                "away": names.get(meeting["away_team_id"], "?"),
+                "home_goals": meeting["home_goals"],
+                "away_goals": meeting["away_goals"],
+            }
+            for meeting in meetings["matches"]
+        ],
+    }
+
+
+def _league_matches(card: dict) -> list[dict]:
+    """The league's other matches nearest in time to this one, in kick-off order."""
+    league = card["league"]["id"]
+    base = cards.matches().where((Match.league == league) & (Match.id != card["id"]))
+    before = base.where(Match.kickoff_at <= card["kickoff_at"]).order_by(
+        Match.kickoff_at.desc(), Match.id.desc()
+    )
+    after = base.where(Match.kickoff_at > card["kickoff_at"]).order_by(Match.kickoff_at, Match.id)
+    half = LEAGUE_LINKS // 2
+    rows = list(after.limit(half).dicts()) + list(before.limit(half).dicts())
+    rows.sort(key=lambda row: (row["kickoff_at"], row["id"]))
+    return [
+        {
+            "slug": row["slug"],
+            "kickoff_at": row["kickoff_at"],
+            "home": row["home_name"],
+            "away": row["away_name"],
+        }
+        for row in rows
+    ]
+
+
+def track_record_page(settings) -> dict:
+    """The track record as its page shows it: live and backfilled apart, each with its figures
+    (and their standard errors), its units curve, its months, its fair closing EVs and its
+    tables; the latest calibration run's reliability per market; the ledger's latest
+    checkpoint."""
+    report = track_record.report()
+    for name, is_live in (("live", True), ("backfilled", False)):
+        series = track_record.settled_series(is_live)
+        report[name]["curve"] = _curve(series["profits"])
+        report[name]["closing_ev_bins"] = _histogram(series["closing_evs"])
+    return {
+        **report,
+        "calibration": latest_calibration(),
+        "ledger": signed_log.head(settings),
+    }
+
+
+def _curve(profits: list[float]) -> list[tuple[int, float]]:
+    """``(pick number, units after it)`` along the cumulative profit from ``(0, 0)`` (before
+    the first pick), then at most :data:`CURVE_POINTS` points, evenly spread and ending on the
+    last pick; empty without a settled pick."""
+    total, running = 0.0, []
+    for profit in profits:
+        total += profit
+        running.append(total)
+    count = len(running)
+    if not count:
+        return []
+    if count <= CURVE_POINTS:
+        chosen = range(1, count + 1)
+    else:
+        chosen = sorted({round(count * (k + 1) / CURVE_POINTS) for k in range(CURVE_POINTS)})
+    return [(0, 0.0)] + [(number, running[number - 1]) for number in chosen]
+
+
+def _histogram(values: list[float]) -> list[dict]:
+    """Counts of ``values`` in the bins of :data:`EV_BIN_WIDTH` over :data:`EV_RANGE`."""
+    low, high = EV_RANGE
+    count = round((high - low) / EV_BIN_WIDTH)
+    counts = [0] * count
+    for value in values:
+        index = min(max(int((value - low) // EV_BIN_WIDTH), 0), count - 1)
+        counts[index] += 1
+    return [
+        {"from": low + k * EV_BIN_WIDTH, "to": low + (k + 1) * EV_BIN_WIDTH, "count": n}
+        for k, n in enumerate(counts)
+    ]
+
+
+def latest_calibration() -> dict | None:
+    """The latest succeeded calibration run's result and when it finished (None before one)."""
+    found = (
+        Operation.select(Operation.result, Operation.finished_at)
+        .where((Operation.kind == "calibration-run") & (Operation.status == "succeeded"))
+        .order_by(Operation.finished_at.desc(), Operation.id.desc())
+        .first()
+    )
+    if found is None:
+        return None
+    return {
+        **RESULT_SCHEMAS["calibration-run"]().load(found.result),
+        "finished_at": found.finished_at,
+    }
+
+
+def sitemap(now: datetime) -> dict:
+    """The pages a search engine should know, with when each last changed: the landing page,
+    the track record, and the prediction pages of the matches kicking off from
+    :data:`SITEMAP_PAST_DAYS` days ago to :data:`SITEMAP_FUTURE_DAYS` days ahead."""
+    since = now - timedelta(days=SITEMAP_PAST_DAYS)
+    until = now + timedelta(days=SITEMAP_FUTURE_DAYS)
+    window = (Match.kickoff_at >= since) & (Match.kickoff_at <= until)
+    rows = list(
+        Match.select(Match.id, Match.slug, Match.updated_at)
+        .where(window)
+        .order_by(Match.kickoff_at, Match.id)
+        .limit(SITEMAP_LIMIT - 2)
+        .tuples()
+    )
+    changes = {}
+    for model, column in ((Prediction, Prediction.made_at), (Pick, Pick.settled_at)):
+        query = (
+            model.select(model.match, fn.MAX(column))
+            .join(Match)
+            .where(window & column.is_null(False))
+            .group_by(model.match)
+            .tuples()
+        )
+        for match_id, at in query:
+            changes.setdefault(match_id, []).append(_aware(at))
+    matches = [
+        {"slug": slug, "lastmod": max([updated_at, *changes.get(match_id, [])])}
+        for match_id, slug, updated_at in rows
+    ]
+    latest = max((row["lastmod"] for row in matches), default=None)
+    settled_at = Pick.select(fn.MAX(Pick.settled_at)).scalar()
+    signed = LedgerCheckpoint.select(fn.MAX(LedgerCheckpoint.published_at)).scalar()
+    record = [_aware(value) for value in (settled_at, signed) if value is not None]
+    return {
+        "landing": latest,
+        "track_record": max(record) if record else None,
+        "matches": matches,
+    }
+
+
+def _aware(value) -> datetime:
+    """A datetime read from an aggregate (which Peewee leaves as the driver gives it) as an
+    aware UTC datetime."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)

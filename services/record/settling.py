@@ -1,0 +1,158 @@
+"""Settlement: pending picks become won, lost or void, with their profit, closing odds and CLV."""
+
+from datetime import timedelta
+
+import numpy as np
+from peewee import JOIN
+
+from clock import utcnow
+from engine import odds as odds_engine
+from engine import settlement
+from engine.markets import MARKETS
+from models import LedgerSeal, Match, Pick
+from services.forecasting import price_cubes
+from services.record import signed_log
+from services.webhooks import events
+from store.bulk import epoch_seconds, fetch_rows, update_rows
+from store.database import db
+
+SETTLED_COLUMNS = {
+    "status": "text",
+    "profit": "float",
+    "closing_odds": "float",
+    "closing_bookmaker": "text",
+    "closing_probability": "float",
+    "clv": "float",
+}
+
+
+def settle_pending(settings, now=None, kickoff_from=None) -> dict:
+    """Settle every pending pick whose match kicked off before ``now`` (and after kickoff_from);
+    ``settings`` give ``VOID_AFTER_HOURS`` and ``MARGIN_METHOD``.
+
+    Idempotent: a settled pick is never read again, and a pick whose match has no result yet
+    stays pending. A live pick's outcome enters the ledger in the same transaction. Returns the
+    counts of what it decided.
+    """
+    now = now or utcnow()
+    with db.atomic():
+        return _settle(settings, now, kickoff_from)
+
+
+def _settle(settings, now, kickoff_from) -> dict:
+    query = (
+        Pick.select(
+            Pick.id,
+            Pick.market,
+            Pick.selection,
+            Pick.odds,
+            Pick.stake,
+            Match.id,
+            Match.status,
+            Match.home_goals,
+            Match.away_goals,
+            Match.kickoff_at,
+            Pick.is_live,
+            LedgerSeal.published_hash,  # a live pick's entry, which its outcome cites
+        )
+        .join(Match)
+        .join_from(Pick, LedgerSeal, on=(LedgerSeal.pick_id == Pick.id), join_type=JOIN.LEFT_OUTER)
+        .where((Pick.status == "pending") & (Match.kickoff_at < now))
+    )
+    if kickoff_from is not None:
+        query = query.where(Match.kickoff_at >= kickoff_from)
+    rows = fetch_rows(query)
+    counts = {"examined": len(rows), "won": 0, "lost": 0, "void": 0, "pending": len(rows)}
+    if not rows:
+        return counts
+    *columns, cited = zip(*rows, strict=True)
+    pick_id, market, selection, price, stake, match_id, status, home, away, kickoff, live = (
+        np.array(column) for column in columns
+    )
+    price = price.astype(float)
+    decided, profit = settlement.settle(
+        market,
+        selection,
+        price,
+        stake.astype(float),
+        status,
+        home.astype(float),
+        away.astype(float),
+        epoch_seconds(kickoff),
+        now.timestamp(),
+        void_after_hours=settings["VOID_AFTER_HOURS"],
+    )
+    done = decided != "pending"
+    closing, closing_book, closing_probability = _closing(
+        match_id.astype(np.int64), market, selection, done, settings["MARGIN_METHOD"]
+    )
+    clv = settlement.clv(price, closing)
+    updates = zip(
+        pick_id[done].tolist(),
+        decided[done].tolist(),
+        profit[done].tolist(),
+        _nullable(closing[done]),
+        closing_book[done].tolist(),
+        _nullable(closing_probability[done]),
+        _nullable(clv[done]),
+        strict=True,
+    )
+    update_rows(Pick, SETTLED_COLUMNS, list(updates), constants={"settled_at": now})
+    # Live picks were published; the backfill was not. One small row each: their data is read
+    # when the worker sends them (a settled pick never changes again).
+    published = done & live.astype(bool)
+    events.emit_subjects("pick.settled", pick_id[published].astype(np.int64).tolist(), now)
+    # Live picks are those the ledger published: their outcomes follow them into it.
+    recorded = done & np.array([value is not None for value in cited], dtype=bool)
+    signed_log.record_outcomes(
+        pick_id[recorded].tolist(),
+        [cited[row] for row in np.flatnonzero(recorded).tolist()],
+        decided[recorded].tolist(),
+        profit[recorded].tolist(),
+        _nullable(closing[recorded]),
+        _nullable(clv[recorded]),
+        now,
+    )
+    for state in ("won", "lost", "void"):
+        counts[state] = int((decided == state).sum())
+    counts["pending"] = int((~done).sum())
+    return counts
+
+
+def _closing(match_ids, market, selection, rows, method):
+    """Sharp closing price, its bookmaker and the selection's de-margined closing probability for
+    each pick in ``rows`` (NaN and None elsewhere)."""
+    price = np.full(len(match_ids), np.nan)
+    probability = np.full(len(match_ids), np.nan)
+    bookmaker = np.full(len(match_ids), None, dtype=object)
+    wanted = np.unique(match_ids[rows])
+    position = np.searchsorted(wanted, match_ids)
+    cubes = price_cubes.load(wanted, closing=True)
+    for name, selections in MARKETS.items():
+        cube = cubes[name]
+        mine = rows & (market == name)
+        if not mine.any():
+            continue
+        prices, source = odds_engine.closing_prices(cube.prices, cube.bookmakers)
+        fair = odds_engine.remove_margin(prices, method=method)  # the same close, fair
+        at = position[mine]
+        column = np.array([selections.index(value) for value in selection[mine]])
+        price[mine] = prices[at, column]
+        probability[mine] = fair[at, column]
+        names = np.array([*cube.bookmakers, None], dtype=object)
+        bookmaker[mine] = np.where(np.isfinite(price[mine]), names[source[at]], None)
+    return price, bookmaker, probability
+
+
+def _nullable(values) -> list:
+    """Floats as a list, with None where a value is missing (NaN)."""
+    return np.where(np.isfinite(values), values, None).tolist()
+
+
+def run(last_days: int, settings, now=None) -> dict:
+    """The settlement-run operation: settle picks of matches from the last ``last_days`` days."""
+    now = now or utcnow()
+    with db.atomic():
+        counts = settle_pending(settings, now=now, kickoff_from=now - timedelta(days=last_days))
+        signed_log.checkpoint(now, settings)
+    return {"last_days": last_days, "settled_at": now, **counts}

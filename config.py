@@ -65,6 +65,7 @@ DEFAULTS: dict[str, object] = {
     "RATELIMIT_AUTH": "20 per minute",
     "RATELIMIT_REGISTER": "5 per hour",
     "RATELIMIT_LOGIN_FAILURES": "5 per minute",
+    "RATELIMIT_IPV6_PREFIX": 64,  # an IPv6 client counts by its network of this many bits
     "QUOTA_PRO_REQUESTS": 50_000,
     "QUOTA_PRO_EXPORTS": 500,
     "QUOTA_PRO_EXPORT_ROWS": 2_000_000,
@@ -180,6 +181,8 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         raise ConfigError(f"ACCESS_TOKEN_EXPIRES must be at least {MIN_TOKEN_SECONDS} seconds")
     if settings["PASSWORD_HASH_CONCURRENCY"] < 1:
         raise ConfigError("PASSWORD_HASH_CONCURRENCY must be at least 1")
+    if not 1 <= settings["RATELIMIT_IPV6_PREFIX"] <= 128:
+        raise ConfigError("RATELIMIT_IPV6_PREFIX must be a prefix length from 1 to 128")
     if settings["MARGIN_METHOD"] not in MARGIN_METHODS:
         raise ConfigError(
             f"MARGIN_METHOD must be one of {', '.join(MARGIN_METHODS)} "

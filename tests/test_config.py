@@ -2,7 +2,7 @@
 
 import pytest
 
-from config import as_bool, config_from_env
+from config import ConfigError, as_bool, config_from_env
 from engine import notes
 from tests.helpers import LEDGER_KEY, WEBHOOK_KEY
 
@@ -211,3 +211,9 @@ def test_new_settings_have_safe_defaults(tmp_path):
     assert 0 < settings["RATELIMIT_STORAGE_TIMEOUT"] <= 2
     assert settings["RATELIMIT_LOGIN_FAILURES"] == "5 per minute"
     assert settings["PASSWORD_HASH_CONCURRENCY"] == 2
+
+
+@pytest.mark.parametrize("prefix", ["0", "129"])
+def test_an_ipv6_prefix_out_of_range_is_refused(tmp_path, prefix):
+    with pytest.raises(ConfigError, match="RATELIMIT_IPV6_PREFIX"):
+        config_from_env({"RATELIMIT_IPV6_PREFIX": prefix}, tmp_path)

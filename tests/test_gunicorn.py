@@ -308,3 +308,24 @@ def test_where_the_workers_listen_is_logged_with_reuse_port(settings):
     assert said == [
         "Workers listen at: http://127.0.0.1:8000, http://[::1]:8000, each on a socket of its own"
     ]
+
+
+def test_a_login_flood_from_one_ipv6_network_is_limited_like_one_client(app):
+    """Behind the PaaS router, 200 logins from rotating addresses of one /64 (each guessing
+    another account, so no account's failure count stops them) hash as many passwords as one
+    client may: the auth policy's 20, whatever address each request comes from."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    settings = {"PROXY_FIX_HOPS": 1, "RATELIMIT_AUTH": "20 per hour"}
+    with gunicorn(app, **settings) as (base, _):
+
+        def attempt(n):
+            address = f"2001:db8:5:6:{n:x}:{n * 7:x}::{n + 1:x}"
+            body = {"email": f"guess{n}@example.com", "password": "password-1"}
+            headers = {"X-Forwarded-For": address}
+            return call(base, "POST", "/api/auth/login", body, headers=headers)[0]
+
+        with ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(attempt, range(200)))
+    assert statuses.count(401) == 20  # a password hashed for each, the decoy's for no account
+    assert statuses.count(429) == 180

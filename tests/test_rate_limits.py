@@ -420,3 +420,87 @@ def test_limits_answer_the_same_way_with_every_strategy(make_app, strategy):
     limited = client.get("/api/v1/data/usage", headers=headers)
     asserts.problem(limited, 429, "rate-limited")
     assert 1 <= int(limited.headers["Retry-After"]) <= 60
+
+
+#: One policy per kind of request counted by address, at a limit of 3: (path, body of the n-th).
+BY_ADDRESS = {
+    "login": (LOGIN, lambda n: {"email": "a@example.com", "password": "password-1"}),
+    "register": (REGISTER, lambda n: {"email": f"v6-{n}@example.com", "password": "password-1"}),
+    "public-read": ("/api/picks/today", None),
+}
+
+SMALL_LIMITS = {
+    "RATELIMIT_AUTH": "3 per minute",
+    "RATELIMIT_REGISTER": "3 per hour",
+    "RATELIMIT_PUBLIC": "3 per minute",
+    "RATELIMIT_LOGIN_FAILURES": "1000 per minute",
+}
+
+
+def _from(client, kind, n, address):
+    """The ``n``-th request of ``kind`` from ``address``, as the trusted proxy reports it."""
+    path, body = BY_ADDRESS[kind]
+    headers = {"X-Forwarded-For": address}
+    if body is None:
+        return client.get(path, headers=headers)
+    return client.post(path, json=body(n), headers=headers)
+
+
+def _statuses(client, kind, addresses):
+    return [_from(client, kind, n, address).status_code for n, address in enumerate(addresses)]
+
+
+@pytest.mark.parametrize("kind", list(BY_ADDRESS))
+def test_addresses_of_one_ipv6_network_share_one_budget(make_app, kind):
+    """A client holding a /64 may send from any of its addresses: it is one client, counted by
+    the network, not an address per request with a budget each."""
+    client = make_app(**SMALL_LIMITS, **EXACT, **BEHIND_A_PROXY).test_client()
+    addresses = [f"2001:db8:1:2:{n:x}::{n + 1:x}" for n in range(5)]
+    assert _statuses(client, kind, addresses)[3:] == [429, 429]
+    other_network = _from(client, kind, 10, "2001:db8:1:3::1")
+    assert other_network.status_code != 429, "another /64 has its own budget"
+
+
+@pytest.mark.parametrize("kind", list(BY_ADDRESS))
+def test_one_address_spelt_otherwise_counts_as_one(make_app, kind):
+    client = make_app(**SMALL_LIMITS, **EXACT, **BEHIND_A_PROXY).test_client()
+    spellings = ["2001:db8::7", "2001:0DB8:0000:0000::0007", "[2001:db8::7]", "2001:db8::7%eth0"]
+    assert _statuses(client, kind, spellings)[3:] == [429]
+    mapped = ["::ffff:192.0.2.1", "192.0.2.1", "[::FFFF:c000:0201]:443", "192.0.2.1"]
+    assert _statuses(client, kind, mapped)[3:] == [429]
+
+
+@pytest.mark.parametrize("kind", list(BY_ADDRESS))
+def test_ipv4_addresses_keep_a_budget_each(make_app, kind):
+    client = make_app(**SMALL_LIMITS, **EXACT, **BEHIND_A_PROXY).test_client()
+    assert _statuses(client, kind, ["192.0.2.1"] * 4)[3:] == [429]
+    assert _from(client, kind, 9, "192.0.2.2").status_code != 429
+
+
+def test_the_ipv6_network_counted_is_configuration(make_app):
+    client = make_app(
+        **SMALL_LIMITS, RATELIMIT_IPV6_PREFIX=128, **EXACT, **BEHIND_A_PROXY
+    ).test_client()
+    addresses = [f"2001:db8::{n + 1:x}" for n in range(5)]
+    assert 429 not in _statuses(client, "public-read", addresses)
+    spellings = ["2001:db8::7", "2001:0db8::0007", "[2001:db8::7]", "2001:db8::7%eth0"]
+    assert _statuses(client, "public-read", spellings)[3:] == [429]
+
+
+@pytest.mark.parametrize(
+    ("address", "key"),
+    [
+        ("2001:db8:a:b:c:d:e:f", "ip:2001:db8:a:b::/64"),
+        ("2001:0DB8:000a:000b::1", "ip:2001:db8:a:b::/64"),
+        ("[2001:db8:a:b::1]:8443", "ip:2001:db8:a:b::/64"),
+        ("fe80::1%eth0", "ip:fe80::/64"),
+        ("::ffff:198.51.100.7", "ip:198.51.100.7"),
+        ("198.51.100.7", "ip:198.51.100.7"),
+        ("198.51.100.7:5000", "ip:198.51.100.7"),
+        (None, "ip:127.0.0.1"),
+        ("unknown", "ip:unknown"),
+        ("x" * 100, "ip:" + "x" * 64),
+    ],
+)
+def test_a_client_key_has_one_spelling_per_client(address, key):
+    assert ratelimits.client_key(address, 64) == key

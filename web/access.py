@@ -17,7 +17,7 @@ from errors import (
     SubscriptionRequired,
 )
 from services.reads import premium
-from web import admission, html, sessions
+from web import admission, html, ratelimits, sessions
 
 #: Rate-limit policy → the configuration key holding its limit.
 POLICY_SETTINGS = {
@@ -57,12 +57,12 @@ class Rule:
             raise SubscriptionRequired()
         return user
 
-    def rate_key(self, viewer, remote_addr) -> str:
-        """The rate-limit counter a request of ``viewer`` from ``remote_addr`` adds to (a
-        caller without an address counts as 127.0.0.1)."""
+    def rate_key(self, viewer, remote_addr, config) -> str:
+        """The rate-limit counter a request of ``viewer`` from ``remote_addr`` adds to under
+        ``config``: the user's, or the client address's (:func:`web.ratelimits.client_key`)."""
         if self.per == "user":
             return f"user:{viewer.id}"
-        return f"ip:{remote_addr or '127.0.0.1'}"
+        return ratelimits.client_key(remote_addr, config["RATELIMIT_IPV6_PREFIX"])
 
     def limit_value(self, config) -> str:
         """This policy's limit in ``config``, read at request time."""

@@ -52,7 +52,7 @@ def admit(app, environ, rule, now, verify, method="GET") -> Admission:
         viewer = caller(app, rule, environ.get("HTTP_AUTHORIZATION"), verify)
         admission = environ[ADMISSION] = Admission(rule, viewer)
     if admission.counted is None:
-        key = rule.rate_key(admission.viewer, environ.get("REMOTE_ADDR"))
+        key = rule.rate_key(admission.viewer, environ.get("REMOTE_ADDR"), app.config)
         admission.counted = ratelimits.count(app, rule.policy, rule.limit_value(app.config), key)
         environ[ratelimits.REPORTED] = admission.counted
     if admission.counted is not None and not admission.counted.allowed:

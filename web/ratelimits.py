@@ -14,6 +14,7 @@ that answers slowly counts as one that does not answer: every call on Redis give
 """
 
 import bisect
+import ipaddress
 import logging
 import math
 import os
@@ -43,6 +44,48 @@ RECHECK_SECONDS = 5.0
 
 #: How often the in-process storage sweeps out expired counters.
 SWEEP_SECONDS = 1.0
+
+
+#: The longest address string counted as given when it is no address at all (the proxy in front
+#: reported something else): longer ones are cut, so no counter's key grows without bound.
+MAX_UNPARSED_ADDRESS = 64
+
+
+def client_key(address: str | None, ipv6_prefix: int) -> str:
+    """The rate-limit counter of a client at ``address`` (``REMOTE_ADDR``; None counts as
+    127.0.0.1): every policy counting by address, on the full path and the fast path, keys on it.
+
+    One client, one key. An address is read in one spelling (``ipaddress``'s: leading zeros and
+    letter case gone), without the brackets, port or zone (``%eth0``) a proxy may report with it;
+    an IPv4-mapped IPv6 address (``::ffff:192.0.2.1``) counts as its IPv4 address; and an IPv6
+    address counts by its network of ``ipv6_prefix`` bits (``RATELIMIT_IPV6_PREFIX``, 64: what
+    one subscriber is given), since a client holding a /64 may send from any address in it.
+    """
+    text = (address or "127.0.0.1").strip()
+    parsed = _address(text)
+    if parsed is None:
+        return f"ip:{text[:MAX_UNPARSED_ADDRESS]}"
+    if parsed.version == 6 and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    if parsed.version == 4:
+        return f"ip:{parsed}"
+    network = ipaddress.IPv6Network((int(parsed), ipv6_prefix), strict=False)
+    return f"ip:{network}"
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``text`` as an address (brackets, a port and a zone dropped), or None when it is none."""
+    if text.startswith("["):  # [2001:db8::1] or [2001:db8::1]:443
+        text, closed, _port = text[1:].partition("]")
+        if not closed:
+            return None
+    elif text.count(":") == 1:  # 192.0.2.1:443
+        text = text.partition(":")[0]
+    text = text.partition("%")[0]
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
 
 
 class SweptMemoryStorage(MemoryStorage):

@@ -64,6 +64,7 @@ DEFAULTS: dict[str, object] = {
     "RATELIMIT_PUBLIC": "120 per minute",
     "RATELIMIT_AUTH": "20 per minute",
     "RATELIMIT_REGISTER": "5 per hour",
+    "RATELIMIT_DATA": "600 per minute",  # the Data API, per user: paging and exports
     "RATELIMIT_LOGIN_FAILURES": "5 per minute",
     "RATELIMIT_IPV6_PREFIX": 64,  # an IPv6 client counts by its network of this many bits
     "QUOTA_PRO_REQUESTS": 50_000,

@@ -141,6 +141,7 @@ def main():
             "RATELIMIT_STORAGE_URI": "memory://",
             "RATELIMIT_PUBLIC": "1000000 per minute",
             "RATELIMIT_AUTH": "1000000 per minute",
+            "RATELIMIT_DATA": "1000000 per minute",
             "RATELIMIT_REGISTER": "1000000 per hour",
             "RATELIMIT_LOGIN_FAILURES": "1000000 per minute",
             "LOG_LEVEL": "WARNING",

@@ -401,6 +401,7 @@ def main():
             "WEBHOOK_SECRETS_KEY": Fernet.generate_key().decode(),  # production needs one
             "RATELIMIT_STORAGE_URI": "memory://",  # gunicorn.conf.py: then one worker
             "RATELIMIT_AUTH": "100000 per minute",
+            "RATELIMIT_DATA": "100000 per minute",
             "LOG_LEVEL": "WARNING",
             "HOST": "127.0.0.1",
             "GUNICORN_TIMEOUT": "600",

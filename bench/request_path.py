@@ -123,6 +123,7 @@ ACCOUNTS = {
 UNTHROTTLED = {
     "RATELIMIT_PUBLIC": "1000000 per minute",
     "RATELIMIT_AUTH": "1000000 per minute",
+    "RATELIMIT_DATA": "1000000 per minute",
     "QUOTA_PRO_REQUESTS": "100000000",
 }
 

@@ -34,7 +34,11 @@ WEBHOOK_KEY = "hMxqNzTWyJZQlbjSU7P-LHqkPEHfOZ6IAR3w9da_2ns="
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 #: Rate limits out of the way of tests that send many requests as one caller.
-UNLIMITED = {"RATELIMIT_PUBLIC": "100000 per minute", "RATELIMIT_AUTH": "100000 per minute"}
+UNLIMITED = {
+    "RATELIMIT_PUBLIC": "100000 per minute",
+    "RATELIMIT_AUTH": "100000 per minute",
+    "RATELIMIT_DATA": "100000 per minute",
+}
 
 
 def test_database_url(tmp_path):
@@ -64,6 +68,7 @@ def settings(tmp_path, **overrides):
         "RATELIMIT_PUBLIC": "120 per minute",
         "RATELIMIT_AUTH": "20 per minute",
         "RATELIMIT_REGISTER": "5 per hour",
+        "RATELIMIT_DATA": "600 per minute",
         **overrides,
     }
 

@@ -64,6 +64,7 @@ def gunicorn(app, target="wsgi:app", output=None, **settings):
         "PASSWORD_HASH_METHOD": app.config["PASSWORD_HASH_METHOD"],
         "RATELIMIT_STORAGE_URI": app.config["RATELIMIT_STORAGE_URI"],
         "RATELIMIT_AUTH": "1000 per minute",
+        "RATELIMIT_DATA": "1000 per minute",
         "HOST": "127.0.0.1",
         "PORT": str(port),
         **{name: str(value) for name, value in settings.items()},

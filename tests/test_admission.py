@@ -110,7 +110,9 @@ def test_the_fast_path_admits_and_answers_as_the_full_path(served, caller, situa
     prime(app, accounts, paths, caller)
     sent = {"X-Request-ID": "admission-check", **accounts[caller]}
     if situation == "over-limit":  # a fresh counter of one request an hour, spent
-        app.config.update(RATELIMIT_PUBLIC="1 per hour", RATELIMIT_AUTH="1 per hour")
+        app.config.update(
+            RATELIMIT_PUBLIC="1 per hour", RATELIMIT_AUTH="1 per hour", RATELIMIT_DATA="1 per hour"
+        )
         call(app, paths[0], accounts[caller])
         call(app, "/api/v1/data/usage", accounts[caller])
     if situation == "over-quota":  # the requests primed spent it

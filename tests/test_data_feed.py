@@ -336,3 +336,52 @@ def test_track_record_range(client, people, six_picks, query, live, backfilled):
     if not live:
         assert body["live"]["byMonth"] == []
         assert [item["picks"] for item in body["live"]["byMarket"]] == [0, 0, 0]
+
+
+# The Data API's own rate policy
+
+PAGING = {"RATELIMIT_DATA": "600 per hour", "RATELIMIT_STRATEGY": "moving-window"}
+
+
+def test_a_pro_user_walks_the_whole_feed_by_hundreds_within_the_data_policy(make_app):
+    """37 pages of 100 are 37 requests of the ``data`` policy, not of the 20 of ``auth`` that
+    sign-ins have: the walk passes, and the policy refuses only its 601st request. (An hour's
+    window, so no test run is slow enough for a hit to leave it; the default's minute is pinned
+    with the headers in test_rate_limits.)"""
+    from engine.records import LeagueRecord, MatchRecord
+    from services.feeds import imports
+
+    app = make_app(**PAGING)
+    client = app.test_client()
+    with app.app_context():
+        headers = factories.people()["pro"][1]
+        league = LeagueRecord(*CUP)
+        imports.store(
+            [
+                MatchRecord(
+                    league=league,
+                    season="2026-27",
+                    kickoff_at=DAY + timedelta(minutes=n),
+                    home_team=f"Feed H{n}",
+                    away_team=f"Feed A{n}",
+                    status="scheduled",
+                )
+                for n in range(3650)
+            ]
+        )
+    ids = walk_pages(client, headers, limit=100)[0]
+    assert len(ids) == len(set(ids)) == 3650  # 37 pages, the last of 50
+    usage = client.get("/api/v1/data/usage", headers=headers)
+    assert usage.headers["RateLimit-Policy"] == '"data";q=600;w=3600'
+    assert usage.headers["X-RateLimit-Remaining"] == str(600 - 38)
+    for _ in range(600 - 38):
+        assert client.get("/api/v1/data/usage", headers=headers).status_code == 200
+    limited = client.get(MATCHES, headers=headers)
+    asserts.problem(limited, 429, "rate-limited")
+    assert limited.headers["RateLimit-Policy"] == '"data";q=600;w=3600'
+    assert limited.headers["X-RateLimit-Remaining"] == "0"
+    assert 1 <= int(limited.headers["Retry-After"]) <= 3600
+    login = client.post(
+        "/api/auth/login", json={"email": "pro@example.com", "password": factories.PASSWORD}
+    )
+    assert login.status_code == 200 and login.headers["RateLimit-Policy"] == '"auth";q=20;w=60'

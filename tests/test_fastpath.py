@@ -129,7 +129,7 @@ def test_a_data_request_is_charged_once_and_refused_past_the_quota(make_app):
     asserts.problem(answers[3], 429, "quota-exceeded")
     assert served_fast(app, "/api/picks/today") is False  # nothing stored for it: no query
     remaining = [int(answer.headers["X-RateLimit-Remaining"]) for answer in answers]
-    assert remaining == [19, 18, 17, 16, 15]  # RATELIMIT_AUTH: 20 per minute, one hit each
+    assert remaining == [599, 598, 597, 596, 595]  # RATELIMIT_DATA: 600 a minute, a hit each
     with app.app_context():
         assert UsageCounter.get(UsageCounter.user == user.id).requests == 3
 

@@ -66,41 +66,47 @@ def test_login_counts_per_ip_under_the_auth_policy(make_app):
     assert other_ip.status_code == 401
 
 
-def test_authenticated_endpoints_share_one_count_per_user(make_app):
-    app = make_app(RATELIMIT_AUTH="4 per minute", **EXACT)
+@pytest.mark.parametrize(
+    ("policy", "paths", "elsewhere"),
+    [
+        ("auth", ["/api/admin/users", "/api/v1/ops/health/services"], "/api/v1/data/usage"),
+        ("data", ["/api/v1/data/usage", "/api/v1/data/catalog"], "/api/admin/users"),
+    ],
+)
+def test_authenticated_endpoints_share_one_count_per_user(make_app, policy, paths, elsewhere):
+    """The endpoints of one policy share a user's count; the Data API's ``data`` and the other
+    signed-in endpoints' ``auth`` are counted apart."""
+    app = make_app(RATELIMIT_AUTH="4 per minute", RATELIMIT_DATA="4 per minute", **EXACT)
     client = app.test_client()
     with app.app_context():
         people = factories.people()
     admin, other = people["admin"][1], people["pro"][1]
-    paths = [
-        "/api/v1/data/usage",
-        "/api/admin/users",
-        "/api/v1/ops/health/services",
-        "/api/v1/data/catalog",
-    ]
-    for path in paths:
+    for path in paths * 2:
         assert client.get(path, headers=admin).status_code == 200
-    limited = client.get("/api/v1/data/usage", headers=admin)
+    limited = client.get(paths[0], headers=admin)
     asserts.problem(limited, 429, "rate-limited")
+    assert limited.headers["RateLimit-Policy"] == f'"{policy}";q=4;w=60'
     assert int(limited.headers["Retry-After"]) >= 1
-    assert client.get("/api/v1/data/usage", headers=other).status_code == 200
+    assert client.get(elsewhere, headers=admin).status_code == 200
+    if policy == "data":
+        assert client.get(paths[0], headers=other).status_code == 200
 
 
 def test_rate_limit_headers(client, people):
     response = client.get("/api/v1/data/usage", headers=people["pro"][1])
     headers = response.headers
-    assert headers["X-RateLimit-Limit"] == "20"
-    assert headers["X-RateLimit-Remaining"] == "19"
+    assert headers["X-RateLimit-Limit"] == "600"
+    assert headers["X-RateLimit-Remaining"] == "599"
     assert int(headers["X-RateLimit-Reset"]) > 1_700_000_000
-    assert headers["RateLimit-Policy"] == '"auth";q=20;w=60'
-    match = re.fullmatch(r'"auth";r=(\d+);t=(\d+)', headers["RateLimit"])
-    assert match and match.group(1) == "19" and 1 <= int(match.group(2)) <= 60
+    assert headers["RateLimit-Policy"] == '"data";q=600;w=60'
+    match = re.fullmatch(r'"data";r=(\d+);t=(\d+)', headers["RateLimit"])
+    assert match and match.group(1) == "599" and 1 <= int(match.group(2)) <= 60
     assert "Retry-After" not in headers
 
 
 def test_denied_requests_do_not_spend_the_limit(make_app):
     """401 and 403 come first, so they neither count nor carry rate-limit headers."""
-    app = make_app(RATELIMIT_AUTH="1 per minute")
+    app = make_app(RATELIMIT_DATA="1 per minute")
     client = app.test_client()
     with app.app_context():
         people = factories.people()
@@ -405,14 +411,14 @@ def test_a_throttled_login_costs_no_password_hash(make_app, monkeypatch):
 def test_limits_answer_the_same_way_with_every_strategy(make_app, strategy):
     """web/ratelimits.py spends the strategy of `limits` that is configured, whichever it is (its
     one-round-trip Redis script replaces only the sliding-window counter)."""
-    app = make_app(RATELIMIT_AUTH="2 per minute", RATELIMIT_STRATEGY=strategy)
+    app = make_app(RATELIMIT_DATA="2 per minute", RATELIMIT_STRATEGY=strategy)
     client = app.test_client()
     with app.app_context():
         headers = factories.people()["pro"][1]
     assert isinstance(limiter.limiter, STRATEGIES[strategy])  # this app's, not the first one's
     first = client.get("/api/v1/data/usage", headers=headers)
     assert first.status_code == 200
-    assert first.headers["RateLimit-Policy"] == '"auth";q=2;w=60'
+    assert first.headers["RateLimit-Policy"] == '"data";q=2;w=60'
     assert int(first.headers["X-RateLimit-Limit"]) == 2
     assert int(first.headers["X-RateLimit-Remaining"]) in (0, 1)  # the counter weighs the clock
     statuses = [client.get("/api/v1/data/usage", headers=headers).status_code for _ in range(3)]

@@ -24,6 +24,7 @@ POLICY_SETTINGS = {
     "public-read": "RATELIMIT_PUBLIC",
     "auth": "RATELIMIT_AUTH",
     "register": "RATELIMIT_REGISTER",
+    "data": "RATELIMIT_DATA",
 }
 
 
@@ -112,8 +113,10 @@ PUBLIC = Rule(
 REGISTER = Rule("Anyone", "none", "register", "ip")
 LOGIN = Rule("Anyone", "none", "auth", "ip")
 SIGNED_IN = Rule("Any signed-in active user", "required", "auth", "user")
-DATA = Rule(PRO_OR_ADMIN, "required", "auth", "user", pro_or_admin=True, quota=True)
-DATA_USAGE = Rule(PRO_OR_ADMIN, "required", "auth", "user", pro_or_admin=True)
+# The Data API pages and exports by the hundred: a policy of its own, sized for that, with the
+# monthly quota as the real bound; logins and the other signed-in endpoints keep ``auth``.
+DATA = Rule(PRO_OR_ADMIN, "required", "data", "user", pro_or_admin=True, quota=True)
+DATA_USAGE = Rule(PRO_OR_ADMIN, "required", "data", "user", pro_or_admin=True)
 OPS = Rule("Role `admin` or `operator`", "required", "auth", "user", roles=("admin", "operator"))
 ADMIN = Rule("Role `admin`", "required", "auth", "user", roles=("admin",))
 

@@ -4,6 +4,7 @@ import logging
 
 import pytest
 from flask.views import MethodView
+from werkzeug.test import EnvironBuilder
 
 from errors import PROBLEMS
 from tests import asserts, factories
@@ -225,3 +226,36 @@ def test_the_access_log_names_the_client_address(make_app, caplog):
 def test_every_answer_says_nosniff(client):
     for response in (client.get("/"), client.get("/nope"), client.get("/docs")):
         assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    ("base", "strict"),
+    [("https://picks.example", True), ("http://picks.example", False), (None, False)],
+)
+def test_every_answer_says_its_referrer_policy_and_https_when_served_so(make_app, base, strict):
+    """Every answer, whichever path makes it (a view, a problem, an HTML page, /docs, the fast
+    path's cached answer), says its Referrer-Policy; Strict-Transport-Security only when the
+    public address is https (over http it would pin browsers to an https that is not there)."""
+    app = make_app(PUBLIC_BASE_URL=base)
+    client = app.test_client()
+    answers = [
+        client.get("/"),
+        client.get("/", headers={"Accept": "text/html"}),
+        client.get("/track-record", headers={"Accept": "text/html"}),
+        client.get("/nope"),
+        client.post("/api/auth/login", data="{", content_type="application/json"),
+        client.get("/docs"),
+        client.get("/api/picks/today"),
+    ]
+    environ = EnvironBuilder(
+        path="/api/picks/today", environ_base={"REMOTE_ADDR": "127.0.0.1"}
+    ).get_environ()
+    fast = app.wsgi_app.answer(environ)
+    assert fast is not None  # the cached answer, before Flask dispatches it
+    responses = [dict(answer.headers) for answer in answers] + [dict(fast[1])]
+    for headers in responses:
+        assert headers["Referrer-Policy"] == "strict-origin-when-cross-origin"
+        if strict:
+            assert headers["Strict-Transport-Security"] == "max-age=63072000; includeSubDomains"
+        else:
+            assert "Strict-Transport-Security" not in headers

@@ -173,6 +173,7 @@ def test_what_the_server_refuses_itself_is_a_problem(served, sent, status, probl
     assert body["requestId"] == answer.getheader("X-Request-ID") and len(body["requestId"]) == 32
     assert quoted in body["detail"] and len(body["detail"]) < 200, body
     assert answer.getheader("X-Content-Type-Options") == "nosniff"
+    assert answer.getheader("Referrer-Policy") == "strict-origin-when-cross-origin"
 
 
 @pytest.mark.parametrize(

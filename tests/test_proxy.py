@@ -288,6 +288,7 @@ def test_what_the_proxy_refuses_itself_is_a_problem(sent, status, problem_type):
     assert answer.status == status
     assert answer.getheader("Content-Type") == PROBLEM_JSON
     assert answer.getheader("X-Content-Type-Options") == "nosniff"
+    assert answer.getheader("Referrer-Policy") == "strict-origin-when-cross-origin"
     problem = json.loads(payload)
     assert problem["type"] == problem_type and problem["status"] == status, problem
     assert problem["requestId"] == answer.getheader("X-Request-ID")

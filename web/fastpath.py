@@ -85,7 +85,7 @@ class FastPath:
             raise Refused  # the full path makes it again, taking admission over
         request_id = hooks.request_id(app, environ.get("HTTP_X_REQUEST_ID", ""))
         code, headers, body = caching.stored_response(entry, environ, False, app)
-        headers += hooks.common_headers(request_id) + admitted.rate_limit_headers(app)
+        headers += hooks.common_headers(request_id, app.config) + admitted.rate_limit_headers(app)
         path = environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8", "replace")
         ip, user_id = environ.get("REMOTE_ADDR"), admitted.viewer.id if admitted.viewer else "-"
         hooks.log_access("GET", path, code, started, ip, user_id, request_id)

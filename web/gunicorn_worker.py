@@ -118,6 +118,6 @@ def refusal(app, status, exc, req, addr, started) -> bytes | None:
         "Connection: close",
         f"Content-Type: {problems.PROBLEM_JSON}",
         f"Content-Length: {len(body.encode())}",
-        *(f"{name}: {value}" for name, value in hooks.common_headers(request_id)),
+        *(f"{name}: {value}" for name, value in hooks.common_headers(request_id, app.config)),
     ]
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body.encode()

@@ -14,7 +14,7 @@ from flask import Flask, current_app, g, request
 from errors import SchemaOutdated
 from store import migrate
 from store.database import db
-from web import admission, html, ratelimits
+from web import admission, html, links, ratelimits
 
 log = logging.getLogger("picks")
 access_log = logging.getLogger("picks.access")
@@ -108,10 +108,29 @@ def request_id(app, given: str) -> str:
     return given if REQUEST_ID.match(given) else app.extensions["request_ids"].next()
 
 
-def common_headers(request_id_: str) -> list[tuple[str, str]]:
-    """The headers every answer carries besides its rate-limit headers."""
+#: How long a browser that saw the service over https keeps to https (two years), its
+#: subdomains included.
+STRICT_TRANSPORT = "max-age=63072000; includeSubDomains"
+
+#: A link followed from a page names the service's origin to another site, never a path (a
+#: match, a page of the explorer); nothing over http after https.
+REFERRER_POLICY = "strict-origin-when-cross-origin"
+
+
+def common_headers(request_id_: str, config) -> list[tuple[str, str]]:
+    """The headers every answer carries besides its rate-limit headers (``config``: the app's),
+    whichever path made it: the full path, the fast path, or gunicorn's own refusals."""
     # A browser must take every answer for the type it says it is, never guess another.
-    return [("X-Request-ID", request_id_), ("X-Content-Type-Options", "nosniff")]
+    headers = [
+        ("X-Request-ID", request_id_),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", REFERRER_POLICY),
+    ]
+    # Only a service whose public address is https says so: over plain http (development, a
+    # test server) the header would pin browsers to an https that does not answer.
+    if links.configured_base(config).lower().startswith("https://"):
+        headers.append(("Strict-Transport-Security", STRICT_TRANSPORT))
+    return headers
 
 
 def log_access(method, path, status, started, ip, user_id, request_id_) -> None:
@@ -155,7 +174,7 @@ def init_app(app):
     def _finish(response):
         request_id_ = g.get("request_id") or current_app.extensions["request_ids"].next()
         headers = response.headers
-        for name, value in common_headers(request_id_):
+        for name, value in common_headers(request_id_, current_app.config):
             headers[name] = value
         headers.update(ratelimits.headers())
         viewer = admission.of(request.environ).viewer

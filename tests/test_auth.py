@@ -464,3 +464,21 @@ def test_remembered_tokens_are_bounded():
     assert len(tokens.claims) == 2 and tokens.get("a", config) is None
     assert tokens.get("b", config) == {"sub": "b", "exp": 2**40}
     assert tokens.get("b", {"JWT_SECRET_KEY": "another key"}) is None
+
+
+def test_a_token_without_exp_is_refused_and_never_remembered(app, client, people):
+    """A token signed with the service's key but without ``exp`` (good for ever were it
+    accepted) is a 401 wherever it is sent, every time: it is never remembered either."""
+    import jwt as pyjwt
+
+    token = people["pro"][1]["Authorization"].split()[1]
+    claims = pyjwt.decode(token, app.config["JWT_SECRET_KEY"], algorithms=["HS256"])
+    del claims["exp"]
+    endless = factories.bearer(pyjwt.encode(claims, app.config["JWT_SECRET_KEY"], "HS256"))
+    for _ in range(2):
+        asserts.unauthorized(client.get("/api/v1/data/usage", headers=endless), True)
+        asserts.unauthorized(client.get("/api/picks/today", headers=endless), True)
+    assert not app.extensions["verified_tokens"].claims
+    tokens, config = VerifiedTokens(), {"JWT_SECRET_KEY": "key"}
+    tokens.put("a", config, {"sub": "1", "type": "access"})
+    assert tokens.get("a", config) is None and not tokens.claims

@@ -3,7 +3,8 @@
 flask-jwt-extended reads and signs the tokens; its every failure answers our bare 401 (its own
 default is a 422 with JSON). A token it has verified is remembered (:class:`VerifiedTokens`):
 later requests with it skip decoding it again (three passes of PyJWT, a third of a signed-in
-request) while its ``exp`` holds, and still read the account it names.
+request) while its ``exp`` holds, and still read the account it names. A token without ``exp``
+(one the service never issues: it would be good for ever) is refused, and never remembered.
 """
 
 import hashlib
@@ -96,20 +97,29 @@ class VerifiedTokens:
             claims = self.claims.get(key)
             if claims is None:
                 return None
-            if "exp" in claims and claims["exp"] <= time.time() - leeway:
+            if claims["exp"] <= time.time() - leeway:
                 del self.claims[key]
                 return None
             self.claims.move_to_end(key)
         return dict(claims)  # the caller's own copy
 
     def put(self, token: str, config, claims: dict) -> None:
-        """Remember ``claims``, just verified for ``token`` under ``config``'s key."""
+        """Remember ``claims``, just verified for ``token`` under ``config``'s key (claims
+        without ``exp`` never: nothing would ever forget them)."""
+        if not has_expiry(None, claims):
+            return
         key = (token, config["JWT_SECRET_KEY"])
         with self.lock:
             self.claims[key] = dict(claims)
             self.claims.move_to_end(key)
             while len(self.claims) > self.max_entries:
                 self.claims.popitem(last=False)
+
+
+def has_expiry(_header, claims: dict) -> bool:
+    """Whether a token's ``claims`` say when it expires (PyJWT checked an ``exp`` it has is a
+    number, and has not passed; it lets a token without one through)."""
+    return "exp" in claims
 
 
 def _bearer_token(authorization: str | None) -> str | None:
@@ -146,6 +156,7 @@ def init_app(app) -> None:
     app.extensions["verified_tokens"] = VerifiedTokens()
     jwt.additional_claims_loader(lambda identity: {"stamp": credentials.token_stamp(identity)})
     jwt.user_lookup_loader(lambda _header, data: caller(data))
+    jwt.token_verification_loader(has_expiry)  # else token_verification_failed_loader: a 401
     jwt.unauthorized_loader(lambda _reason: unauthorized())
     jwt.invalid_token_loader(lambda _reason: unauthorized(invalid=True))
     for loader in (

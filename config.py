@@ -52,7 +52,8 @@ DEFAULTS: dict[str, object] = {
     "PASSWORD_HASH_METHOD": "scrypt:32768:8:1",
     "CORS_ORIGINS": "",  # browser origins allowed to call the API; none by default
     "PROXY_FIX_HOPS": 0,  # 1 behind a PaaS router; never more than the proxies really there
-    "ALLOWED_HOSTS": "localhost,127.0.0.1,::1",  # hosts a link may name without PUBLIC_BASE_URL
+    # hosts a link may name without PUBLIC_BASE_URL: bare, the default port only; or host:port
+    "ALLOWED_HOSTS": "localhost,127.0.0.1,::1",
     "DATABASE_CONNECT_TIMEOUT": 3.0,
     "DATABASE_STATEMENT_TIMEOUT": 10.0,  # 0: none (long one-off commands)
     "READINESS_CACHE_SECONDS": 1.0,  # how long /readyz keeps its verdict (one probe connection)
@@ -312,9 +313,31 @@ def app_env(value) -> str:
 
 
 def host_names(value) -> frozenset[str]:
-    """``ALLOWED_HOSTS`` (comma-separated, or a list) as lower-case host names without ports."""
+    """``ALLOWED_HOSTS`` (comma-separated, or a list) as lower-case entries: a bare host name or
+    address (``localhost``, ``::1``: the scheme's default port only) or one with its port
+    (``localhost:8000``, ``[::1]:8000``: that port only). A port that is not a number from 1 to
+    65535 stops the service at startup."""
     names = value.split(",") if isinstance(value, str) else value
-    return frozenset(name.strip().strip("[]").lower() for name in names if name.strip())
+    return frozenset(_host_entry(name.strip().lower()) for name in names if name.strip())
+
+
+def _host_entry(entry: str) -> str:
+    """One ``ALLOWED_HOSTS`` entry as :func:`web.links.base_url` looks it up: ``name`` or
+    ``name:port``, an IPv6 address bracketed only when a port follows it."""
+    if entry.startswith("["):
+        name, _, rest = entry[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else None
+        if rest and port is None:
+            raise ConfigError(f"ALLOWED_HOSTS has a malformed entry {entry!r}")
+    elif entry.count(":") == 1:
+        name, _, port = entry.partition(":")
+    else:
+        name, port = entry, None  # a host name, or an IPv6 address without brackets
+    if port is None:
+        return name
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise ConfigError(f"ALLOWED_HOSTS has an entry whose port is not a port: {entry!r}")
+    return f"[{name}]:{int(port)}" if ":" in name else f"{name}:{int(port)}"
 
 
 def cors_origins(value) -> tuple[str, ...]:

@@ -67,6 +67,8 @@ def gunicorn(app, target="wsgi:app", output=None, **settings):
         "RATELIMIT_DATA": "1000 per minute",
         "HOST": "127.0.0.1",
         "PORT": str(port),
+        # the defaults, and the server's own address with its port: links may name it
+        "ALLOWED_HOSTS": f"localhost,127.0.0.1,::1,127.0.0.1:{port}",
         **{name: str(value) for name, value in settings.items()},
     }
     process = subprocess.Popen(

@@ -6,6 +6,7 @@ import pytest
 from flask.views import MethodView
 from werkzeug.test import EnvironBuilder
 
+from config import ConfigError
 from errors import PROBLEMS
 from tests import asserts, factories
 from web import access
@@ -41,6 +42,38 @@ def test_problem_types_use_an_allowed_request_host_or_the_public_base_url(make_a
     assert local.get_json()["type"] == "https://api.example.test/problems/not-found"
     public = make_app(PUBLIC_BASE_URL="https://picks.example.com/").test_client().get("/nope")
     assert public.get_json()["type"] == "https://picks.example.com/problems/not-found"
+
+
+@pytest.mark.parametrize(
+    ("allowed", "base", "absolute"),
+    [
+        ("localhost:8000", "http://localhost:8000", True),
+        ("localhost:8000", "http://localhost:9999", False),
+        ("localhost:8000", "http://localhost", False),
+        ("localhost", "http://localhost", True),
+        ("localhost", "https://localhost", True),
+        ("localhost", "http://localhost:8000", False),
+        ("localhost", "https://localhost:80", False),
+        ("[::1]:8000", "http://[::1]:8000", True),
+        ("::1", "http://[::1]:8000", False),
+        ("::1", "http://[::1]", True),
+        ("localhost:8000", "http://localhost:8000x", False),
+    ],
+)
+def test_an_allowed_host_names_its_port_too(make_app, allowed, base, absolute):
+    """``ALLOWED_HOSTS`` matches host and port: ``localhost:8000`` does not make
+    ``localhost:9999`` a link base, and a bare host allows only the scheme's default port."""
+    client = make_app(ALLOWED_HOSTS=allowed).test_client()
+    host = base.partition("://")[2]
+    answer = client.get("/nope", base_url=base.replace(host, "x"), headers={"Host": host})
+    expected = f"{base}/problems/not-found" if absolute else "/problems/not-found"
+    assert answer.get_json()["type"] == expected
+
+
+@pytest.mark.parametrize("entry", ["localhost:http", "localhost:0", "[::1]x", "host:65536"])
+def test_an_allowed_host_with_a_port_that_is_none_stops_the_service(make_app, entry):
+    with pytest.raises(ConfigError, match="ALLOWED_HOSTS"):
+        make_app(ALLOWED_HOSTS=entry)
 
 
 @pytest.mark.parametrize("name", sorted(PROBLEMS))

@@ -320,8 +320,11 @@ def test_an_untrusted_host_never_reaches_a_link(make_app, headers, hops):
 
 
 def test_allowed_hosts_and_the_public_base_url_make_absolute_links(make_app):
-    local = make_app().test_client().get("/nope", headers={"Host": "localhost:8000"})
+    allowed = make_app(ALLOWED_HOSTS="localhost:8000").test_client()
+    local = allowed.get("/nope", headers={"Host": "localhost:8000"})
     assert local.get_json()["type"] == "http://localhost:8000/problems/not-found"
+    bare = make_app().test_client().get("/nope", headers={"Host": "localhost:8000"})
+    assert bare.get_json()["type"] == "/problems/not-found"  # a bare host: its default port
     public = make_app(PUBLIC_BASE_URL="https://picks.example.com").test_client()
     problem = public.get("/nope", headers={"Host": "evil.example"}).get_json()
     assert problem["type"] == "https://picks.example.com/problems/not-found"

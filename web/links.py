@@ -2,11 +2,15 @@
 
 from flask import current_app, request
 
+#: The port a URL of each scheme names when it names none.
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
 
 def base_url() -> str:
     """The base of every link the service writes: ``PUBLIC_BASE_URL`` when set, else the
-    request's own scheme and host when that host is one of ``ALLOWED_HOSTS``, else ``""`` (links
-    are then relative, which a client resolves against the URL it asked, the same place).
+    request's own scheme and host when that host and its port are one of ``ALLOWED_HOSTS``, else
+    ``""`` (links are then relative, which a client resolves against the URL it asked, the same
+    place).
 
     The ``Host`` header and, behind a trusted proxy, ``X-Forwarded-Host`` and ``-Proto`` are
     whatever the client sent: written into a problem type, the index or a cached prediction page
@@ -16,10 +20,27 @@ def base_url() -> str:
     if configured:
         return configured
     host = request.host.lower()
-    name = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
-    if request.scheme in ("http", "https") and name in current_app.config["ALLOWED_HOSTS"]:
+    if request.scheme in DEFAULT_PORTS and allowed_host(
+        host, request.scheme, current_app.config["ALLOWED_HOSTS"]
+    ):
         return f"{request.scheme}://{host}"
     return ""
+
+
+def allowed_host(host: str, scheme: str, allowed) -> bool:
+    """Whether ``host`` (a lower-case ``Host``: ``name`` or ``name:port``, an IPv6 address in
+    brackets) is one of ``allowed`` (``ALLOWED_HOSTS``, as :func:`config.host_names` writes
+    them): its name and port together; a bare entry allows the scheme's default port only."""
+    if host.startswith("["):
+        name, _, rest = host[1:].partition("]")
+        given = rest[1:] if rest.startswith(":") else ("" if not rest else None)
+    else:
+        name, _, given = host.partition(":")
+    if given is None or (given and not (given.isascii() and given.isdigit())):
+        return False
+    port = int(given) if given else DEFAULT_PORTS[scheme]
+    spelt = f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+    return spelt in allowed or (port == DEFAULT_PORTS[scheme] and name in allowed)
 
 
 def problem_type(name: str, config=None) -> str:

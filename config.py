@@ -106,6 +106,7 @@ DEFAULTS: dict[str, object] = {
     # Webhooks.
     "WEBHOOK_MAX_ENDPOINTS": 5,
     "WEBHOOK_ALLOW_PRIVATE": False,  # development and tests only; refused in production
+    "WEBHOOK_ALLOWED_PORTS": "443,80",  # the ports a webhook URL may name
     "WEBHOOK_RETRY_SCHEDULE": "0,5,300,1800,7200,18000,36000,50400,72000,86400",
     "WEBHOOK_TIMEOUT": 15.0,
     "WEBHOOK_SECRET_OVERLAP_HOURS": 24.0,
@@ -192,6 +193,7 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         )
     settings["ALLOWED_HOSTS"] = host_names(settings["ALLOWED_HOSTS"])
     settings["CORS_ORIGINS"] = cors_origins(settings["CORS_ORIGINS"])
+    settings["WEBHOOK_ALLOWED_PORTS"] = webhook_ports(settings["WEBHOOK_ALLOWED_PORTS"])
     check_worker(settings, production)
     check_exports(settings)
     settings["RATELIMIT_KEY_PREFIX"] = "picks"
@@ -338,6 +340,23 @@ def _host_entry(entry: str) -> str:
     if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
         raise ConfigError(f"ALLOWED_HOSTS has an entry whose port is not a port: {entry!r}")
     return f"[{name}]:{int(port)}" if ":" in name else f"{name}:{int(port)}"
+
+
+def webhook_ports(value) -> frozenset[int]:
+    """``WEBHOOK_ALLOWED_PORTS`` (comma-separated, or a list) as port numbers; none, or one that
+    is not a number from 1 to 65535, stops the service at startup."""
+    items = value.split(",") if isinstance(value, str) else value
+    ports = set()
+    for item in items:
+        text = str(item).strip()
+        if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 65535):
+            raise ConfigError(
+                f"WEBHOOK_ALLOWED_PORTS must list ports from 1 to 65535 (got {item!r})"
+            )
+        ports.add(int(text))
+    if not ports:
+        raise ConfigError("WEBHOOK_ALLOWED_PORTS must list at least one port")
+    return frozenset(ports)
 
 
 def cors_origins(value) -> tuple[str, ...]:

@@ -2,6 +2,8 @@
 retry schedule on a moving clock, 410, Retry-After, redirects, the last try, secret rotation,
 the address checked again at delivery, and the outbox committing with its cause or not at all."""
 
+import http.client
+import ssl
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,7 +12,7 @@ from config import DEFAULTS, check_worker
 from models import Delivery, Event, Pick, WebhookEndpoint
 from services.operations import jobs
 from services.record import settling
-from services.webhooks import deliveries, events
+from services.webhooks import deliveries, egress, events
 from store.database import db
 from tests import factories
 from tests.receiver import receiving
@@ -27,6 +29,18 @@ def clock():
 @pytest.fixture
 def app(make_app, clock):
     return make_app(CLOCK=clock, WEBHOOK_ALLOW_PRIVATE=True, RATELIMIT_AUTH="1000 per minute")
+
+
+@pytest.fixture
+def people_of():
+    """A test client of an app and a Pro user's headers there."""
+
+    def make(app):
+        with app.app_context():
+            _, headers = factories.people()["pro"]
+        return app.test_client(), headers
+
+    return make
 
 
 def deliver(app, clock):
@@ -322,3 +336,43 @@ def test_a_disabled_endpoints_waiting_deliveries_go_out_once_it_is_enabled(
         receiver.wait_for(1)
     with app.app_context():
         assert Delivery.get().status == "succeeded"
+
+
+def test_a_port_no_longer_allowed_is_refused_at_delivery(make_app, clock, people_of):
+    app = make_app(CLOCK=clock, WEBHOOK_ALLOWED_PORTS="443,8443")
+    client, headers = people_of(app)
+    hook = factories.endpoint(client, headers, "https://93.184.216.34:8443/hook")
+    ping(client, headers, hook["id"])
+    app.config["WEBHOOK_ALLOWED_PORTS"] = frozenset({443, 80})  # as after a new configuration
+    deliver(app, clock)
+    (delivery,) = listed(client, headers, hook["id"])
+    assert delivery["lastError"] == "refused: its port must be one of 443, 80 (it is 8443)"
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        ConnectionRefusedError(111, "Connection refused"),
+        TimeoutError("timed out"),
+        ConnectionResetError(104, "Connection reset by peer"),
+        ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number"),
+        http.client.BadStatusLine("SSH-2.0-OpenSSH_9.6"),
+    ],
+)
+def test_a_public_hosts_failure_is_recorded_as_unreachable(
+    make_app, clock, people_of, monkeypatch, failure
+):
+    """How a public host failed (refused, reset, timed out, spoke no HTTP) would tell the
+    endpoint's owner what listens on its ports: the record says "unreachable" and nothing more."""
+    app = make_app(CLOCK=clock)
+    client, headers = people_of(app)
+    hook = factories.endpoint(client, headers, "http://93.184.216.34/hook")
+    ping(client, headers, hook["id"])
+
+    def fails(*_args, **_kwargs):
+        raise failure
+
+    monkeypatch.setattr(egress, "post", fails)
+    deliver(app, clock)
+    (delivery,) = listed(client, headers, hook["id"])
+    assert (delivery["lastError"], delivery["lastStatusCode"]) == ("unreachable", None)

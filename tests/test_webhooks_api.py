@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from config import ConfigError
 from models import WebhookEndpoint
 from tests import factories, helpers
 
@@ -231,3 +232,39 @@ def test_deliveries_are_listed_and_retried(client, people):
     problem(
         client.post(f"{HOOKS}/{made['id']}/deliveries/999/retry", headers=headers), 404, "not-found"
     )
+
+
+@pytest.mark.parametrize(
+    ("ports", "url", "allowed"),
+    [
+        (None, "https://93.184.216.34/hook", True),
+        (None, "http://93.184.216.34:80/hook", True),
+        (None, "https://93.184.216.34:8443/hook", False),
+        (None, "http://93.184.216.34:22/", False),
+        (None, "http://93.184.216.34:6379/", False),
+        ("443,8443", "https://93.184.216.34:8443/hook", True),
+        ("443,8443", "http://93.184.216.34/hook", False),
+    ],
+)
+def test_a_webhook_url_names_an_allowed_port(make_app, ports, url, allowed):
+    """A public host's other ports (SSH, Redis, anything) are never a webhook's: 443 and 80
+    only, unless WEBHOOK_ALLOWED_PORTS says otherwise; at registration and at every change."""
+    app = make_app(**({"WEBHOOK_ALLOWED_PORTS": ports} if ports else {}))
+    client = app.test_client()
+    with app.app_context():
+        _, headers = factories.people()["pro"]
+    answer = client.post(HOOKS, json={"url": url, "events": ["pick.settled"]}, headers=headers)
+    if allowed:
+        assert answer.status_code == 201, answer.get_json()
+        return
+    body = problem(answer, 422, "webhook-url-refused")
+    assert body["errors"]["url"][0].startswith("its port must be one of ")
+    made = factories.endpoint(client, headers, "https://93.184.216.34/hook")
+    changed = client.patch(f"{HOOKS}/{made['id']}", json={"url": url}, headers=headers)
+    problem(changed, 422, "webhook-url-refused")
+
+
+@pytest.mark.parametrize("value", ["", "0", "443,65536", "https", "80;443"])
+def test_webhook_allowed_ports_that_are_not_ports_stop_the_service(make_app, value):
+    with pytest.raises(ConfigError, match="WEBHOOK_ALLOWED_PORTS"):
+        make_app(WEBHOOK_ALLOWED_PORTS=value)

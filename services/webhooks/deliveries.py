@@ -50,6 +50,9 @@ BACK_OFF_STATUSES = (429, 503)
 #: Deliveries claimed at a time.
 CLAIM_BATCH = 200
 
+#: The whole of what a try records when a public host gave no answer (see :func:`send`).
+UNREACHABLE = "unreachable"
+
 USER_AGENT = "sports-pick-service-webhooks/1"
 
 
@@ -215,6 +218,7 @@ def send(job: Job, settings) -> Outcome:
             job.url,
             allow_private=settings["WEBHOOK_ALLOW_PRIVATE"],
             require_https=settings["APP_ENV"] == "production",
+            allowed_ports=settings["WEBHOOK_ALLOWED_PORTS"],
         )
     except WebhookUrlRefused as refused:
         return Outcome(None, f"refused: {refused.errors['url'][0]}")
@@ -234,6 +238,11 @@ def send(job: Job, settings) -> Outcome:
             settings["WEBHOOK_TIMEOUT"],
         )
     except (OSError, HTTPException) as exc:
+        # Whether a public host refused, reset, timed out or failed TLS would tell the endpoint's
+        # owner what listens where: its record says "unreachable", nothing more. A receiver on a
+        # development machine (WEBHOOK_ALLOW_PRIVATE) keeps the reason, to be debugged.
+        if not target.private:
+            return Outcome(None, UNREACHABLE)
         return Outcome(None, f"no answer: {type(exc).__name__}: {exc}".strip())
     error = None
     if 300 <= answer.status < 400:

@@ -9,8 +9,13 @@ since a name may resolve elsewhere tomorrow; the connection then goes to the add
 checked (the name still travels in ``Host`` and in TLS's SNI, and names the certificate), so a
 second lookup cannot swap in another. Redirects are never followed: a 3xx is a failed attempt.
 
+Its port must be one of ``allowed_ports`` (``WEBHOOK_ALLOWED_PORTS``: 443 and 80 by default), so
+the service cannot be pointed at a public host's other services (mail, databases, SSH) or used
+to find which of its ports answer.
+
 ``allow_private`` (``WEBHOOK_ALLOW_PRIVATE``, refused in production) lets loopback, private and
-link-local addresses through for development and tests; metadata addresses never pass.
+link-local addresses through for development and tests, on any port (a receiver on a
+development machine's own port); metadata addresses never pass.
 """
 
 import concurrent.futures
@@ -47,6 +52,9 @@ NAT64 = ipaddress.ip_network("64:ff9b::/96")
 #: The classes ``allow_private`` lets through.
 PRIVATE_CLASSES = frozenset({"loopback", "private", "link-local"})
 
+#: The ports a webhook URL may name unless configured otherwise (``WEBHOOK_ALLOWED_PORTS``).
+DEFAULT_PORTS = frozenset({443, 80})
+
 #: How much of a receiver's answer is read: the status is what counts, the body is only logged.
 MAX_ANSWER_BYTES = 4096
 
@@ -76,6 +84,7 @@ class Target:
     port: int
     path: str  # path and query, as sent in the request line
     addresses: tuple[str, ...]
+    private: bool = False  # every address one ``allow_private`` let through
 
 
 @dataclass(frozen=True)
@@ -133,9 +142,11 @@ def resolve(host: str, port: int) -> tuple[str, ...]:
     return tuple(dict.fromkeys(info[4][0].split("%")[0] for info in found))
 
 
-def check(url: str, *, allow_private: bool, require_https: bool) -> Target:
-    """The target ``url`` names, once its scheme and every address of its host pass; else
-    WebhookUrlRefused saying why."""
+def check(
+    url: str, *, allow_private: bool, require_https: bool, allowed_ports=DEFAULT_PORTS
+) -> Target:
+    """The target ``url`` names, once its scheme, every address of its host and its port pass;
+    else WebhookUrlRefused saying why."""
     if len(url) > MAX_URL_LENGTH:
         raise WebhookUrlRefused(f"it is longer than {MAX_URL_LENGTH} characters")
     if UNWRITTEN.search(url):
@@ -157,17 +168,24 @@ def check(url: str, *, allow_private: bool, require_https: bool) -> Target:
     port = port or (443 if parts.scheme == "https" else 80)
     host = parts.hostname
     addresses = resolve(host, port)
+    private = True
     for address in addresses:
         refused = address_class(ipaddress.ip_address(address))
-        if refused is None or (allow_private and refused in PRIVATE_CLASSES):
+        if refused is None:
+            private = False
+            continue
+        if allow_private and refused in PRIVATE_CLASSES:
             continue
         named = "" if address == host else f" ({host} resolves to it)"
         article = "an" if refused[0] in "aeiou" else "a"
         raise WebhookUrlRefused(f"{address} is {article} {refused} address{named}")
+    if port not in allowed_ports and not private:
+        ports = ", ".join(str(number) for number in sorted(allowed_ports, reverse=True))
+        raise WebhookUrlRefused(f"its port must be one of {ports} (it is {port})")
     path = parts.path or "/"
     if parts.query:
         path += f"?{parts.query}"
-    return Target(parts.scheme, host, port, quote(path, safe=SENT_AS_IS), addresses)
+    return Target(parts.scheme, host, port, quote(path, safe=SENT_AS_IS), addresses, private)
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):

@@ -29,11 +29,12 @@ def new_secret() -> str:
 
 
 def check_url(url: str, settings) -> None:
-    """WebhookUrlRefused unless ``url`` may be delivered to (scheme and every address)."""
+    """WebhookUrlRefused unless ``url`` may be delivered to (scheme, every address, port)."""
     egress.check(
         url,
         allow_private=settings["WEBHOOK_ALLOW_PRIVATE"],
         require_https=settings["APP_ENV"] == "production",
+        allowed_ports=settings["WEBHOOK_ALLOWED_PORTS"],
     )
 
 

@@ -1,5 +1,6 @@
 """The real thing: gunicorn serving the app on a loopback port, called over HTTP."""
 
+import contextlib
 import http.client
 import json
 import os
@@ -14,6 +15,7 @@ from unittest import mock
 import pytest
 
 from tests.servers import ROOT, call, flask, gunicorn
+from web.gunicorn_worker import DRAINED
 
 pytestmark = pytest.mark.slow  # real gunicorn processes
 
@@ -200,6 +202,91 @@ def test_a_body_left_unread_ends_a_connection_that_says_so(served, path, size, s
         b"Content-Length: 2\r\n\r\n{}",
     )
     assert kept.status == 401 and kept.getheader("Connection") != "close"
+
+
+def _chunked(size: int) -> bytes:
+    """A chunked body of ``size`` bytes (64 KiB chunks) and its last chunk."""
+    chunks, left = bytearray(), size
+    while left:
+        part = min(left, 64 * 1024)
+        chunks += f"{part:x}\r\n".encode() + b"{" * part + b"\r\n"
+        left -= part
+    return bytes(chunks) + b"0\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "size", "status"),
+    [
+        ("/api/auth/login", 1024 * 1024 + 300 * 1024, 413),  # over the limit: read in part
+        ("/api/v1/data/webhooks", 300 * 1024, 401),  # refused before the body is read
+        ("/api/v1/data/webhooks", 10, 401),  # even a short one, left unread
+    ],
+)
+def test_a_refused_chunked_body_ends_a_connection_that_says_so(served, path, size, status):
+    """A chunked body has no length to judge in advance: when the app answers without having
+    read it to its end, the answer says "Connection: close", so the request pipelined behind
+    it is sent again by the client rather than lost on a connection that said "keep-alive"."""
+    base, _ = served
+    host, port = base.removeprefix("http://").split(":")
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n"
+    ).encode()
+    pipelined = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        sender = threading.Thread(
+            target=_send_quietly, args=(connection, head + _chunked(size) + pipelined)
+        )
+        sender.start()
+        reader = connection.makefile("rb")
+        answered, headers = _answer(reader)
+        said_close = headers["connection"] == "close"
+        if not said_close:  # the next answer must come on this connection then
+            assert _answer(reader)[0] == 200
+        sender.join(10)
+    # A short body may be drained and the connection kept (its next answer came, above); one
+    # longer than gunicorn drains never is.
+    assert answered == status and (said_close or size <= DRAINED)
+
+
+def test_a_chunked_body_read_whole_keeps_its_connection(served):
+    """A chunked body the app read to its end leaves the connection as it was: alive, and the
+    request pipelined behind it answered."""
+    base, _ = served
+    host, port = base.removeprefix("http://").split(":")
+    body = b'{"email": "nobody@example.com", "password": "password-1"}'
+    sent = (
+        b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+        + f"{len(body):x}\r\n".encode()
+        + body
+        + b"\r\n0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(sent)
+        reader = connection.makefile("rb")
+        answers = [_answer(reader) for _ in range(2)]
+    answers = [(status, headers["connection"]) for status, headers in answers]
+    assert answers == [(401, "keep-alive"), (200, "keep-alive")]
+
+
+def _send_quietly(connection, data: bytes) -> None:
+    """Send ``data``; a server that closed the connection before reading it all is no error."""
+    with contextlib.suppress(OSError):
+        connection.sendall(data)
+
+
+def _answer(reader) -> tuple[int, dict]:
+    """The status and headers of the next answer on ``reader`` (its body read past)."""
+    line = reader.readline()
+    assert line, "the connection closed without an answer"
+    status = int(line.split(b" ", 2)[1])
+    headers = {}
+    while (line := reader.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    reader.read(int(headers.get("content-length", 0)))
+    return status, headers
 
 
 def test_a_failure_outside_flask_is_a_problem_under_the_requests_own_id(app):

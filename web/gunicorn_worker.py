@@ -14,7 +14,10 @@ own; an app that is not this service (no request ids) keeps gunicorn's page. HTT
 default, answers its stream errors through gunicorn's own path.
 
 A body longer than gunicorn drains when the app leaves it unread (64 KiB) ends the connection
-whatever the answer: the answer says ``Connection: close`` rather than ``keep-alive``.
+whatever the answer: the answer says ``Connection: close`` rather than ``keep-alive``. A chunked
+body has no length to judge in advance: an answer sent before the app read it to its last chunk
+(a 413 part-way, a 401 before reading) says ``Connection: close``, so a request pipelined behind
+it is sent again by the client rather than lost on a connection that said it stays open.
 
 The service's modules are imported when first needed, in a worker, never by the master, which
 loads this class: a reload (``HUP``) forks workers that import the code as it is then.
@@ -63,6 +66,10 @@ class ProblemWorker(ThreadWorker):
         # "keep-alive", and a client's next request on it meets a closed socket.
         if _declared_length(req) > DRAINED:
             req.must_close = True  # the answer says "Connection: close", as it is
+        elif _header(req, "TRANSFER-ENCODING") is not None:
+            # Asked when the answer's head is written, and again before the next request.
+            closes = req.should_close
+            req.should_close = lambda: closes() or not _chunks_read(req)
         return super().handle_request(req, conn)
 
     def handle_error(self, req, client, addr, exc):
@@ -88,6 +95,13 @@ def _header(req, name: str) -> str | None:
         if header == name:
             return value
     return None
+
+
+def _chunks_read(req) -> bool:
+    """Whether the app read ``req``'s chunked body to its last chunk (gunicorn's reader drops
+    its chunk parser then; a reader it does not know counts as unread)."""
+    reader = getattr(getattr(req, "body", None), "reader", None)
+    return hasattr(reader, "parser") and reader.parser is None
 
 
 def _declared_length(req) -> int:

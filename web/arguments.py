@@ -1,8 +1,12 @@
-"""Request parsing: webargs' parser answering our problems for a body it cannot read."""
+"""Request parsing: webargs' parser answering our problems for a body it cannot read, and
+refusing a query parameter no endpoint reads."""
 
 import json
 import sys
+from functools import wraps
 
+from flask import request
+from marshmallow import RAISE, Schema
 from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
@@ -13,7 +17,18 @@ from web.problems import clipped
 
 class RequestParser(FlaskParser):
     """webargs' parser, answering our problems: 415 for a body that is not JSON or that is
-    content-coded, 400 for a non-object."""
+    content-coded, 400 for a non-object.
+
+    A query parameter the endpoint does not know is a 422 naming it, as an unknown member of a
+    body is: ignored, each spelling of a request would be an answer of its own to compute and
+    cache (see :func:`refuse_query`).
+    """
+
+    DEFAULT_UNKNOWN_BY_LOCATION = {
+        **FlaskParser.DEFAULT_UNKNOWN_BY_LOCATION,
+        "query": RAISE,
+        "querystring": RAISE,
+    }
 
     def _raw_load_json(self, req):
         body = req.get_data(cache=True)
@@ -57,3 +72,20 @@ class RequestParser(FlaskParser):
         if not isinstance(data, dict):
             raise MalformedRequest("The body must be a JSON object.")
         return data
+
+
+class NoArguments(Schema):
+    """The query of an endpoint that reads none: every parameter is unknown."""
+
+
+def refuse_query(parser: RequestParser, view):
+    """``view``, for an endpoint without query arguments, answering a request that sends some
+    with the 422 an unknown parameter gets where there are arguments (naming each)."""
+
+    @wraps(view)
+    def refusing(*args, **kwargs):
+        if request.args:
+            parser.parse(NoArguments(), request, location="query")
+        return view(*args, **kwargs)
+
+    return refusing

@@ -9,7 +9,7 @@ from errors import PROBLEMS
 from schemas.problems import ProblemSchema
 from web import caching
 from web.access import guard
-from web.arguments import RequestParser
+from web.arguments import RequestParser, refuse_query
 from web.problems import PROBLEM_JSON, RETRY_AFTER
 
 
@@ -31,7 +31,10 @@ class Blueprint(flask_smorest.Blueprint):
     def route(self, rule, *, parameters=None, **options):
         """As flask-smorest's, composing what runs for each method of the view: its access rule
         (the blueprint's when it names none), then its cached answers, then the view as its
-        own decorators made it (argument parsing, the response's dump).
+        own decorators made it (argument parsing, the response's dump). A view without query
+        arguments refuses any query parameter (:func:`web.arguments.refuse_query`) as webargs
+        refuses an unknown one where there are some: before the view runs, so a refused
+        spelling is never an answer of its own in the cache.
 
         So a cache hit costs the access rule, one rate-limit hit, the data version and the
         stored bytes: it is served before webargs parses anything, and the documentation
@@ -47,6 +50,10 @@ class Blueprint(flask_smorest.Blueprint):
                 handler = getattr(view, name)
                 if getattr(handler, "access_rule", None) is None and self.default_access:
                     handler = self.access(self.default_access)(handler)
+                if not _reads_query(handler):
+                    if 422 not in _documented_statuses(handler):
+                        handler = self.problems(422, "validation-error")(handler)
+                    handler = refuse_query(self.ARGUMENTS_PARSER, handler)
                 runtime, rule = handler, getattr(handler, "access_rule", None)
                 if getattr(handler, "cache_variant", False) is not False:
                     own = getattr(handler, "cache_own", None)
@@ -138,6 +145,17 @@ BODY_PROBLEMS = {
     415: "unsupported-media-type",
     422: "validation-error",
 }
+
+
+def _reads_query(handler) -> bool:
+    """Whether the view ``handler`` parses query arguments (as its documentation lists them)."""
+    arguments = getattr(handler, "_apidoc", {}).get("arguments", {})
+    return any(each["in"] == "query" for each in arguments.get("parameters", ()))
+
+
+def _documented_statuses(handler) -> set:
+    """The statuses the view ``handler`` documents among its responses."""
+    return set(getattr(handler, "_apidoc", {}).get("response", {}).get("responses", {}))
 
 
 def _documenting(decorator):

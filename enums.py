@@ -78,4 +78,10 @@ SLUG_PART_MAX = 100
 ID_RANGE = (1, 2**31 - 1)
 #: How many comparable matches an answer may list, and how many by default.
 COMPARABLE_LIMIT = (1, 100)
+#: The match feed's largest page, of bare matches: each relation included costs about as much
+#: per match as this many more bare matches (measured by ``bench.feed_cost``), and a page may
+#: cost at most ``FEED_LIMIT`` of them, so one request computes in well under a second.
+FEED_LIMIT = 1000
+FEED_DEFAULT_LIMIT = 100
+FEED_RELATION_COSTS = {"odds": 3, "predictions": 4, "picks": 1, "intelligence": 10}
 COMPARABLE_DEFAULT = 20

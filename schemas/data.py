@@ -3,9 +3,16 @@
 from datetime import UTC, datetime
 
 from itsdangerous import BadSignature, URLSafeSerializer
-from marshmallow import ValidationError, fields, validate
+from marshmallow import ValidationError, fields, post_load, validate, validates_schema
 
-from enums import CARD_RELATIONS, MATCH_STATUSES, USAGE_STATES
+from enums import (
+    CARD_RELATIONS,
+    FEED_DEFAULT_LIMIT,
+    FEED_LIMIT,
+    FEED_RELATION_COSTS,
+    MATCH_STATUSES,
+    USAGE_STATES,
+)
 from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field, wire
 from schemas.matches import MatchCardSchema
 from schemas.numbers import Integer
@@ -111,6 +118,26 @@ class UsageSchema(CamelSchema):
     resets_at = UTCDateTime(required=True)
 
 
+def max_limit(includes) -> int:
+    """The largest page of the match feed with the relations ``includes``: ``FEED_LIMIT`` bare
+    matches' worth, each match costing one plus its relations' costs, down to a multiple of 10."""
+    cost = 1 + sum(FEED_RELATION_COSTS[name] for name in set(includes))
+    return max(FEED_LIMIT // cost // 10 * 10, 10)
+
+
+LIMIT_DESCRIPTION = (
+    f"Matches per page (by default {FEED_DEFAULT_LIMIT}, or the bound below when it is lower): at "
+    f"most {FEED_LIMIT} bare, fewer with relations, as each "
+    f"costs per match about as much as more bare matches ("
+    + ", ".join(f"`{name}` {cost}" for name, cost in FEED_RELATION_COSTS.items())
+    + f"): at most {FEED_LIMIT} ÷ (1 + their costs), down to a multiple of 10. So "
+    + ", ".join(f"`{name}` alone {max_limit([name])}" for name in CARD_RELATIONS)
+    + f", `odds,predictions,picks` {max_limit(('odds', 'predictions', 'picks'))}, all four "
+    f"{max_limit(CARD_RELATIONS)}. A larger `limit` is a 422 naming the bound for the "
+    "relations asked."
+)
+
+
 class MatchesArgsSchema(KickoffRangeSchema):
     """Filters, relations and paging of the match feed."""
 
@@ -126,15 +153,30 @@ class MatchesArgsSchema(KickoffRangeSchema):
         metadata={"description": "Relations to add to each match; each costs one query a page."},
     )
     limit = Integer(
-        load_default=100,
-        validate=validate.Range(1, 1000),
-        metadata={"description": "Matches per page, 1–1000 (default 100)."},
+        validate=validate.Range(1, FEED_LIMIT),
+        metadata={"description": LIMIT_DESCRIPTION},
     )
     after = FeedCursor(
         data_key="cursor",
         validate=validate.Length(max=FeedCursor.MAX_LENGTH),  # documents it: checked on load
         metadata={"description": "`nextCursor` of the previous page, as it was given."},
     )
+
+    @validates_schema
+    def limit_within_its_bound(self, data, **kwargs):
+        """A page costs at most ``FEED_LIMIT`` bare matches' worth (see :func:`max_limit`)."""
+        includes = [name for name in CARD_RELATIONS if name in (data.get("include") or ())]
+        bound = max_limit(includes)
+        if data.get("limit", 0) > bound:
+            asked = f"include={','.join(includes)}" if includes else "no include"
+            raise ValidationError(f"At most {bound} with {asked}.", "limit")
+
+    @post_load
+    def default_limit(self, data, **kwargs):
+        """Without ``limit``, a page holds ``FEED_DEFAULT_LIMIT`` matches, or its bound."""
+        if "limit" not in data:
+            data["limit"] = min(FEED_DEFAULT_LIMIT, max_limit(data.get("include") or ()))
+        return data
 
 
 class MatchesPageSchema(CamelSchema):

@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from enums import CARD_RELATIONS
 from tests import asserts, factories
 
 MATCHES = "/api/v1/data/matches"
@@ -74,6 +75,50 @@ def test_from_after_to_is_a_422_naming_to(client, people):
         client.get(f"{MATCHES}?{query}", headers=people["pro"][1]), 422, "validation-error"
     )
     assert list(body["errors"]) == ["to"]
+
+
+# What a page may cost
+
+
+@pytest.mark.parametrize(
+    ("include", "bound"),
+    [
+        (None, 1000),
+        ("odds", 250),
+        ("predictions", 200),
+        ("picks", 500),
+        ("intelligence", 90),
+        ("odds,predictions,picks", 110),
+        ("picks,odds,picks", 200),  # a relation named twice costs once
+        ("odds,predictions,picks,intelligence", 50),
+    ],
+)
+def test_a_page_is_bounded_by_what_it_includes(client, people, include, bound):
+    query = {"limit": bound, **({"include": include} if include else {})}
+    assert ok(client.get(f"{MATCHES}?{urlencode(query)}", headers=people["pro"][1]))
+    query["limit"] = bound + 1
+    response = client.get(f"{MATCHES}?{urlencode(query)}", headers=people["pro"][1])
+    body = asserts.problem(response, 422, "validation-error")
+    assert list(body["errors"]) == ["limit"]
+    if include:  # bare, 1001 is past the parameter's documented maximum
+        named = [name for name in CARD_RELATIONS if name in include.split(",")]
+        assert body["errors"]["limit"] == [f"At most {bound} with include={','.join(named)}."]
+
+
+@pytest.mark.parametrize(
+    ("include", "limit"), [(None, 100), ("odds,predictions,picks", 100), ("intelligence", 90)]
+)
+def test_without_a_limit_a_page_holds_100_or_its_bound(client, people, include, limit):
+    query = urlencode({"include": include} if include else {})
+    assert ok(client.get(f"{MATCHES}?{query}", headers=people["pro"][1]))["limit"] == limit
+
+
+def test_the_bounds_are_documented_on_the_parameter(client):
+    spec = client.get("/openapi.json").get_json()
+    parameters = spec["paths"][MATCHES]["get"]["parameters"]
+    limit = next(each for each in parameters if each["name"] == "limit")
+    assert limit["schema"]["maximum"] == 1000
+    assert "all four 50" in limit["description"] and "`odds` alone 250" in limit["description"]
 
 
 # The cursor walk

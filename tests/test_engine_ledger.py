@@ -250,6 +250,36 @@ def test_ranges_outside_the_tree_are_refused():
         merkle.subtrees(3, 7)  # not a range the recursion ever names
 
 
+def test_what_the_tree_cannot_be_made_of_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"^a tree of 1 leaves does not split$"):
+        merkle.split(1)
+    for start, end in ((3, 3), (4, 3), (-1, 2)):  # empty, backwards, before the first leaf
+        with pytest.raises(ValueError, match=rf"^not a range of leaves: \[{start}, {end}\)$"):
+            merkle.subtrees(start, end)
+    # A tree of 3 leaves is made of 2 perfect subtrees (2 + 1): one frontier hash is too few.
+    with pytest.raises(ValueError, match=r"^a tree of 3 leaves has 2 frontier subtrees$"):
+        merkle.append([merkle.leaf_hash(b"x")], 3, [merkle.leaf_hash(b"y")])
+
+
+def test_a_lookup_must_answer_one_hash_per_address():
+    # A store that answers more or fewer hashes than it was asked for is broken: no root or
+    # proof is made from what it said.
+    store = Store(data(5))
+
+    def extra(addresses):
+        return [*store.lookup(addresses), bytes(32)]
+
+    def fewer(addresses):
+        return store.lookup(addresses)[:-1]
+
+    assert merkle.tree_root(5, store.lookup) == reference_root(data(5))
+    for lookup, said in ((extra, "longer"), (fewer, "shorter")):
+        with pytest.raises(ValueError, match=f"argument 2 is {said} than argument 1"):
+            merkle.tree_root(5, lookup)
+        with pytest.raises(ValueError, match=f"argument 2 is {said} than argument 1"):
+            merkle.inclusion_proof(2, 5, lookup)
+
+
 def test_canonical_json_sorts_keys_drops_spaces_keeps_utf8_and_refuses_floats():
     assert (
         ledger.canonical({"b": 1, "a": ["é", None, True]}) == '{"a":["é",null,true],"b":1}'.encode()

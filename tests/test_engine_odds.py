@@ -287,3 +287,47 @@ def test_sharp_quotes_need_the_sharp_books_full_quote():
     assert absent.dtype == bool and absent.tolist() == [False] * 4
     with pytest.raises(ValueError, match="shape"):
         sharp_quotes(cube(), BOOKS[1:])
+
+
+def test_a_cube_may_hold_none_for_a_missing_price():
+    # None where a bookmaker did not quote (as a database column gives it) reads as NaN.
+    with_none = np.where(np.isnan(cube()), None, cube().astype(object))
+    assert odds.valid_rows(with_none).tolist() == odds.valid_rows(cube()).tolist()
+    assert quoting_count(with_none, BOOKS).tolist() == [3, 1, 0, 0]
+    for read in (best_prices, sharp_probabilities, closing_prices):
+        for got, expected in zip(read(with_none, BOOKS), read(cube(), BOOKS), strict=True):
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_row_with_a_price_missing_as_none_has_no_probabilities(method):
+    probs, parameter = fit_margin([[None, 2.0, 2.0], [2.0, 3.2, 4.0]], method=method)
+    assert np.isnan(probs[0]).all() and np.isnan(parameter[0])
+    assert probs[1] == pytest.approx(remove_margin([2.0, 3.2, 4.0], method=method))
+    assert parameter.dtype == float
+
+
+def test_proportional_is_the_default_method():
+    probs, booksum = fit_margin([2.0, 3.2, 4.0])
+    assert probs == pytest.approx([0.470588235, 0.294117647, 0.235294118])
+    assert booksum == pytest.approx(1.0625)
+
+
+def test_prices_need_a_last_axis_and_a_cube_three_axes():
+    with pytest.raises(ValueError, match=r"^prices need a last axis of selections$"):
+        fit_margin(2.0)
+    with pytest.raises(
+        ValueError, match=r"^prices must have shape \(n_matches, 4 bookmakers, k\), got \(2, 4\)$"
+    ):
+        quoting_count(np.ones((2, 4)), BOOKS)
+
+
+def test_the_bisection_stops_once_its_bracket_is_no_wider_than_tol():
+    # Shin's z is sought in [0, 1]: with tol = 2⁻¹⁰ exactly ten halvings leave a bracket of width
+    # 2⁻¹⁰ holding z = 1/19 (the even 1.9/1.9 book), and the answer is its midpoint, an odd
+    # multiple of 2⁻¹¹.
+    _, z = fit_margin([1.9, 1.9], method="shin", tol=2**-10)
+    assert abs(z - 1 / 19) <= 2**-11
+    steps = z * 2**11
+    assert steps == int(steps) and int(steps) % 2 == 1

@@ -178,7 +178,7 @@ def test_a_missing_value_may_be_none():
         [float(growth(0.5, 2.1)), NAN, NAN], nan_ok=True
     )
     assert rate([0.0012, None, 0.0012], [0.8, 0.9, None]).tolist() == ["A", "C", "C"]
-    score, parts = data_quality([None, 10], [30, None], [None, 3], [True, False])
-    # Unknown history and bookmaker counts score 0: 0.15 for the sharp line, 0.40 · 3/5.
-    assert score == pytest.approx([0.15, 0.24])
-    assert parts["history"].tolist() == [0.0, 0.0]
+    score, parts = data_quality([None, 10], [30, None], [None, 3], [None, True])
+    # Unknown history, bookmaker counts and sharp line score 0: then 0.40 · 3/5 + 0.15.
+    assert score == pytest.approx([0.0, 0.39])
+    assert parts["history"].tolist() == [0.0, 0.0] and parts["sharp_line"].tolist() == [0.0, 1.0]

@@ -1,6 +1,7 @@
 """Settlement and closing-line value (engine.settlement)."""
 
 import itertools
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -135,3 +136,27 @@ def test_clv_with_a_price_missing_as_none():
     result = clv([2.2, None, 2.2], [None, 2.0, 2.0])
     assert result.dtype == float
     assert result == pytest.approx([NAN, NAN, 0.1], nan_ok=True)
+
+
+def test_odds_and_stakes_may_be_exact_decimals():
+    # Decimal, as the ledger's decimal strings read back: settled at their float values.
+    status, profit = settle(
+        ["1x2", "1x2"],
+        ["home", "away"],
+        [Decimal("2.5"), Decimal("3.1")],
+        [Decimal("2"), Decimal("1")],
+        ["finished", "finished"],
+        [2, 2],
+        [1, 1],
+        [NOW - 3 * HOUR] * 2,
+        NOW,
+    )
+    assert status.tolist() == ["won", "lost"] and profit.tolist() == [3.0, -1.0]
+
+
+def test_every_unknown_market_and_selection_is_named_once():
+    rows = [("ou25", "home"), ("corners", "over"), ("1x2", "home"), ("ou25", "home")]
+    markets, selections = zip(*rows, strict=True)
+    with pytest.raises(ValueError, match=r"^unknown market/selection: corners/over, ou25/home$"):
+        settle(markets, selections, [2.0] * 4, [1.0] * 4, ["finished"] * 4, [1] * 4, [0] * 4,
+               [0] * 4, NOW)  # fmt: skip

@@ -244,7 +244,7 @@ def test_the_verifier_imports_nothing_of_the_project():
 def test_no_code_updates_or_deletes_a_ledger_row():
     names = {model.__name__ for model in LEDGER_TABLES}
     offenders = []
-    for path in [*ROOT.glob("*.py"), *ROOT.glob("services/*.py"), *ROOT.glob("store/*.py")]:
+    for path in [*ROOT.glob("*.py"), *ROOT.glob("services/**/*.py"), *ROOT.glob("store/**/*.py")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
                 isinstance(node, ast.Attribute)

@@ -7,7 +7,11 @@ then everything the lock hides (the pick's selection, price, bookmaker, probabil
 the market's published probabilities, best prices and their bookmakers, the goal models' own
 probabilities) is replaced with other values, and every answer is read again. Any field, or any
 combination of fields (an average, a ranking, a distance, a sentence), that depended on a hidden
-value would now read differently.
+value would now read differently. The walk runs on the small world of tests/world.py.
+
+The tests after it pin the rule's edges on a few matches of their own: only a pick rated A is
+locked, and a cached locked answer lives until the next locked kick-off, no longer and no
+shorter.
 """
 
 import json
@@ -236,7 +240,9 @@ def test_b_and_c_picks_stay_visible_before_kick_off(make_app):
     already kicked off on the same day."""
     app = make_app(CLOCK=lambda: NOON)
     with app.app_context():
-        started = factories.match("Early", "Birds", kickoff=NOON - timedelta(hours=1))
+        started = factories.match(
+            "Early", "Birds", kickoff=NOON - timedelta(hours=1), status="live"
+        )
         coming = factories.match(
             "Late", "Comers", kickoff=NOON + timedelta(hours=2), status="scheduled"
         )
@@ -276,8 +282,12 @@ def test_a_cached_locked_answer_unlocks_at_kick_off_within_its_lifetime(make_app
     with app.app_context():
         # The later one is stored first: the next unlock is the soonest kick-off, not the first
         # row found.
-        later = factories.match("Twenty", "Seconds", kickoff=NOON + timedelta(seconds=20))
-        sooner = factories.match("Ten", "Seconds", kickoff=NOON + timedelta(seconds=10))
+        later = factories.match(
+            "Twenty", "Seconds", kickoff=NOON + timedelta(seconds=20), status="scheduled"
+        )
+        sooner = factories.match(
+            "Ten", "Seconds", kickoff=NOON + timedelta(seconds=10), status="scheduled"
+        )
         for match in (later, sooner):
             factories.pick(match, "1x2", "home", rating="A")
     client = app.test_client()
@@ -291,3 +301,41 @@ def test_a_cached_locked_answer_unlocks_at_kick_off_within_its_lifetime(make_app
     assert (locked(sooner), locked(later)) == (False, True)
     clock.advance(seconds=10)
     assert (locked(sooner), locked(later)) == (False, False)
+
+
+def selects(statements) -> int:
+    """How many of the logged statements read the database."""
+    return sum("SELECT" in statement for statement in statements)
+
+
+def test_a_locked_answer_is_cached_until_the_next_locked_kick_off(make_app):
+    """Locked answers are still served from the cache: until the next kick-off of a locked pick
+    still to come, whatever kicked off before, or kicks off at this very instant."""
+    clock = factories.Clock(NOON)
+    app = make_app(CLOCK=clock)
+    with app.app_context():
+        played = factories.match("Long", "Gone", kickoff=NOON - timedelta(days=1))
+        starting = factories.match("Right", "Now", kickoff=NOON, status="scheduled")
+        coming = factories.match(
+            "Still", "Coming", kickoff=NOON + timedelta(seconds=20), status="scheduled"
+        )
+        for match in (played, starting, coming):
+            factories.pick(match, "1x2", "home", rating="A")
+    client = app.test_client()
+    path = f"/api/matches/{coming.id}"
+    # Only the data version is read again: from the database, or on Redis with the rate limit.
+    again = 0 if app.extensions.get("shared_version") is not None else 1
+
+    def read():
+        with helpers.counted_queries() as statements:
+            (pick,) = helpers.ok(client.get(path))["picks"]
+        return pick["locked"], selects(statements)
+
+    locked, first = read()
+    assert locked and first > 3
+    assert read() == (True, again)
+    clock.advance(seconds=19)
+    assert read() == (True, again)
+    clock.advance(seconds=1)
+    locked, fresh = read()
+    assert not locked and fresh > 3

@@ -5,7 +5,8 @@
 
 Reads the verdicts mutmut left in ``mutants/`` for the modules pyproject.toml's
 ``[tool.mutmut] only_mutate`` names and prints, per module, how many mutants were killed (a test
-failed), timed out (counted as killed, as mutmut counts them), survived, or had no test calling
+failed), timed out (their tests ran past the time limit, or were stopped at its CPU limit, which
+mutmut calls a segfault: killed too, as mutmut counts timeouts), survived, or had no test calling
 their function, then the score, killed ÷ mutants, and the name of every mutant that was not
 killed (``mutmut show NAME`` prints its change). The exit status is 1 when a module scores under
 ``--fail-under`` (90 by default) or has mutants not yet run.
@@ -21,7 +22,8 @@ from pathlib import Path
 from mutmut.stats import status_by_exit_code
 
 ROOT = Path(__file__).resolve().parents[1]
-KILLED = ("killed", "timeout", "caught by type check")
+TIMED_OUT = ("timeout", "segfault")
+KILLED = ("killed", "caught by type check", *TIMED_OUT)
 
 
 def modules(root: Path) -> list[str]:
@@ -58,8 +60,8 @@ def main(argv=None) -> int:
         counts = Counter(found.values())
         killed = sum(counts[status] for status in KILLED)
         score = 100.0 * killed / len(found) if found else 0.0
-        cells = (len(found), counts["killed"], counts["timeout"], counts["survived"])
-        cells += (counts["no tests"],)
+        timed_out = sum(counts[status] for status in TIMED_OUT)
+        cells = (len(found), killed - timed_out, timed_out, counts["survived"], counts["no tests"])
         print(f"{module:<28}" + "".join(f"{cell:>10}" for cell in cells) + f"{score:>9.1f}%")
         alive[module] = sorted(
             ((name, status) for name, status in found.items() if status not in KILLED),

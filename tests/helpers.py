@@ -16,6 +16,7 @@ import numpy as np
 import redis
 from limits import parse
 from limits.strategies import SlidingWindowCounterRateLimiter
+from werkzeug.test import EnvironBuilder
 
 from app import create_app
 from engine import timeline
@@ -283,3 +284,19 @@ def at_once(count, work):
     if failures:
         raise failures[0]
     return results
+
+
+def call(wsgi, path, headers=None):
+    """``(status, headers, body)`` of ``wsgi`` answering a GET of ``path`` from 127.0.0.1."""
+    environ = EnvironBuilder(
+        path=path, headers=headers or {}, environ_base={"REMOTE_ADDR": "127.0.0.1"}
+    ).get_environ()
+    started = {}
+
+    def start_response(status, response_headers, exc_info=None):
+        started.update(status=status, headers=response_headers)
+
+    chunks = wsgi(environ, start_response)
+    body = b"".join(chunks)
+    getattr(chunks, "close", lambda: None)()
+    return started["status"], started["headers"], body

@@ -7,11 +7,11 @@ import logging
 import re
 
 import pytest
-from werkzeug.test import EnvironBuilder
 
 from models import Match
 from tests import world
 from tests.factories import people as make_people
+from tests.helpers import call
 
 #: Headers that describe the moment or the count rather than the answer: each request counts
 #: once, so the second of two answers has one request fewer left.
@@ -44,22 +44,6 @@ def served(make_app):
         "/api/v1/data/usage",  # each caller's own
     ]
     return app, accounts, paths
-
-
-def call(wsgi, path, headers):
-    """``(status, headers, body)`` of ``wsgi`` answering a GET of ``path`` from 127.0.0.1."""
-    environ = EnvironBuilder(
-        path=path, headers=headers, environ_base={"REMOTE_ADDR": "127.0.0.1"}
-    ).get_environ()
-    started = {}
-
-    def start_response(status, response_headers, exc_info=None):
-        started.update(status=status, headers=response_headers)
-
-    chunks = wsgi(environ, start_response)
-    body = b"".join(chunks)
-    getattr(chunks, "close", lambda: None)()
-    return started["status"], started["headers"], body
 
 
 def both(app, path, headers):

@@ -13,6 +13,7 @@ from services.accounts import quotas
 from services.operations import jobs
 from store.database import db
 from tests import asserts, factories, world
+from tests.helpers import call
 from web import access, fastpath, ratelimits
 from web.blueprint import Blueprint
 from web.extensions import limiter
@@ -42,22 +43,6 @@ def paths(app):
         "/track-record",
         "/sitemap.xml",
     ]
-
-
-def call(wsgi, path, headers=None):
-    """``(status, headers, body)`` of ``wsgi`` answering a GET of ``path`` from 127.0.0.1."""
-    environ = EnvironBuilder(
-        path=path, headers=headers or {}, environ_base={"REMOTE_ADDR": "127.0.0.1"}
-    ).get_environ()
-    started = {}
-
-    def start_response(status, response_headers, exc_info=None):
-        started.update(status=status, headers=response_headers)
-
-    chunks = wsgi(environ, start_response)
-    body = b"".join(chunks)
-    getattr(chunks, "close", lambda: None)()
-    return started["status"], started["headers"], body
 
 
 def full_path(app):

@@ -7,7 +7,7 @@ import pytest
 
 from app import create_app
 from store.database import db
-from store.schema import create_tables, drop_tables
+from store.schema import create_tables
 from tests import factories, helpers
 from tests.helpers import LEDGER_KEY, SECRET, settings, test_database_url  # noqa: F401 (old homes)
 from web.extensions import limiter
@@ -16,7 +16,8 @@ from web.extensions import limiter
 @pytest.fixture(scope="session")
 def schema_template(tmp_path_factory):
     """An SQLite file holding the empty schema, made once per run and copied for each test
-    (None on TEST_DATABASE_URL, where each test recreates the tables of the one database)."""
+    (None on TEST_DATABASE_URL, where each test empties the tables of the one database: see
+    ``helpers.reset_tables``)."""
     if os.environ.get("TEST_DATABASE_URL"):
         return None
     folder = tmp_path_factory.mktemp("schema-template")
@@ -29,7 +30,7 @@ def schema_template(tmp_path_factory):
 @pytest.fixture
 def make_app(tmp_path, schema_template):
     """Build an app with overrides on empty tables (on SQLite a copy of the schema made once,
-    else the tables recreated), its rate-limit counts cleared."""
+    else the tables emptied), its rate-limit counts cleared."""
 
     def build(**overrides):
         config = settings(tmp_path, **overrides)
@@ -39,8 +40,7 @@ def make_app(tmp_path, schema_template):
         else:
             app = create_app(config)
             with app.app_context():
-                drop_tables()
-                create_tables()
+                helpers.reset_tables()
         limiter.reset()
         return app
 

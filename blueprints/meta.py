@@ -36,6 +36,7 @@ class ProbeSchema(Schema):
 
 @blp.route("/")
 class Index(MethodView):
+    @blp.page(when=html.wants_html)
     @blp.response(200, IndexSchema)
     @blp.doc(
         operationId="getIndex",
@@ -44,7 +45,9 @@ class Index(MethodView):
             "No token. As JSON (outside every rate limit): links to `/openapi.json` and `/docs`, "
             "absolute when the service knows its public base URL. For `Accept: text/html` (a "
             "browser) the landing page: today's and the coming days' matches with their "
-            "forecasts and rated picks, rate limited as the public endpoints are."
+            "forecasts and rated picks, rate limited as the public endpoints are. The page "
+            "ignores query parameters (a link's `utm_source`, `fbclid`…); the JSON index answers "
+            "one with a 422 naming it."
         ),
         responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}},
     )

@@ -1,5 +1,9 @@
 """The public pages a person reads in a browser: the landing page's matches, the track record
-with its charts, and what search engines read (``/sitemap.xml``, ``/robots.txt``)."""
+with its charts, and what search engines read (``/sitemap.xml``, ``/robots.txt``).
+
+A link to a page carries what campaigns and social sites append (``?utm_source=newsletter``,
+``?fbclid=…``): the pages read no query parameter and ignore any (``Blueprint.page``), where the
+JSON API answers an unknown one with a 422."""
 
 from flask.views import MethodView
 
@@ -37,16 +41,24 @@ def _landing():
 
 
 #: The landing page as ``GET /`` serves it to a browser (``Accept: text/html``): behind the
-#: public access rule and its rate limit, through the answer cache; API clients keep the index.
-landing = guard(PUBLIC, cached(_landing, variant=lambda: "html"))
+#: public access rule and its rate limit, through the answer cache, keyed without the query it
+#: ignores (``meta.Index`` lets it through for a browser); API clients keep the index.
+landing = guard(PUBLIC, cached(_landing, variant=lambda: "html", page=html.wants_html))
 
 
 @blp.route("/track-record")
 class TrackRecordPage(MethodView):
+    @blp.page()
     @blp.cached()
     @blp.doc(
         operationId="getTrackRecordPage",
-        responses={200: {"description": "The page.", "content": HTML}},
+        responses={
+            200: {
+                "description": "The page. Query parameters (a link's `utm_source`, `fbclid`…) "
+                "are ignored: the page reads none.",
+                "content": HTML,
+            }
+        },
     )
     def get(self):
         """The track record as a page: live and backfilled picks apart, charts, the ledger"""
@@ -66,6 +78,7 @@ class TrackRecordPage(MethodView):
 
 @blp.route("/sitemap.xml")
 class Sitemap(MethodView):
+    @blp.page()
     @blp.cached()
     @blp.doc(
         operationId="getSitemap",
@@ -73,7 +86,7 @@ class Sitemap(MethodView):
             200: {
                 "description": "The sitemap (sitemaps.org protocol): the landing page, the "
                 "track record and the prediction pages of recent and upcoming matches, each "
-                "with its `lastmod`.",
+                "with its `lastmod`. Query parameters are ignored.",
                 "content": {"application/xml": {"schema": {"type": "string"}}},
             }
         },
@@ -91,11 +104,13 @@ class Sitemap(MethodView):
 
 @blp.route("/robots.txt")
 class Robots(MethodView):
+    @blp.page()
     @blp.doc(
         operationId="getRobots",
         responses={
             200: {
-                "description": "Crawl anything public; the sitemap's address.",
+                "description": "Crawl anything public; the sitemap's address. Query "
+                "parameters are ignored.",
                 "content": {"text/plain": {"schema": {"type": "string"}}},
             }
         },

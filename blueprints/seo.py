@@ -28,6 +28,7 @@ def representation() -> str:
 
 @blp.route("/predictions/<slug:slug>")
 class PredictionPage(MethodView):
+    @blp.page(when=html.wants_html)
     @blp.cached(variant=representation)
     @blp.response(
         200,
@@ -37,7 +38,8 @@ class PredictionPage(MethodView):
         "(1x2, over/under 2.5, both teams to score) with our probability beside the market's "
         "fair one, its pick under the premium rule and, once settled, its result, profit, CLV "
         "and fair closing EV; the sides' form and head-to-head; links home, to the league's "
-        "other matches and to the track record.",
+        "other matches and to the track record. The HTML page ignores query parameters (a "
+        "link's `utm_source`, `fbclid`…); the JSON answers one with a 422 naming it.",
     )
     @blp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
     @blp.problems(404, "not-found")

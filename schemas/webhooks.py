@@ -109,7 +109,16 @@ class DeliverySchema(CamelSchema):
     attempts = Integer(required=True)
     last_attempt_at = UTCDateTime(required=True, allow_none=True)
     last_status_code = Integer(required=True, allow_none=True)
-    last_error = fields.String(required=True, allow_none=True)
+    last_error = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Why the last try failed: the receiver's status (`answered 503`), "
+            "`unreachable`, a refused address, or `not sent: …` when the endpoint's owner, read "
+            "again at every try, may no longer receive the event (no longer Pro or admin, "
+            "suspended): such a delivery fails at once and is sent to nobody."
+        },
+    )
     next_attempt_at = UTCDateTime(
         required=True, allow_none=True, metadata={"description": "Null once it is over."}
     )

@@ -1,6 +1,7 @@
 """Deliveries to a real receiver on loopback, every one verified with ``standardwebhooks``: the
 retry schedule on a moving clock, 410, Retry-After, redirects, the last try, secret rotation,
-the address checked again at delivery, and the outbox committing with its cause or not at all."""
+the address and the owner checked again at delivery, and the outbox committing with its cause or
+not at all."""
 
 import http.client
 import ssl
@@ -10,11 +11,14 @@ import pytest
 
 from config import DEFAULTS, check_worker
 from models import Delivery, Event, Pick, WebhookEndpoint
+from services import routes
+from services.accounts import users
 from services.operations import jobs
 from services.record import settling
 from services.webhooks import deliveries, egress, events
 from store.database import db
 from tests import factories
+from tests.helpers import counted_queries
 from tests.receiver import receiving
 
 START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -376,3 +380,159 @@ def test_a_public_hosts_failure_is_recorded_as_unreachable(
     deliver(app, clock)
     (delivery,) = listed(client, headers, hook["id"])
     assert (delivery["lastError"], delivery["lastStatusCode"]) == ("unreachable", None)
+
+
+def publish_locked_pick(app, clock) -> int:
+    """A live A pick before its kick-off, announced as publishing announces it (``pick.published``
+    for owners who may see a locked pick); its id."""
+    with app.app_context(), db.atomic():
+        match = factories.match(kickoff=START + timedelta(days=2), status="scheduled", goals=None)
+        pick = factories.pick(match, rating="A", odds=2.4, probability=0.5, edge=0.2, is_live=True)
+        data = {
+            "id": pick.id,
+            "path": routes.match(match.id),
+            "match_id": match.id,
+            "kickoff_at": events.moment(match.kickoff_at),
+            "market": "1x2",
+            "rating": "A",
+            "selection": "home",
+            "odds": 2.4,
+            "bookmaker": "bet365",
+            "probability": 0.5,
+            "edge": 0.2,
+        }
+        assert events.emit("pick.published", [(data, "premium")], clock()) == 1
+    return pick.id
+
+
+def set_owner(app, owner, **change):
+    """Change the endpoint owner's plan or status, as an admin or the CLI does."""
+    with app.app_context():
+        users.update(owner.email, **change)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"plan": "free"}, "not sent: its owner has neither a Pro plan nor the admin role"),
+        ({"status": "suspended"}, "not sent: its owner's account is suspended"),
+    ],
+    ids=["downgraded", "suspended"],
+)
+def test_a_retry_after_the_owner_lost_access_is_never_sent(
+    app, client, people, clock, change, reason
+):
+    """A locked pick's selection and odds must not reach an owner who may no longer see them:
+    the owner is read again at the retry, not taken from the fan-out."""
+    owner, headers = people["pro"]
+    with receiving() as receiver:
+        hook = factories.endpoint(client, headers, receiver.url, events=["pick.published"])
+        receiver.secrets = [hook["secret"]]
+        receiver.answers = [500, 200]
+        publish_locked_pick(app, clock)
+        deliver(app, clock)  # the first try, while the owner is Pro: 500
+        (first,) = receiver.wait_for(1)
+        assert first.payload["data"]["selection"] == "home" and first.verified_by == [0]
+        set_owner(app, owner, **change)
+        clock.advance(seconds=5)
+        counts = deliver(app, clock)  # the retry is due
+        assert (counts["failed"], counts["succeeded"]) == (1, 0)
+        clock.advance(days=2)
+        deliver(app, clock)
+        assert len(receiver.received) == 1  # the retry went nowhere, and nothing is left to try
+    set_owner(app, owner, plan="pro", status="active")  # so the owner may read the API again
+    (delivery,) = listed(client, headers, hook["id"])
+    assert (delivery["status"], delivery["attempts"]) == ("failed", 2)
+    assert (delivery["lastError"], delivery["lastStatusCode"]) == (reason, None)
+    assert delivery["nextAttemptAt"] is None
+    shown = client.get(f"{HOOKS}/{hook['id']}", headers=headers).get_json()
+    assert shown["enabled"] is True  # the endpoint is not the owner's fault
+
+
+def test_a_pro_owners_retry_still_goes(app, client, people, clock):
+    owner, headers = people["pro"]
+    with receiving() as receiver:
+        hook = factories.endpoint(client, headers, receiver.url, events=["pick.published"])
+        receiver.secrets = [hook["secret"]]
+        receiver.answers = [500, 200]
+        publish_locked_pick(app, clock)
+        deliver(app, clock)
+        set_owner(app, owner, role="user")  # a change that leaves the owner Pro and active
+        clock.advance(seconds=5)
+        assert deliver(app, clock)["succeeded"] == 1
+        tries = receiver.wait_for(2)
+    assert [item.answered for item in tries] == [500, 200]
+    assert tries[1].payload["data"]["odds"] == 2.4 and tries[1].verified_by == [0]
+
+
+def test_a_manual_retry_checks_the_owner_when_it_is_sent(app, client, people, clock):
+    owner, headers = people["pro"]
+    with receiving() as receiver:
+        hook = factories.endpoint(client, headers, receiver.url, events=["pick.published"])
+        receiver.answers = [200, 200]
+        publish_locked_pick(app, clock)
+        deliver(app, clock)
+        receiver.wait_for(1)
+        (delivery,) = listed(client, headers, hook["id"])
+        retried = client.post(
+            f"{HOOKS}/{hook['id']}/deliveries/{delivery['id']}/retry", headers=headers
+        )
+        assert retried.status_code == 202 and retried.get_json()["status"] == "pending"
+        set_owner(app, owner, status="suspended")  # after asking, before the worker sends it
+        assert deliver(app, clock)["failed"] == 1
+        assert len(receiver.received) == 1
+        set_owner(app, owner, status="active")
+        client.post(f"{HOOKS}/{hook['id']}/deliveries/{delivery['id']}/retry", headers=headers)
+        assert deliver(app, clock)["succeeded"] == 1  # once the owner qualifies again, it goes
+        receiver.wait_for(2)
+    (delivery,) = listed(client, headers, hook["id"])
+    assert (delivery["status"], delivery["lastError"]) == ("succeeded", None)
+
+
+def test_an_operators_event_is_not_sent_to_an_owner_no_longer_an_operator(make_app, clock):
+    app = make_app(CLOCK=clock, WEBHOOK_ALLOW_PRIVATE=True)
+    client = app.test_client()
+    with app.app_context():
+        owner = factories.user("ops@example.com", role="operator", plan="pro")
+        headers = factories.bearer(factories.token(owner))
+    with receiving() as receiver:
+        hook = factories.endpoint(client, headers, receiver.url, events=["operation.completed"])
+        receiver.answers = [500, 200]
+        with app.app_context():
+            settled = jobs.run(
+                "settlement-run",
+                {"last_days": 7},
+                lambda: settling.run(7, app.config, now=START),
+                now=START,
+            )
+        assert settled.status == "succeeded"
+        deliver(app, clock)
+        receiver.wait_for(1)
+        set_owner(app, owner, role="user")  # still Pro, no longer an operator
+        clock.advance(seconds=5)
+        assert deliver(app, clock)["failed"] == 1
+        assert len(receiver.received) == 1
+    (delivery,) = listed(client, headers, hook["id"])
+    assert delivery["lastError"] == "not sent: its owner is neither an operator nor an admin"
+
+
+def test_a_batchs_owners_are_read_in_the_query_that_claims_it(app, client, clock):
+    """However many owners a batch has, the owners cost no query of their own."""
+    with app.app_context():
+        owners = [factories.user(f"pro{n}@example.com", plan="pro") for n in range(3)]
+        tokens = [factories.bearer(factories.token(owner)) for owner in owners]
+    for headers in tokens:
+        factories.endpoint(client, headers, "http://127.0.0.1:9/hook", events=["pick.published"])
+    publish_locked_pick(app, clock)
+    with app.app_context():
+        assert events.dispatch(clock()) == 1
+    set_owner(app, owners[1], plan="free")
+    set_owner(app, owners[2], status="suspended")
+    with app.app_context(), counted_queries() as statements:
+        claimed = deliveries.claim(clock(), app.config["WEBHOOK_LEASE_SECONDS"])
+    assert sorted(job.refused or "" for job in claimed) == [
+        "",
+        "its owner has neither a Pro plan nor the admin role",
+        "its owner's account is suspended",
+    ]
+    assert len(statements) == 2  # the batch with its owners, then its leases

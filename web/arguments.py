@@ -1,5 +1,5 @@
 """Request parsing: webargs' parser answering our problems for a body it cannot read, and
-refusing a query parameter no endpoint reads."""
+refusing a query parameter no endpoint reads (a page for browsers ignores it instead)."""
 
 import json
 import sys
@@ -78,13 +78,18 @@ class NoArguments(Schema):
     """The query of an endpoint that reads none: every parameter is unknown."""
 
 
-def refuse_query(parser: RequestParser, view):
+def refuse_query(parser: RequestParser, view, page=None):
     """``view``, for an endpoint without query arguments, answering a request that sends some
-    with the 422 an unknown parameter gets where there are arguments (naming each)."""
+    with the 422 an unknown parameter gets where there are arguments (naming each).
+
+    ``page()``, when given, tells whether the request asks for a page for people (HTML, the
+    sitemap, robots.txt): a page ignores the query instead, since links to it carry what
+    campaigns and social sites append (``?utm_source=newsletter``, ``?fbclid=…``), and the
+    answer cache keys it without its query (:func:`web.caching.request_key`)."""
 
     @wraps(view)
     def refusing(*args, **kwargs):
-        if request.args:
+        if request.args and not (page is not None and page()):
             parser.parse(NoArguments(), request, location="query")
         return view(*args, **kwargs)
 

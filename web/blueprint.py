@@ -34,7 +34,9 @@ class Blueprint(flask_smorest.Blueprint):
         own decorators made it (argument parsing, the response's dump). A view without query
         arguments refuses any query parameter (:func:`web.arguments.refuse_query`) as webargs
         refuses an unknown one where there are some: before the view runs, so a refused
-        spelling is never an answer of its own in the cache.
+        spelling is never an answer of its own in the cache. A view marked :meth:`page` ignores
+        the query instead, for the requests its mark names, and its answers are cached without
+        it, so no spelling is an answer of its own either.
 
         So a cache hit costs the access rule, one rate-limit hit, the data version and the
         stored bytes: it is served before webargs parses anything, and the documentation
@@ -50,16 +52,19 @@ class Blueprint(flask_smorest.Blueprint):
                 handler = getattr(view, name)
                 if getattr(handler, "access_rule", None) is None and self.default_access:
                     handler = self.access(self.default_access)(handler)
+                page = getattr(handler, "page", None)
                 if not _reads_query(handler):
-                    if 422 not in _documented_statuses(handler):
+                    if 422 not in _documented_statuses(handler) and page is not _always:
                         handler = self.problems(422, "validation-error")(handler)
-                    handler = refuse_query(self.ARGUMENTS_PARSER, handler)
+                    handler = refuse_query(self.ARGUMENTS_PARSER, handler, page)
+                elif page is not None:
+                    raise TypeError(f"{view.__name__}.{name}: a page reads no query arguments")
                 runtime, rule = handler, getattr(handler, "access_rule", None)
                 if getattr(handler, "cache_variant", False) is not False:
                     own = getattr(handler, "cache_own", None)
                     if own is not None and (rule is None or rule.token != "required"):
                         raise TypeError(f"{view.__name__}.{name}: an own answer needs a token")
-                    runtime = caching.cached(runtime, handler.cache_variant, rule, own)
+                    runtime = caching.cached(runtime, handler.cache_variant, rule, own, page)
                 if rule is not None:
                     runtime = guard(rule, runtime)
                 setattr(view, name, runtime)
@@ -87,6 +92,20 @@ class Blueprint(flask_smorest.Blueprint):
                 view = self.problems(status, *names)(view)
             view = self.doc(security=rule.security, description=rule.summary)(view)
             view.access_rule = rule
+            return view
+
+        return decorator
+
+    @staticmethod
+    def page(when=None):
+        """Mark a view (of no query arguments) as a page for people or crawlers: a query
+        parameter, which only a link's decoration can be (``utm_source``, ``fbclid``), is
+        ignored rather than refused, and left out of the answer cache's key. ``when()`` tells
+        the requests that ask for the page (``web.html.wants_html`` where the same path answers
+        JSON too, which keeps its 422); without it, every request."""
+
+        def decorator(view):
+            view.page = when or _always
             return view
 
         return decorator
@@ -145,6 +164,11 @@ BODY_PROBLEMS = {
     415: "unsupported-media-type",
     422: "validation-error",
 }
+
+
+def _always() -> bool:
+    """A view that is a page for every request (:meth:`Blueprint.page` without ``when``)."""
+    return True
 
 
 def _reads_query(handler) -> bool:

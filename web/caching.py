@@ -2,8 +2,9 @@
 changes, with a strong ETag, 304s and ``Cache-Control``.
 
 An answer is keyed by the request as it came (path and query string, before anything parses
-them), what the caller may see (premium or not), its representation, the scheme and host its
-links are made from and the UTC day (an argument left out may default to today), and it is kept
+them; a page for people or crawlers, which ignores its query, by its path alone), what the
+caller may see (premium or not), its representation, the scheme and host its links are made
+from and the UTC day (an argument left out may default to today), and it is kept
 with the **data version** it was made at: a counter the database moves as every transaction
 that wrote the tables the answers are made from commits (``models.VERSIONED``). Each request
 reads the version from the database (one indexed row), or on Redis from its copy there in the
@@ -56,6 +57,9 @@ class Entry(NamedTuple):
     #: For a caller's own answer, ``own(viewer, now)`` gives the version it holds for (the
     #: ``version`` it was made at must still equal it); None: the data version.
     own: object = None
+    #: A page that ignores its query (:meth:`web.blueprint.Blueprint.page`): stored under the
+    #: key of its path alone, and the answer to that path whatever query follows it.
+    page: bool = False
 
 
 #: What the cache's ordered mapping spends on each entry besides its key and value: a slot of
@@ -121,17 +125,20 @@ class AnswerCache:
                 self.size -= evicted
 
 
-def request_key(environ, premium: bool | None, variant, day, caller: str | None = None) -> tuple:
+def request_key(
+    environ, premium: bool | None, variant, day, caller: str | None = None, query: bool = True
+) -> tuple:
     """The cache key of a request, from its WSGI environ as it came: its path and query string
-    before anything parses them, what the caller may see, its representation, what the base of
-    its links is made of (scheme and host: see :func:`web.links.base_url`) and the UTC day; for
-    a caller's own answer, their account id as their token names it (``premium`` None).
+    before anything parses them (its path alone without ``query``: a page ignoring its query),
+    what the caller may see, its representation, what the base of its links is made of (scheme
+    and host: see :func:`web.links.base_url`) and the UTC day; for a caller's own answer, their
+    account id as their token names it (``premium`` None).
 
     The full request path and the fast path (:mod:`web.fastpath`) both key answers with it."""
     return (
         caller,
         environ.get("PATH_INFO", ""),
-        environ.get("QUERY_STRING", ""),
+        environ.get("QUERY_STRING", "") if query else "",
         premium,
         variant,
         environ.get("wsgi.url_scheme"),
@@ -148,11 +155,13 @@ def own_key(environ, variant, day, account) -> tuple:
     return request_key(environ, None, variant, day, str(account))
 
 
-def cached(view, variant=None, rule=None, own=None):
+def cached(view, variant=None, rule=None, own=None, page=None):
     """``view`` (returning a response) served through the app's answer cache; ``rule`` is its
     access rule, which the fast path applies itself when it serves an answer stored here (for
     a view with one representation). With ``own``, each caller's answer is their own, kept with
-    the version ``own(viewer, now)`` gives (see :class:`Entry`)."""
+    the version ``own(viewer, now)`` gives (see :class:`Entry`). ``page()`` tells whether the
+    request asks for a page that ignores its query: its answer is keyed by its path alone, so
+    every spelling of a link to it shares one entry and one ETag."""
     fast = rule if variant is None else None
 
     @wraps(view)
@@ -163,8 +172,11 @@ def cached(view, variant=None, rule=None, own=None):
         viewer = admitted.viewer
         premium = has_premium(viewer)
         representation = variant() if variant else None
+        ignores_query = page is not None and page()
         if own is None:
-            key = request_key(request.environ, premium, representation, now.date())
+            key = request_key(
+                request.environ, premium, representation, now.date(), query=not ignores_query
+            )
         else:
             key = own_key(request.environ, representation, now.date(), viewer.id)
         # Read before the data it versions (the rate-limit hit read it from Redis, if it did).
@@ -183,7 +195,7 @@ def cached(view, variant=None, rule=None, own=None):
                 (name, response.headers[name]) for name in KEPT if name in response.headers
             )
             etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-            entry = Entry(version, expires, body, etag, headers, fast, own)
+            entry = Entry(version, expires, body, etag, headers, fast, own, ignores_query)
             cache.put(key, entry)
         status, headers, body = stored_response(entry, request.environ, variant is not None, app)
         return Response(body, status=status, headers=headers)

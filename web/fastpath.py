@@ -94,7 +94,8 @@ class FastPath:
 
 def _stored(app, environ, day) -> dict:
     """The answers stored for this request, by whether they are for a caller with premium access
-    (both looked up for a request sending a token), before the token or the account are read,
+    (both looked up for a request sending a token; a page's under its path alone when the
+    request's query finds none), before the token or the account are read,
     so a request with none costs next to nothing here; else the caller's own answer, by None,
     under the account the token names (stored under the user's id, so only their token finds
     it, and only once it was verified before)."""
@@ -102,6 +103,11 @@ def _stored(app, environ, day) -> dict:
     found = {}
     for premium in (True, False) if authorization is not None else (False,):
         entry = cache.get(caching.request_key(environ, premium, None, day))
+        if entry is None and environ.get("QUERY_STRING"):
+            # A page ignores its query: its answer is stored under its path alone (an answer
+            # stored there for a view that reads its query answers only the bare path).
+            entry = cache.get(caching.request_key(environ, premium, None, day, query=False))
+            entry = entry if entry is not None and entry.page else None
         if entry is not None:
             found[premium] = entry
     if found or authorization is None:

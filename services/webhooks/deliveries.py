@@ -12,6 +12,12 @@ each try within ``WEBHOOK_TIMEOUT``:
   answer in time) waits for the next step; after the last, the delivery fails and the endpoint
   is disabled.
 
+Every try, the first and each retry (a manual one too), reads the endpoint's owner again, in the
+query that claims its batch: a delivery whose owner no longer may receive it (no longer Pro or
+admin, suspended; for an operators' event, no longer an operator or admin) fails at once with
+that reason and is sent to nobody. Its endpoint stays enabled: an owner who qualifies again
+receives what is tried from then on.
+
 Every try is signed with ``webhook-id`` (the event's id: the same on every try, so a receiver
 can drop duplicates), ``webhook-timestamp`` and ``webhook-signature`` (``v1,`` HMAC-SHA256 of
 ``id.timestamp.body`` under each secret that signs: two during a rotation's overlap). The
@@ -36,7 +42,7 @@ from standardwebhooks import Webhook
 
 from clock import utcnow
 from errors import WebhookUrlRefused
-from models import Delivery, Event, WebhookEndpoint
+from models import Delivery, Event, User, WebhookEndpoint
 from schemas.webhooks import payload
 from services.webhooks import egress, events, sealing
 from store.bulk import update_rows
@@ -70,6 +76,9 @@ class Job:
     endpoint_id: int
     url: str
     secrets: tuple[str, ...]  # sealed, as stored: opened only to sign (:func:`send`)
+    #: Why the endpoint's owner, as the database says when the delivery is claimed, may no
+    #: longer receive the event (downgraded, suspended); None when they may.
+    refused: str | None = None
 
 
 @dataclass(frozen=True)
@@ -152,7 +161,9 @@ def next_delay(attempts: int, schedule, outcome: Outcome, now) -> float | None:
 
 
 def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
-    """Lease up to ``limit`` due deliveries of enabled endpoints, the longest waiting first."""
+    """Lease up to ``limit`` due deliveries of enabled endpoints, the longest waiting first,
+    each with its owner's role, plan and status as they are now (read in the same query: a
+    try, first or retry, never goes by what the owner was at fan-out)."""
     free = Delivery.leased_until.is_null() | (Delivery.leased_until <= now)
     with writing():
         rows = list(
@@ -163,12 +174,17 @@ def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
                 Event.type,
                 Event.occurred_at,
                 Event.data,
+                Event.audience,
                 Delivery.subject,
                 WebhookEndpoint,
+                User.role,
+                User.plan,
+                User.status,
             )
             .join(Event)
             .switch(Delivery)
             .join(WebhookEndpoint)
+            .join(User)
             .where(
                 (Delivery.status == "pending")
                 & (Delivery.next_attempt_at <= now)
@@ -203,14 +219,17 @@ def claim(now, lease_seconds: float, limit=CLAIM_BATCH) -> list[Job]:
             endpoint_id=row.endpoint.id,
             url=row.endpoint.url,
             secrets=signing_secrets(row.endpoint, now),
+            refused=events.refusal(row.endpoint.user, row.event.audience),
         )
         for row in rows
     ]
 
 
 def send(job: Job, settings) -> Outcome:
-    """One try of ``job``: check the address again, sign, POST. Never raises for the
-    receiver's sake: every failure is an outcome."""
+    """One try of ``job``: check its owner and the address again, sign, POST. Never raises for
+    the receiver's sake: every failure is an outcome."""
+    if job.refused is not None:
+        return Outcome(None, f"not sent: {job.refused}", final=True)
     if job.data is None:
         return Outcome(None, f"its {job.event_type.split('.')[0]} no longer exists", final=True)
     try:

@@ -7,7 +7,9 @@ installation without webhooks pays one indexed lookup per call.
 
 The worker then fans each event out (:func:`dispatch`): one delivery per endpoint that
 subscribes and whose owner may receive it (an active Pro user or admin; ``operators`` events
-only to operators and admins; an event for one endpoint, a test ping, to that one alone).
+only to operators and admins; an event for one endpoint, a test ping, to that one alone). The
+owner is read again at every try of a delivery (``services.webhooks.deliveries``): one whose
+owner no longer qualifies fails, sent to nobody.
 
 Event data is kept snake_case with the path of the resource it is about; the wire payload is
 written from it at delivery by ``schemas.webhooks`` (camelCase, the ``url`` from
@@ -131,13 +133,22 @@ def ping(endpoint: WebhookEndpoint, now) -> Event:
     )
 
 
+def refusal(owner, audience: str) -> str | None:
+    """Why an endpoint's owner (its ``role``, ``plan`` and ``status``) may not receive an event
+    meant for ``audience``, or None when they may. Asked at fan-out and again at every try of a
+    delivery, so an owner downgraded or suspended meanwhile receives nothing more."""
+    if owner.status != "active":
+        return f"its owner's account is {owner.status}"
+    if not premium.has_premium(owner):
+        return "its owner has neither a Pro plan nor the admin role"
+    if audience == "operators" and owner.role not in ("operator", "admin"):
+        return "its owner is neither an operator nor an admin"
+    return None  # "premium": locked picks, which every endpoint owner may see
+
+
 def may_receive(owner, audience: str) -> bool:
     """Whether an endpoint's owner may receive an event meant for ``audience``."""
-    if owner.status != "active" or not premium.has_premium(owner):
-        return False
-    if audience == "operators":
-        return owner.role in ("operator", "admin")
-    return True  # "premium": locked picks, which every endpoint owner may see
+    return refusal(owner, audience) is None
 
 
 def dispatch(now=None, batch=DISPATCH_BATCH) -> int:

@@ -243,7 +243,7 @@ def _upgrade():
         click.echo(f"applied {name}")
     if migrate.FIRST_STEP in applied:
         # A database older than the first step stored quotes before summaries existed.
-        price_cubes.summarise_missing()
+        price_cubes.summarise_missing(current_app.extensions["clock"]())
     # Webhook secrets stored in the clear: before step 005, or since by a process of that
     # version still serving while the release ran. A step never has the key, so it is here.
     if sealed := sealing.seal_plain(current_app.config["WEBHOOK_SECRETS_KEY"]):

@@ -182,6 +182,10 @@ class Match(BaseModel):
     ht_away_goals = IntegerField(null=True)
     slug = CharField(max_length=255, unique=True)
     updated_at = UTCDateTimeField(default=utcnow)
+    #: When its picks became public for good: the kick-off it had when a later change moved it
+    #: (a postponement after kick-off); null while ``kickoff_at`` says it all. See
+    #: ``services.reads.premium``.
+    public_since = UTCDateTimeField(null=True)
 
     class Meta:
         indexes = (

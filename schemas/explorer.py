@@ -30,8 +30,8 @@ class SlateArgsSchema(CamelSchema):
 
 class SelectionEdgeSchema(CamelSchema):
     """One selection: published probability, best pre-match price and the edge between them.
-    For anonymous and free callers a market whose pick is locked shows no price, bookmaker or
-    edge (the largest edge is the pick)."""
+    For anonymous and free callers, before kick-off, a match with a pick rated `A` shows no
+    probability, price, bookmaker or edge in any market (the largest edge is the pick)."""
 
     selection = enum_of(SELECTIONS, required=True)
     probability = ratio(required=True, allow_none=True)
@@ -121,9 +121,9 @@ class ComparableSchema(CamelSchema):
     locked = fields.Boolean(
         required=True,
         metadata={
-            "description": "The market's pick is locked for this caller until kick-off: its "
-            "published probabilities are null and no comparable match is listed (which ones are "
-            "nearest would give them back)."
+            "description": "The match has a pick locked for this caller until kick-off: its "
+            "probabilities are null and no comparable match is listed (which ones are nearest "
+            "would give them back)."
         },
     )
     prediction = fields.Nested(

@@ -80,21 +80,29 @@ class SelectionOddsSchema(CamelSchema):
         required=True,
         allow_none=True,
         metadata={
-            "description": "Highest pre-match price among real bookmakers; null, with its "
-            "bookmaker, for a locked market (see the pick)."
+            "description": "Highest pre-match price among real bookmakers. Every price of a "
+            "match, with its bookmaker, is null for anonymous and free callers before kick-off "
+            "when the match has a pick rated `A` (see the pick). An upcoming match's prices are "
+            "those of its latest prediction: none before its first."
         },
     )
     best_bookmaker = fields.String(required=True, allow_none=True)
     sharp_price = fields.Float(
         required=True,
         allow_none=True,
-        metadata={"description": "Pinnacle's pre-match price, else the market average."},
+        metadata={
+            "description": "Pinnacle's pre-match price, else the market average (null like the "
+            "best price)."
+        },
     )
     sharp_bookmaker = fields.String(required=True, allow_none=True)
     closing_price = fields.Float(
         required=True,
         allow_none=True,
-        metadata={"description": "Pinnacle's closing price, else the market average's."},
+        metadata={
+            "description": "Pinnacle's closing price, else the market average's (null like the "
+            "best price)."
+        },
     )
     closing_bookmaker = fields.String(required=True, allow_none=True)
 
@@ -139,12 +147,14 @@ class PredictionSchema(CamelSchema):
     market = enum_of(MARKETS, required=True)
     probabilities = probability_map(
         "Published probability of each selection (they sum to 1). Null before kick-off for "
-        "callers without premium access when the market's pick is rated `A` (locked).",
+        "callers without premium access when the match has a pick rated `A` (locked), in "
+        "every market.",
         required=True,
         allow_none=True,
     )
     market_probabilities = probability_map(
-        "The de-margined sharp pre-match odds; null without a sharp or average quote.",
+        "The de-margined sharp pre-match odds; null without a sharp or average quote, and "
+        "null like `probabilities` when the match has a locked pick.",
         required=True,
         allow_none=True,
     )
@@ -182,11 +192,13 @@ class PredictionSchema(CamelSchema):
 
 
 class PickSchema(CamelSchema):
-    """A rated pick. Before kick-off, for anonymous and free callers, a pick rated `A` is
-    `locked`: its `selection`, `odds`, `bookmaker`, `probability` and `edge` are null, and so
-    are, for its match and market, the published probabilities, the best prices and their
-    bookmakers and the goal models' own probabilities, wherever they appear. From kick-off
-    every pick is public in full."""
+    """A rated pick. Before kick-off, for anonymous and free callers, a match with a pick rated
+    `A` is sealed: each of its picks is `locked` (its `selection`, `odds`, `bookmaker`,
+    `probability` and `edge` null; its rating and market shown), and so is every price and
+    probability of the match in every market (published, sharp and model probabilities, best,
+    sharp and closing prices with their bookmakers, expected goals, strengths, and what is
+    computed from them), wherever they appear. From kick-off every pick is public in full, and
+    stays public if the match is later moved."""
 
     id = Integer(required=True)
     market = enum_of(MARKETS, required=True)
@@ -302,7 +314,8 @@ class MarketRatingsSchema(CamelSchema):
         metadata={"description": "Both teams have priced history: the ratings lead the model."},
     )
     probabilities = market_map(
-        "Per market, the ratings' probabilities (null for a locked market, see the pick).",
+        "Per market, the ratings' probabilities (each null for a match with a locked pick, see "
+        "the pick).",
         required=True,
     )
     priced_matches = fields.Nested(
@@ -310,7 +323,12 @@ class MarketRatingsSchema(CamelSchema):
         required=True,
         metadata={"description": "Each team's matches with a closing line in the window."},
     )
-    expected_goals = fields.Nested(GoalsSchema, required=True)
+    expected_goals = fields.Nested(
+        GoalsSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "Null for a match with a locked pick (see the pick)."},
+    )
 
 
 class GoalModelSchema(CamelSchema):
@@ -323,12 +341,25 @@ class GoalModelSchema(CamelSchema):
         metadata={"description": "Which of the two is the goal model for this match."},
     )
     fitted_at = UTCDateTime(required=True)
-    strengths = fields.Nested(StrengthsSchema, required=True)
+    strengths = fields.Nested(
+        StrengthsSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "Null for a match with a locked pick (see the pick)."},
+    )
     probabilities = market_map(
-        "Per market, Dixon-Coles' probabilities (null for a locked market, see the pick).",
+        "Per market, Dixon-Coles' probabilities (each null for a match with a locked pick, see "
+        "the pick).",
         required=True,
     )
-    expected_goals = fields.Nested(GoalsSchema, load_default=None, allow_none=True)
+    expected_goals = fields.Nested(
+        GoalsSchema,
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "description": "Null for a match with a locked pick, or made before it was kept."
+        },
+    )
     history_matches = fields.Nested(
         SidesSchema,
         required=True,

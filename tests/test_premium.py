@@ -2,12 +2,13 @@
 free caller reads gives a locked pick back, alone or in combination; from kick-off all of it
 shows.
 
-"Gives back" is tested as non-interference: every public answer about the locked market is read,
+"Gives back" is tested as non-interference: every public answer about the locked match is read,
 then everything the lock hides (the pick's selection, price, bookmaker, probability and edge,
-the market's published probabilities, best prices and their bookmakers, the goal models' own
-probabilities) is replaced with other values, and every answer is read again. Any field, or any
-combination of fields (an average, a ranking, a distance, a sentence), that depended on a hidden
-value would now read differently. The walk runs on the small world of tests/world.py.
+and every market's published, sharp and model probabilities, best and sharp prices with their
+bookmakers, expected goals and strengths) is replaced with other values, and every answer is
+read again. Any field, or any combination of fields (an average, a ranking, a distance, a
+sentence), that depended on a hidden value would now read differently: its body, its size and
+its ETag. The walk runs on the small world of tests/world.py.
 
 The tests after it pin the rule's edges on a few matches of their own: only a pick rated A is
 locked, and a cached locked answer lives until the next locked kick-off, no longer and no
@@ -108,6 +109,7 @@ def answers(client, people, kind, pick) -> dict:
         response = client.get(path, headers=headers)
         assert response.status_code == 200, (path, response.get_data(as_text=True))
         found[path] = response.get_json()
+        found[f"etag {path}"] = (response.headers.get("ETag"), len(response.get_data()))
     page = client.get(
         f"/api/v1/seo/predictions/{match.slug}", headers={**headers, "Accept": "text/html"}
     )
@@ -126,7 +128,8 @@ def answers(client, people, kind, pick) -> dict:
 
 
 def hide_otherwise(pick) -> None:
-    """Replace everything the lock hides with other values, as another pick would have had."""
+    """Replace everything the lock hides with other values, as another pick would have had:
+    the pick, and every price and probability of its match, in every market."""
     others = {"1x2": ("home", "draw", "away"), "ou25": ("over", "under"), "btts": ("yes", "no")}
     selections = others[pick.market]
     other = selections[(selections.index(pick.selection) + 1) % len(selections)]
@@ -137,21 +140,30 @@ def hide_otherwise(pick) -> None:
         probability=pick.probability / 2,
         edge=pick.edge + 0.21,
     ).where(Pick.id == pick.id).execute()
-    prediction = Prediction.get(
-        (Prediction.match == pick.match_id) & (Prediction.market == pick.market)
-    )
-    shifted = {name: 1.0 / len(selections) for name in selections}
-    Prediction.update(probabilities=shifted, model_probabilities=shifted).where(
-        Prediction.id == prediction.id
-    ).execute()
+    even = {market: {name: 1.0 / len(names) for name in names} for market, names in others.items()}
+    for market, shifted in even.items():
+        Prediction.update(
+            probabilities=shifted, model_probabilities=shifted, market_probabilities=shifted
+        ).where((Prediction.match == pick.match_id) & (Prediction.market == market)).execute()
     OddsSummary.update(
-        best_price=OddsSummary.best_price + 0.55, best_bookmaker="another-bookmaker"
-    ).where((OddsSummary.match == pick.match_id) & (OddsSummary.market == pick.market)).execute()
+        best_price=OddsSummary.best_price + 0.55,
+        best_bookmaker="another-bookmaker",
+        sharp_price=OddsSummary.sharp_price + 0.45,
+        sharp_bookmaker="another-sharp",
+    ).where(OddsSummary.match == pick.match_id).execute()
     intelligence = MatchIntelligence.get(MatchIntelligence.match == pick.match_id)
     payload = json.loads(json.dumps(intelligence.payload))
-    payload["model"]["probabilities"][pick.market] = shifted
-    if payload["model"].get("marketRatings"):
-        payload["model"]["marketRatings"]["probabilities"][pick.market] = shifted
+    model = payload["model"]
+    model["probabilities"] = even
+    model["strengths"] = {
+        "home": {"attack": 0.31, "defence": -0.12},
+        "away": {"attack": -0.07, "defence": 0.22},
+        "homeAdvantage": 0.19,
+    }
+    model["expectedGoals"] = {"home": 2.07, "away": 0.61}
+    if model.get("marketRatings"):
+        model["marketRatings"]["probabilities"] = even
+        model["marketRatings"]["expectedGoals"] = {"home": 1.93, "away": 0.77}
     MatchIntelligence.update(payload=payload).where(
         MatchIntelligence.id == intelligence.id
     ).execute()
@@ -235,39 +247,49 @@ def picks_by_market(card: dict) -> dict:
 
 
 def test_b_and_c_picks_stay_visible_before_kick_off(make_app):
-    """Only a pick rated A is locked, and only before its own kick-off: beside it, the B and C
-    picks of a match still to come show in full, and so does an A pick of a match that has
-    already kicked off on the same day."""
+    """Only a pick rated A seals its match, and only before its own kick-off: the B and C picks
+    of a match still to come without one show in full, and so does an A pick of a match that
+    has already kicked off on the same day; beside an A pick still to come, a B pick of the
+    same match is locked too (its price is one of that match's prices)."""
     app = make_app(CLOCK=lambda: NOON)
     with app.app_context():
         started = factories.match(
             "Early", "Birds", kickoff=NOON - timedelta(hours=1), status="live"
         )
-        coming = factories.match(
+        plain = factories.match(
             "Late", "Comers", kickoff=NOON + timedelta(hours=2), status="scheduled"
         )
+        coming = factories.match(
+            "Night", "Owls", kickoff=NOON + timedelta(hours=3), status="scheduled"
+        )
         factories.pick(started, "1x2", "home", rating="A")
-        factories.pick(coming, "1x2", "away", 3.2, rating="B")
-        factories.pick(coming, "ou25", "over", 1.9, rating="C")
+        factories.pick(plain, "1x2", "away", 3.2, rating="B")
+        factories.pick(plain, "ou25", "over", 1.9, rating="C")
+        factories.pick(coming, "1x2", "draw", 3.5, rating="B")
         factories.pick(coming, "btts", "yes", 1.8, rating="A")
     client = app.test_client()
 
-    shown = picks_by_market(helpers.ok(client.get(f"/api/matches/{coming.id}")))
+    shown = picks_by_market(helpers.ok(client.get(f"/api/matches/{plain.id}")))
     assert {market: pick["locked"] for market, pick in shown.items()} == {
         "1x2": False,
         "ou25": False,
-        "btts": True,
     }
     assert (shown["1x2"]["selection"], shown["1x2"]["odds"]) == ("away", 3.2)
     assert (shown["ou25"]["selection"], shown["ou25"]["odds"]) == ("over", 1.9)
-    assert shown["btts"]["selection"] is None
+    shown = picks_by_market(helpers.ok(client.get(f"/api/matches/{coming.id}")))
+    assert {market: (pick["locked"], pick["selection"]) for market, pick in shown.items()} == {
+        "1x2": (True, None),
+        "btts": (True, None),
+    }
+    assert [pick["rating"] for pick in shown.values()] == ["B", "A"]
 
     day = helpers.ok(client.get(f"/api/picks/today?date={NOON.date()}"))["items"]
     found = {(item["match"]["id"], item["market"]): item for item in day}
     assert {key: (item["locked"], item["selection"]) for key, item in found.items()} == {
         (started.id, "1x2"): (False, "home"),
-        (coming.id, "1x2"): (False, "away"),
-        (coming.id, "ou25"): (False, "over"),
+        (plain.id, "1x2"): (False, "away"),
+        (plain.id, "ou25"): (False, "over"),
+        (coming.id, "1x2"): (True, None),
         (coming.id, "btts"): (True, None),
     }
 

@@ -169,9 +169,9 @@ def test_a_picks_are_locked_for_anonymous_and_free_callers_until_kick_off(client
         assert all((pick[name] is None) is locked for name in HIDDEN[:5]), pick
         assert all(pick[name] is None for name in HIDDEN[5:])  # nothing settled yet
         assert pick["rating"] == "A" and pick["status"] == "pending"
-    for pick in match["picks"]:
-        if pick["rating"] != "A":
-            assert not pick["locked"] and pick["selection"] is not None
+    for pick in match["picks"]:  # the match is sealed: its other picks with it
+        assert pick["locked"] is (kind in ("anonymous", "free"))
+        assert (pick["selection"] is None) is pick["locked"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -200,7 +200,7 @@ def test_the_slate_never_shows_the_prices_behind_a_locked_pick(client, world, ki
     locked = kind in ("anonymous", "free")
     assert item["pick"]["locked"] is locked
     assert (item["prediction"]["probabilities"] is None) is locked
-    assert item["prediction"]["marketProbabilities"] is not None  # the sharp line stays
+    assert (item["prediction"]["marketProbabilities"] is None) is locked  # the sharp line too
     for row in item["selections"]:
         hidden = ("probability", "bestPrice", "bookmaker", "edge")
         assert all((row[name] is None) is locked for name in hidden)

@@ -85,7 +85,7 @@ def import_file(path, now=None) -> ImportSummary:
     decoded = text.decode(path.read_bytes())
     parsed = footballdata.parse(decoded.text, today=today)
     with db.atomic():
-        summary = store(parsed.matches)
+        summary = store(parsed.matches, now)
     summary.encoding = decoded.encoding
     summary.rows_read = parsed.rows_read
     summary.prices_skipped = parsed.prices_skipped
@@ -213,6 +213,7 @@ def _stored_meetings(records) -> dict[tuple, list[dict]]:
             home.name.alias("home_name"),
             away.name.alias("away_name"),
             *(getattr(Match, name) for name in MATCH_FIELDS),
+            Match.public_since,
         )
         .join(League, on=Match.league == League.id)
         .switch(Match)
@@ -400,11 +401,17 @@ def _slug_clashes(records, found) -> tuple[list[tuple], list[dict]]:
     return kept, rejected
 
 
-def store(records) -> ImportSummary:
+def store(records, now=None) -> ImportSummary:
     """Store match records with their odds (the caller owns the transaction), each found again
     as a meeting of its pair (see the module's docstring); a record that cannot be told apart
     from another meeting, or whose match would take another's slug, is left out and listed in
-    ``rejected``."""
+    ``rejected``.
+
+    Prices reach the public only through a prediction that has made its picks: the odds
+    summary the cards show is written here only for matches that have kicked off at ``now``
+    (the current time by default); an upcoming match's is written by the prediction run (see
+    :func:`services.forecasting.publication.store`). A match moved after it kicked off keeps
+    the kick-off from which its picks were public (``public_since``)."""
     summary = ImportSummary()
     records = _meetings(records)
     found, refused = _match(records, _stored_meetings(records) if records else {})
@@ -431,7 +438,7 @@ def store(records) -> ImportSummary:
             team_ids[(record.away_team, country)],
         )
 
-    now = utcnow()
+    now = now or utcnow()
     new_rows, results = [], []
     for record, existing, slug in matched:
         if existing is None:
@@ -441,6 +448,9 @@ def store(records) -> ImportSummary:
         if changes:
             if "kickoff_at" in changes:
                 changes["slug"] = slug  # the record's own, checked for clashes above
+                if existing["public_since"] is None and existing["kickoff_at"] <= now:
+                    # Its picks have been public since that kick-off: they stay so.
+                    changes["public_since"] = existing["kickoff_at"]
             Match.update(**changes, updated_at=now).where(Match.id == existing["id"]).execute()
             existing.update(changes)
             summary.matches_updated += 1
@@ -461,8 +471,15 @@ def store(records) -> ImportSummary:
         for record, existing, slug in matched
     }
     summary.odds_stored, changed = _store_odds(records_by_match)
-    price_cubes.summarise(changed)
+    price_cubes.summarise(
+        match_id for match_id in changed if _kicked_off(records_by_match[match_id], now)
+    )
     return summary
+
+
+def _kicked_off(record, now) -> bool:
+    """Whether the match of ``record`` (as stored now) has kicked off at ``now``."""
+    return record.kickoff_at <= now or _played(record.status, record.home_goals)
 
 
 def _decided(changes, match) -> bool:

@@ -151,7 +151,7 @@ def _run_day(known, now, settings, horizon, backfill, check_clock) -> ReplayDay:
     with db.atomic():
         if check_clock:
             _check_clock(now)
-        summary = imports.store(known)
+        summary = imports.store(known, now)
         before = signed_log.published_count()
         if backfill:
             predictions.backfill(settings, now=now)

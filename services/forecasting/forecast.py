@@ -32,6 +32,7 @@ class Forecast:
     choice: dict  # market → (selection (n,), edge (n,), growth (n,), rating (n,))
     source: dict  # market → (n,) what made the published probabilities
     margin_method: str  # how every margin in it was removed
+    pre_match: dict  # market → the pre-match price cube the picks were made from
 
 
 def _model_input(h: History, quotes: Quotes, now, method: str):
@@ -149,6 +150,7 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
         choice,
         source,
         settings["MARGIN_METHOD"],
+        quotes.pre_match,
     )
 
 

@@ -5,9 +5,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clock import utcnow
 from engine import odds as odds_engine
 from engine.markets import MARKETS
-from models import OddsQuote, OddsSummary
+from enums import KICKED_OFF_STATUSES
+from models import Match, OddsQuote, OddsSummary
 from store.bulk import fetch_rows, insert_rows
 from store.database import db
 
@@ -76,12 +78,22 @@ SUMMARY_COLUMNS = [
 
 def summarise(match_ids) -> int:
     """Recompute the odds summary (best, sharp and closing price per selection) of ``match_ids``
-    from their stored quotes; returns the rows written. The caller owns the transaction."""
+    from their stored quotes; returns the rows written. The caller owns the transaction.
+
+    Only for matches whose prices are public whatever their picks (those that have kicked off):
+    an upcoming match's summary is written by the prediction run, from the prices its picks were
+    made from (:func:`summary_rows`), so no price reaches the public before its picks."""
     match_ids = np.unique(np.asarray(list(match_ids), dtype=np.int64))
     if not len(match_ids):
         return 0
-    pre_match = load(match_ids, closing=False)
-    closing = load(match_ids, closing=True)
+    rows = summary_rows(match_ids, load(match_ids, closing=False), load(match_ids, closing=True))
+    return write_summaries(match_ids, rows)
+
+
+def summary_rows(match_ids, pre_match: dict, closing: dict) -> list[tuple]:
+    """The summary rows (:data:`SUMMARY_COLUMNS`) of ``match_ids`` from their pre-match and
+    closing cubes (one row per match, in that order)."""
+    match_ids = np.asarray(match_ids, dtype=np.int64)
     rows = []
     for market, selections in MARKETS.items():
         cube, closed = pre_match[market], closing[market]
@@ -108,6 +120,12 @@ def summarise(match_ids) -> int:
                         int(quoting[row]),
                     )
                 )
+    return rows
+
+
+def write_summaries(match_ids, rows) -> int:
+    """Replace the summaries of ``match_ids`` with ``rows``; returns how many were written."""
+    match_ids = np.unique(np.asarray(list(match_ids), dtype=np.int64))
     for start in range(0, len(match_ids), 500):
         chunk = match_ids[start : start + 500].tolist()
         OddsSummary.delete().where(OddsSummary.match.in_(chunk)).execute()
@@ -120,11 +138,23 @@ def _number(value) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
-def summarise_missing() -> int:
-    """Summarise the matches that have quotes but no summary (a database made before summaries
-    existed), in one transaction that moves the data version when it writes; returns the rows
-    written."""
+def summarise_missing(now=None) -> int:
+    """Summarise the matches that have kicked off at ``now`` (the current time by default) and
+    have quotes but no summary (a database made before summaries existed), in one transaction
+    that moves the data version when it writes; returns the rows written. An upcoming match's
+    summary waits for its next prediction (see :func:`summarise`)."""
+    now = now or utcnow()
     summarised = OddsSummary.select(OddsSummary.match).distinct()
-    missing = OddsQuote.select(OddsQuote.match).distinct().where(OddsQuote.match.not_in(summarised))
+    missing = (
+        OddsQuote.select(OddsQuote.match)
+        .distinct()
+        .join(Match)
+        .where(OddsQuote.match.not_in(summarised))
+        .where(
+            (Match.kickoff_at <= now)
+            | Match.status.in_(KICKED_OFF_STATUSES)
+            | Match.public_since.is_null(False)
+        )
+    )
     with db.atomic():
         return summarise([match_id for (match_id,) in missing.tuples()])

@@ -1,5 +1,6 @@
 """Publishing a forecast: its predictions, new picks and intelligence written, the live ones
-announced (events) and entered in the ledger, what has kicked off left as it was published."""
+announced (events) and entered in the ledger with the prices they were made from (the only way
+an upcoming match's prices reach the public), what has kicked off left as it was published."""
 
 from datetime import datetime
 
@@ -9,6 +10,7 @@ from engine import walkforward
 from enums import KICKED_OFF_STATUSES
 from models import MatchIntelligence, Pick, Prediction
 from services import routes
+from services.forecasting import price_cubes
 from services.forecasting.forecast import Forecast
 from services.forecasting.rows import intelligence_rows, moment, pick_rows, prediction_rows
 from services.reads import premium
@@ -202,8 +204,19 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) ->
     _upsert(Pick, new_picks)
     made = Pick.select().count() - before
     _emit_picks(live_picks, held, fc, now)
-    # A live pick enters the ledger in the transaction that stores it.
-    upcoming_ids = [int(fc.match_id[row]) for row, ahead in zip(fresh, live, strict=True) if ahead]
+    # A live pick enters the ledger in the transaction that stores it, and so do the prices it
+    # was made from: an upcoming match's odds summary is written only here (pre-match prices
+    # as the picks saw them; closing ones, which make no pick, as stored).
+    ahead_rows = [row for row, ahead in zip(fresh, live, strict=True) if ahead]
+    upcoming_ids = [int(fc.match_id[row]) for row in ahead_rows]
+    if ahead_rows:
+        closing = price_cubes.load(fc.match_id[ahead_rows], closing=True)
+        pre_match = {
+            market: price_cubes.Cube(cube.prices[ahead_rows], cube.bookmakers)
+            for market, cube in fc.pre_match.items()
+        }
+        summaries = price_cubes.summary_rows(upcoming_ids, pre_match, closing)
+        price_cubes.write_summaries(upcoming_ids, summaries)
     published = signed_log.publish_new(upcoming_ids, now, walkforward.MODEL_VERSION)
     return {
         "predictions": len(predictions),

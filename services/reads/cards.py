@@ -2,11 +2,10 @@
 for any number of matches in a fixed number of queries.
 
 Every answer that shows matches is built here: one query for the matches (with league and teams
-joined), then one ``IN`` query per relation asked for, whatever the number of matches. Picks go
-through the premium rule on the way out, and so does everything that would give a locked pick
-back: a locked market's published probabilities, best prices and the goal models' own
-probabilities (one more query, for callers without premium access, when a match is still to
-kick off).
+joined), then one ``IN`` query per relation asked for, whatever the number of matches. Everything
+goes through the premium rule on the way out: a match with a locked pick is sealed, every price
+and probability of it withheld and every pick of it locked (one more query, for callers without
+premium access, when a match is still to kick off).
 """
 
 from collections import defaultdict
@@ -147,34 +146,33 @@ def _one(condition, missing: str, viewer, include, now) -> dict:
 def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]:
     """Cards of the matches ``query`` (from :func:`matches`) selects, in its order, each with
     the relations in ``include`` as ``viewer`` may see them at ``now``: one query for the
-    matches, one per relation, and one for the locked markets (see the module's docstring).
+    matches, one per relation, and one for the sealed matches (see the module's docstring).
 
-    A card's ``sealed`` lists the markets whose pick is locked for this viewer."""
+    A card's ``sealed`` says whether the match is sealed for this viewer: every price and
+    probability of it withheld, every pick locked (see :mod:`services.reads.premium`)."""
     cards = [_match(row) for row in query.dicts()]
     if not cards:
         return cards
     by_id = {card["id"]: card for card in cards}
     ids = list(by_id)
-    sealed = set()
+    sealed = {}
     if include:
         kickoffs = {card["id"]: card["kickoff_at"] for card in cards}
-        sealed = premium.sealed_markets(kickoffs, viewer, now or utcnow())
+        sealed = premium.sealed_matches(kickoffs, viewer, now or utcnow())
     for card in cards:
-        card["sealed"] = sorted(market for match_id, market in sealed if match_id == card["id"])
+        card["sealed"] = card["id"] in sealed
     if "odds" in include:
         for card in cards:
             card["odds"] = []
         for match_id, market in _odds(ids):
-            if (match_id, market["market"]) in sealed:
+            if match_id in sealed:
                 premium.seal_odds(market)
             by_id[match_id]["odds"].append(market)
     if "predictions" in include:
         grouped = _grouped(_predictions(ids))
         for card in cards:
             card["predictions"] = [
-                premium.seal_prediction(prediction)
-                if (card["id"], prediction["market"]) in sealed
-                else prediction
+                premium.seal_prediction(prediction) if card["sealed"] else prediction
                 for prediction in grouped.get(card["id"], [])
             ]
     if "picks" in include:
@@ -186,7 +184,7 @@ def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]
         for card in cards:
             intelligence = found.get(card["id"])
             if intelligence is not None and card["sealed"]:
-                premium.seal_intelligence(intelligence, card["sealed"])
+                premium.seal_intelligence(intelligence)
             card["intelligence"] = intelligence
     return cards
 
@@ -251,15 +249,16 @@ def _predictions(ids):
         yield row.pop("match_id"), row
 
 
-def picks_of(ids, sealed=frozenset()):
-    """``(match_id, pick)`` for every pick of ``ids``, locked where its ``(match_id, market)``
-    is in ``sealed`` (see :func:`services.reads.premium.sealed_markets`)."""
+def picks_of(ids, sealed=None):
+    """``(match_id, pick)`` for every pick of ``ids``, locked where its match is ``sealed``
+    (as :func:`services.reads.premium.sealed_matches` answers) and it was never public."""
+    sealed = sealed or {}
     for pick in _rows(Pick, PICK_FIELDS, ids, (Pick.match, Pick.id)):
         pick["is_live"] = bool(pick["is_live"])
         fair = pick.pop("closing_probability")
         pick["closing_ev"] = None if fair is None else pick["odds"] * fair - 1.0
         match_id = pick.pop("match_id")
-        yield match_id, premium.present(pick, (match_id, pick["market"]) in sealed)
+        yield match_id, premium.present(pick, premium.pick_locked(pick, sealed, match_id))
 
 
 def intelligence_of(ids) -> dict:

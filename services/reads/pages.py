@@ -81,7 +81,7 @@ def landing(viewer, now: datetime, days: int = LANDING_DAYS) -> dict:
                     if shares
                     else None
                 ),
-                "sealed": "1x2" in card["sealed"],
+                "sealed": card["sealed"],
                 "pick": _best_pick(card["picks"]),
             }
         )
@@ -113,7 +113,7 @@ def prediction(slug: str, base_url: str, viewer, now: datetime) -> dict:
                 "market": market,
                 "name": MARKET_NAMES[market],
                 "predicted": found is not None,
-                "sealed": market in card["sealed"],
+                "sealed": card["sealed"],
                 "selections": [
                     {
                         "selection": selection,

@@ -1,19 +1,28 @@
-"""Premium fields: the one rule deciding what of a pick, and of its market, a caller may see.
+"""Premium fields: the one rule deciding what of a match, and of its picks, a caller may see.
 
 Before kick-off a pick rated ``A`` is the product Pro subscribers pay for: anonymous and free
 callers see that it exists, its rating, market and status, but not what to back, at what price
-or why. Nothing else in an answer may give it back, so for that match and market the published
-probabilities, the best prices and their bookmakers, and the goal models' own probabilities are
-withheld too, wherever they appear; the sharp line and the closing prices stay. From kick-off
-every pick is public in full: a record can only be checked if it can be seen.
+or why. Nothing else may give it back, and every price and probability of the match does: a
+market's published probability is its sharp line's where the market alone makes it, the goal
+models' probabilities of one market follow from their expected goals and another market's, and
+the best price of the pick's selection is the pick's price. So a match with a locked pick is
+**sealed** as a whole: every market's published, market (sharp) and model probabilities, every
+best, sharp and closing price with its bookmaker, the expected goals and strengths, every
+pick's price and probability, and whatever is computed from them are withheld, wherever they
+appear. Teams, kick-off, status, ratings and markets stay.
+
+From kick-off every pick is public in full, and stays public: a match moved after it kicked
+off (a postponement) keeps, in ``Match.public_since``, the kick-off from which its picks were
+public, so none of them is locked again, nor seals its match (a pick made after the move, for
+the new kick-off, does until then). A record can only be checked if it can be seen.
 """
 
 from models import Match, Pick
 
 #: Ratings whose picks are locked for callers without premium access until kick-off.
 LOCKED_RATINGS = frozenset({"A"})
-#: What a locked pick hides (null in the answer): what to back, at what price and why, and what
-#: would give the price back (profit, closing odds with CLV, closing EV).
+#: What a pick of a sealed match hides (null in the answer): what to back, at what price and
+#: why, and what would give the price back (profit, closing odds with CLV, closing EV).
 HIDDEN_FIELDS = (
     "selection",
     "odds",
@@ -25,6 +34,17 @@ HIDDEN_FIELDS = (
     "clv",
     "closing_ev",
 )
+#: What a sealed match's odds summary hides, for every selection of every market.
+HIDDEN_PRICES = (
+    "best_price",
+    "best_bookmaker",
+    "sharp_price",
+    "sharp_bookmaker",
+    "closing_price",
+    "closing_bookmaker",
+)
+#: What a sealed match's predictions hide, for every market.
+HIDDEN_PREDICTION = ("probabilities", "market_probabilities")
 
 
 def has_premium(viewer) -> bool:
@@ -32,24 +52,40 @@ def has_premium(viewer) -> bool:
     return viewer is not None and (viewer.plan == "pro" or viewer.role == "admin")
 
 
-def locked(rating: str, kickoff_at, now, premium: bool = False) -> bool:
-    """Whether a pick is locked: rated ``A``, seen without premium access, before kick-off."""
-    return rating in LOCKED_RATINGS and not premium and now < kickoff_at
-
-
-def sealed_markets(kickoffs: dict, viewer, now) -> set[tuple[int, str]]:
-    """``{(match_id, market)}`` whose pick is locked for ``viewer`` at ``now``, among the matches
-    of ``kickoffs`` (``{match_id: kickoff_at}``): one query, none for premium callers or when
-    every match has kicked off."""
+def sealed_matches(kickoffs: dict, viewer, now) -> dict:
+    """The matches of ``kickoffs`` (``{match_id: kickoff_at}``) sealed for ``viewer`` at
+    ``now``, each with the instant its picks made until then became public for good (its
+    ``public_since``, None if never): still to kick off, with a pick rated ``A`` that has never
+    been public. One query, none for premium callers or when every match has kicked off."""
     if has_premium(viewer):
-        return set()
+        return {}
     upcoming = [match_id for match_id, kickoff_at in kickoffs.items() if now < kickoff_at]
     if not upcoming:
-        return set()
-    query = Pick.select(Pick.match, Pick.market).where(
-        Pick.match.in_(upcoming) & Pick.rating.in_(sorted(LOCKED_RATINGS))
+        return {}
+    query = (
+        Pick.select(Pick.match, Match.public_since)
+        .join(Match)
+        .where(Pick.match.in_(upcoming) & (Match.kickoff_at > now) & _never_public())
+        .distinct()
     )
-    return set(query.tuples())
+    return dict(query.tuples())
+
+
+def _never_public():
+    """The picks rated ``A`` that have never been public: made after their match's
+    ``public_since``, or of a match that has none."""
+    return Pick.rating.in_(sorted(LOCKED_RATINGS)) & (
+        Match.public_since.is_null() | (Pick.created_at > Match.public_since)
+    )
+
+
+def pick_locked(pick: dict, sealed: dict, match_id: int) -> bool:
+    """Whether ``pick`` (with its ``created_at``) of ``match_id`` is locked, ``sealed`` being
+    :func:`sealed_matches`' answer: its match is sealed, and it was not public before."""
+    if match_id not in sealed:
+        return False
+    public_since = sealed[match_id]
+    return public_since is None or pick["created_at"] > public_since
 
 
 def present(pick: dict, is_locked: bool) -> dict:
@@ -61,39 +97,41 @@ def present(pick: dict, is_locked: bool) -> dict:
 
 
 def seal_prediction(prediction: dict) -> dict:
-    """A locked market's prediction: its published probabilities withheld (the de-margined sharp
-    line stays, as the sharp prices do)."""
-    prediction["probabilities"] = None
+    """A sealed match's prediction: its published and market probabilities withheld."""
+    prediction.update(dict.fromkeys(HIDDEN_PREDICTION))
     return prediction
 
 
 def seal_odds(summary: dict) -> dict:
-    """A locked market's odds summary: its best prices and their bookmakers withheld."""
+    """A sealed match's odds summary of one market: every price and bookmaker withheld (how
+    many bookmakers quote stays)."""
     for row in summary["selections"]:
-        row["best_price"] = row["best_bookmaker"] = None
+        row.update(dict.fromkeys(HIDDEN_PRICES))
     return summary
 
 
-def seal_intelligence(intelligence: dict, markets) -> dict:
-    """Intelligence with the goal models' own probabilities of ``markets`` withheld."""
+def seal_intelligence(intelligence: dict) -> dict:
+    """A sealed match's intelligence: the goal models' probabilities of every market, their
+    expected goals and the teams' strengths withheld (form and meetings, facts of past matches,
+    stay)."""
     model = intelligence["model"]
-    views = [model["probabilities"]]
-    if model.get("market_ratings"):
-        views.append(model["market_ratings"]["probabilities"])
-    for view in views:
-        for market in markets:
-            if market in view:
-                view[market] = None
+    model["probabilities"] = dict.fromkeys(model["probabilities"])
+    model["strengths"] = None
+    model["expected_goals"] = None
+    ratings = model.get("market_ratings")
+    if ratings:
+        ratings["probabilities"] = dict.fromkeys(ratings["probabilities"])
+        ratings["expected_goals"] = None
     return intelligence
 
 
 def next_unlock(now):
-    """The next kick-off after ``now`` of a match with a locked pick (None if none): until then
-    no locked answer changes by the clock alone."""
+    """The next kick-off after ``now`` of a match still sealed (None if none): until then no
+    sealed answer changes by the clock alone."""
     return (
         Match.select(Match.kickoff_at)
         .join(Pick)
-        .where((Match.kickoff_at > now) & Pick.rating.in_(sorted(LOCKED_RATINGS)))
+        .where((Match.kickoff_at > now) & _never_public())
         .order_by(Match.kickoff_at)
         .limit(1)
         .scalar()

@@ -413,10 +413,16 @@ def _reveals(pick_ids, now) -> dict:
         .where(Pick.id.in_(pick_ids))
     )
     names = [field.name for field in PICK_FIELDS]
+    rows = list(query.tuples())
+    # Sealed as the match cards are: every pick of a match with a locked one, whatever its own
+    # rating (its price is one of the match's prices).
+    at = names.index("match")
+    kickoffs = {values[at]: kickoff_at for *values, kickoff_at, _ in rows}
+    sealed = premium.sealed_matches(kickoffs, None, now)
     found = {}
-    for *values, kickoff_at, salt in query.tuples():
+    for *values, _, salt in rows:
         pick = dict(zip(names, values, strict=True))
-        if premium.locked(pick["rating"], kickoff_at, now):
+        if premium.pick_locked(pick, sealed, pick["match"]):
             continue
         pick["match_id"] = pick.pop("match")
         found[pick["id"]] = entries_engine.reveal(bytes.fromhex(salt), pick)

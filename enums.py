@@ -52,6 +52,8 @@ EVENT_AUDIENCES = ("subscribers", "premium", "operators")
 DELIVERY_STATUSES = ("pending", "succeeded", "failed")
 #: The ledger's entries: a live pick published before kick-off, then settled or voided.
 LEDGER_KINDS = ("pick.published", "pick.settled", "pick.voided")
+#: Why a pick stored as live is set apart when it settles (engine.ledger.not_live_reasons).
+NOT_LIVE_REASONS = ("made-after-kickoff", "not-in-ledger", "signed-after-kickoff")
 HEALTH_STATES = ("ok", "degraded", "down")
 HEALTH_SERVICES = ("database", "rate-limit-storage", "settlement", "calibration", "worker")
 USAGE_STATES = ("ok", "warning", "exceeded")

@@ -10,7 +10,16 @@ are a function of its content, and anyone re-encoding what they parsed gets the 
   ``commitment = SHA-256(salt ‖ canonical pick)``: the pick's selection, price, bookmaker,
   probability and edge stay sealed until the salt and the pick are revealed.
 - ``pick.settled`` / ``pick.voided``: the pick's outcome, citing the leaf hash of its
-  ``pick.published`` entry.
+  ``pick.published`` entry, with what settled it: the match's kick-off as finally known, its
+  status and final score, the closing price, its bookmaker and the de-margined closing
+  probability (the margin method named), and whether the pick counts as live (see
+  :func:`not_live_reasons`) and, if not, why. Outcomes written before these fields were added
+  carry only status, profit, closing odds and CLV; their bytes never change.
+
+A pick is **live** only if it was made before its match's kick-off as finally known *and* its
+``pick.published`` entry was covered by a signed checkpoint dated strictly before that kick-off
+(:func:`not_live_reasons`): the entry's own ``kickoffAt``, written at publication, proves
+nothing about when the match really started.
 """
 
 import hashlib
@@ -19,9 +28,16 @@ import re
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from enums import LEDGER_KINDS
+import numpy as np
+
+from enums import LEDGER_KINDS, NOT_LIVE_REASONS
 
 PUBLISHED, SETTLED, VOIDED = LEDGER_KINDS
+
+#: Why a settled pick is not live, in the order the rule tests them: made at or after its
+#: match's kick-off; never published in the ledger; its entry first covered by a checkpoint
+#: signed at or after the kick-off (or by none).
+MADE_AFTER_KICKOFF, NOT_IN_LEDGER, SIGNED_AFTER_KICKOFF = NOT_LIVE_REASONS
 
 #: Bytes of random salt behind each commitment: enough that no one can try every pick.
 SALT_BYTES = 32
@@ -131,9 +147,53 @@ def published_entry(pick: dict, salt: bytes, *, kickoff_at, competition_type, mo
     )
 
 
-def outcome_entry(*, pick_id, published, status, profit, closing_odds, clv, settled_at) -> bytes:
+def not_live_reasons(made_at, signed_at, kickoff_at, published=None) -> np.ndarray:
+    """Why each pick is not live, None where it is: the live rule, applied by settlement and
+    re-applied by the verifier from the entries alone.
+
+    A pick is live only if it was made (``made_at``) strictly before its match's kick-off as
+    finally known (``kickoff_at``), it has a ``pick.published`` entry (``published``, all True
+    when omitted), and the first signed checkpoint covering that entry is dated (``signed_at``)
+    strictly before the kick-off. Instants are epoch seconds; ``signed_at`` is NaN where no
+    checkpoint covers the entry yet. Returns an object array of None or one of
+    :data:`NOT_LIVE_REASONS`.
+    """
+    made_at = np.asarray(made_at, dtype=float)
+    signed_at = np.asarray(signed_at, dtype=float)
+    kickoff_at = np.asarray(kickoff_at, dtype=float)
+    published = np.ones(made_at.shape, bool) if published is None else np.asarray(published, bool)
+    signed_before = np.isfinite(signed_at) & (signed_at < kickoff_at)
+    reasons = np.select(
+        [~(made_at < kickoff_at), ~published, ~signed_before],
+        list(NOT_LIVE_REASONS),
+        default="",
+    ).astype(object)
+    reasons[reasons == ""] = None
+    return reasons
+
+
+def outcome_entry(
+    *,
+    pick_id,
+    published,
+    status,
+    profit,
+    closing_odds,
+    clv,
+    settled_at,
+    kickoff_at,
+    match_status,
+    score,
+    closing_bookmaker,
+    closing_probability,
+    margin_method,
+    not_live_reason,
+) -> bytes:
     """The ``pick.settled`` (won, lost) or ``pick.voided`` (void) entry of a pick, citing the
-    leaf hash ``published`` (bytes) of its ``pick.published`` entry."""
+    leaf hash ``published`` (bytes) of its ``pick.published`` entry, with what settled it: the
+    match's ``kickoff_at``, ``match_status`` and ``score`` (``(home, away)`` goals or None),
+    the closing price, its bookmaker and de-margined probability (by ``margin_method``), and
+    ``not_live_reason`` (None: the pick counts as live)."""
     if status not in ("won", "lost", "void"):
         raise ValueError(f"a pick settles won, lost or void, not {status!r}")
     return canonical(
@@ -146,16 +206,73 @@ def outcome_entry(*, pick_id, published, status, profit, closing_odds, clv, sett
             "closingOdds": decimal(closing_odds),
             "clv": decimal(clv),
             "settledAt": instant(settled_at),
+            "kickoffAt": instant(kickoff_at),
+            "matchStatus": match_status,
+            "score": None if score is None else {"home": int(score[0]), "away": int(score[1])},
+            "closingBookmaker": closing_bookmaker,
+            "closingProbability": decimal(closing_probability),
+            "marginMethod": margin_method,
+            "live": not_live_reason is None,
+            "notLiveReason": not_live_reason,
         }
     )
 
 
-def outcome_entries(pick_ids, published, status, profit, closing_odds, clv, settled_at):
+def outcome_entries(
+    pick_ids,
+    published,
+    status,
+    profit,
+    closing_odds,
+    clv,
+    settled_at,
+    *,
+    kickoff_at,
+    match_status,
+    home_goals,
+    away_goals,
+    closing_bookmaker,
+    closing_probability,
+    margin_method,
+    not_live_reason,
+):
     """:func:`outcome_entry` for many picks at once (lists of one length, ``published`` as hex,
-    one ``settled_at``, a profit for every pick): the same bytes, written from a template a
-    column at a time, for settlement runs of a hundred thousand picks."""
-    columns = [list(column) for column in (pick_ids, published, status, profit, closing_odds, clv)]
-    pick_ids, published, status, profit, closing_odds, clv = columns
+    the score as ``home_goals``/``away_goals`` with None where there is none, one
+    ``settled_at`` and ``margin_method``, a profit for every pick): the same bytes, written from
+    a template a column at a time, for settlement runs of a hundred thousand picks."""
+    columns = [
+        list(column)
+        for column in (
+            pick_ids,
+            published,
+            status,
+            profit,
+            closing_odds,
+            clv,
+            kickoff_at,
+            match_status,
+            home_goals,
+            away_goals,
+            closing_bookmaker,
+            closing_probability,
+            not_live_reason,
+        )
+    ]
+    (
+        pick_ids,
+        published,
+        status,
+        profit,
+        closing_odds,
+        clv,
+        kickoff_at,
+        match_status,
+        home_goals,
+        away_goals,
+        closing_bookmaker,
+        closing_probability,
+        not_live_reason,
+    ) = columns
     if len({len(column) for column in columns}) > 1:
         raise ValueError("the columns of outcomes differ in length")
     kinds = {"won": SETTLED, "lost": SETTLED, "void": VOIDED}
@@ -171,20 +288,73 @@ def outcome_entries(pick_ids, published, status, profit, closing_odds, clv, sett
     if None in profit:
         raise ValueError("a settled pick has a profit")
     tail = f'"settledAt":"{instant(settled_at)}",'
+    method = _text(margin_method)
     texts = [
-        f'{{"closingOdds":{closing},"clv":{value},"pickId":{pick_id},"profit":{gain},'
-        f'"published":"{cited}",{tail}"status":"{state}","type":"{kinds[state]}"}}'
-        for closing, value, pick_id, gain, cited, state in zip(
+        f'{{"closingBookmaker":{book},"closingOdds":{closing},"closingProbability":{fair},'
+        f'"clv":{value},"kickoffAt":"{kickoff}","live":{live},"marginMethod":{method},'
+        f'"matchStatus":{state_of_match},"notLiveReason":{reason},"pickId":{pick_id},'
+        f'"profit":{gain},"published":"{cited}",'
+        f'"score":{score},{tail}"status":"{state}","type":"{kinds[state]}"}}'
+        for (
+            book,
+            closing,
+            fair,
+            value,
+            kickoff,
+            live,
+            state_of_match,
+            reason,
+            pick_id,
+            gain,
+            cited,
+            score,
+            state,
+        ) in zip(
+            _texts(closing_bookmaker),
             _quoted(closing_odds),
+            _quoted(closing_probability),
             _quoted(clv),
+            _instants(kickoff_at),
+            ["true" if reason is None else "false" for reason in not_live_reason],
+            _texts(match_status),
+            _texts(not_live_reason),
             map(int, pick_ids),
             _quoted(profit),
             published,
+            _scores(home_goals, away_goals),
             status,
             strict=True,
         )
     ]
     return list(map(str.encode, texts))
+
+
+def _text(value) -> str:
+    """A nullable string as canonical JSON."""
+    return "null" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _texts(values) -> list[str]:
+    """:func:`_text` of each value, each distinct one written once (names and states repeat)."""
+    known = {value: _text(value) for value in set(values)}
+    return list(map(known.__getitem__, values))
+
+
+def _instants(values) -> list[str]:
+    """:func:`instant` of each datetime, each distinct one written once (kick-offs repeat)."""
+    known = {}
+    return [
+        known[value] if value in known else known.setdefault(value, instant(value))
+        for value in values
+    ]
+
+
+def _scores(home, away) -> list[str]:
+    """Each score as canonical JSON, ``null`` unless both goals are known."""
+    return [
+        "null" if h is None or a is None else f'{{"away":{int(a)},"home":{int(h)}}}'
+        for h, a in zip(home, away, strict=True)
+    ]
 
 
 def _quoted(values: list) -> list[str]:

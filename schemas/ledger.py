@@ -89,7 +89,15 @@ class EntrySchema(CamelSchema):
         required=True,
         metadata={
             "description": "The entry: canonical JSON (sorted keys, no spaces, UTF-8, decimals "
-            "as strings) of type `pick.published`, `pick.settled` or `pick.voided`."
+            "as strings) of type `pick.published`, `pick.settled` or `pick.voided`. An outcome "
+            "(`pick.settled`, `pick.voided`) cites its `published` entry's leaf hash and records "
+            "`status`, `profit`, `closingOdds`, `clv`, `settledAt` and what settled it: "
+            "`kickoffAt` (the match's kick-off as finally known), `matchStatus`, `score` "
+            "(`{home, away}` or null), `closingBookmaker`, `closingProbability` (de-margined, by "
+            "`marginMethod`), and `live` with `notLiveReason` (null, or `made-after-kickoff`, "
+            "`not-in-ledger`, `signed-after-kickoff`): a pick is live only if made before that "
+            "kick-off and its published entry was first signed in a checkpoint dated strictly "
+            "before it. Outcomes written before these fields existed carry only the first five."
         },
     )
     leaf_hash = fields.String(

@@ -3,7 +3,7 @@ and backtests, with the request arguments that select them."""
 
 from marshmallow import fields, validate, validates_schema
 
-from enums import COMPETITION_TYPES, MARKETS, PICK_RATINGS
+from enums import COMPETITION_TYPES, MARKETS, NOT_LIVE_REASONS, PICK_RATINGS, PICK_STATUSES
 from schemas.common import CamelSchema, enum_of, id_field
 from schemas.numbers import Float, Integer, money, ratio
 from schemas.spans import DayOrInstant, check_range
@@ -102,11 +102,49 @@ class TrackRecordArgsSchema(CamelSchema):
     )
 
 
+class SetApartItemSchema(CamelSchema):
+    """A pick stored as live that failed the live rule when it settled."""
+
+    pick_id = id_field(required=True)
+    match_id = id_field(required=True)
+    reason = enum_of(NOT_LIVE_REASONS, required=True)
+    status = enum_of(PICK_STATUSES, required=True)
+
+
+class ReasonCountSchema(CamelSchema):
+    """How many picks were set apart for one reason."""
+
+    reason = enum_of(NOT_LIVE_REASONS, required=True)
+    count = Integer(required=True)
+
+
+class SetApartSchema(CamelSchema):
+    """Picks set apart: stored as live, but failing the live rule when they settled, so counted
+    in neither the live nor the backfilled record.
+
+    The live rule: a pick is live only if it was made before its match's kick-off as finally
+    known, and its `pick.published` ledger entry was covered by a signed checkpoint dated
+    strictly before that kick-off. Reasons: `made-after-kickoff` (e.g. a fixture later moved
+    before the pick's time), `not-in-ledger` (no published entry), `signed-after-kickoff` (the
+    entry's first checkpoint is dated at or after the kick-off). The ledger's outcome entry of
+    such a pick says `"live": false` with the same `notLiveReason`."""
+
+    count = Integer(required=True)
+    by_reason = fields.List(fields.Nested(ReasonCountSchema), required=True)
+    items = fields.List(
+        fields.Nested(SetApartItemSchema),
+        required=True,
+        metadata={"description": "The first 100 set-apart picks, by id."},
+    )
+
+
 class ByCompetitionTypeSchema(CamelSchema):
-    """One item per competition type, every type listed (zeros where there are no picks)."""
+    """One item per competition type, every type listed (zeros where there are no picks), and
+    the picks set apart from the record."""
 
     is_live = fields.Boolean(required=True)
     items = fields.List(fields.Nested(CompetitionFiguresSchema), required=True)
+    set_apart = fields.Nested(SetApartSchema, required=True)
 
 
 class RecordPartSchema(FiguresSchema):
@@ -125,6 +163,7 @@ class TrackRecordSchema(CamelSchema):
     date_to = DayOrInstant(required=True, allow_none=True, data_key="to")
     live = fields.Nested(RecordPartSchema, required=True)
     backfilled = fields.Nested(RecordPartSchema, required=True)
+    set_apart = fields.Nested(SetApartSchema, required=True)
 
 
 class BacktestRequestSchema(CamelSchema):

@@ -291,6 +291,43 @@ def test_canonical_json_sorts_keys_drops_spaces_keeps_utf8_and_refuses_floats():
         assert float(text) == value and "e" not in text
 
 
+def settled_by(count, rng=None):
+    """The columns of what settled ``count`` picks (kick-off, match status and score, closing
+    bookmaker and probability, the live rule's verdict), varied, for ``outcome_entries``."""
+    rng = rng or np.random.default_rng(7)
+    kickoffs = [datetime(2026, 11, 21, 19, 45, tzinfo=UTC), NOW_ELSEWHERE]
+    books = ["pinnacle", None, 'bet "365"', "Bookmäker\\ü", "\u2603"]
+    statuses = ["finished", "cancelled", "postponed"]
+    reasons = [None, None, "made-after-kickoff", "not-in-ledger", "signed-after-kickoff"]
+    home = [None if rng.random() < 0.2 else int(rng.integers(0, 12)) for _ in range(count)]
+    return {
+        "kickoff_at": [kickoffs[int(rng.integers(0, 2))] for _ in range(count)],
+        "match_status": [statuses[int(rng.integers(0, 3))] for _ in range(count)],
+        "home_goals": home,
+        "away_goals": [None if goals is None else int(rng.integers(0, 9)) for goals in home],
+        "closing_bookmaker": [books[int(rng.integers(0, len(books)))] for _ in range(count)],
+        "closing_probability": [
+            None if rng.random() < 0.2 else float(rng.uniform(0, 1)) for _ in range(count)
+        ],
+        "margin_method": "power",
+        "not_live_reason": [reasons[int(rng.integers(0, len(reasons)))] for _ in range(count)],
+    }
+
+
+def one_outcome(columns: dict, index: int) -> dict:
+    """Row ``index`` of ``settled_by``'s columns as ``outcome_entry``'s keywords."""
+    home, away = columns["home_goals"][index], columns["away_goals"][index]
+    return {
+        "kickoff_at": columns["kickoff_at"][index],
+        "match_status": columns["match_status"][index],
+        "score": None if home is None else (home, away),
+        "closing_bookmaker": columns["closing_bookmaker"][index],
+        "closing_probability": columns["closing_probability"][index],
+        "margin_method": columns["margin_method"],
+        "not_live_reason": columns["not_live_reason"][index],
+    }
+
+
 def test_outcome_entries_from_the_template_equal_the_canonical_encoding():
     at = datetime(2026, 11, 21, 21, 40, tzinfo=UTC)
     cited = [hashlib.sha256(bytes([n])).digest() for n in range(4)]
@@ -302,7 +339,8 @@ def test_outcome_entries_from_the_template_equal_the_canonical_encoding():
         [2.05, None, 3.0, 1e-05],
         [0.0243902439, None, -0.1, 3.5],
     )
-    fast = ledger.outcome_entries(rows[0], [value.hex() for value in cited], *rows[2:], at)
+    extra = settled_by(4)
+    fast = ledger.outcome_entries(rows[0], [value.hex() for value in cited], *rows[2:], at, **extra)
     for position, entry in enumerate(fast):
         pick_id, published, status, profit, closing, clv = (column[position] for column in rows)
         assert entry == ledger.outcome_entry(
@@ -313,8 +351,75 @@ def test_outcome_entries_from_the_template_equal_the_canonical_encoding():
             closing_odds=closing,
             clv=clv,
             settled_at=at,
+            **one_outcome(extra, position),
         )
         assert ledger.canonical(json.loads(entry)) == entry
+
+
+def test_an_outcome_records_what_settled_the_pick():
+    entry = json.loads(
+        ledger.outcome_entry(
+            pick_id=3,
+            published=bytes(32),
+            status="won",
+            profit=1.5,
+            closing_odds=2.4,
+            clv=0.0417,
+            settled_at=datetime(2026, 11, 22, 9, 0, tzinfo=UTC),
+            kickoff_at=datetime(2026, 11, 21, 19, 45, tzinfo=UTC),
+            match_status="finished",
+            score=(2, 1),
+            closing_bookmaker="pinnacle",
+            closing_probability=0.4321,
+            margin_method="power",
+            not_live_reason="made-after-kickoff",
+        )
+    )
+    assert entry["kickoffAt"] == "2026-11-21T19:45:00Z"
+    assert (entry["matchStatus"], entry["score"]) == ("finished", {"home": 2, "away": 1})
+    assert (entry["closingBookmaker"], entry["closingProbability"]) == ("pinnacle", "0.4321")
+    assert entry["marginMethod"] == "power"
+    assert (entry["live"], entry["notLiveReason"]) == (False, "made-after-kickoff")
+
+
+H = 3600.0
+
+
+@pytest.mark.parametrize(
+    ("made", "signed", "published", "reason"),
+    [
+        (-10 * H, -9 * H, True, None),
+        (-10 * H, -1.0, True, None),  # a second before kick-off is before it
+        (0.0, -9 * H, True, "made-after-kickoff"),  # at kick-off is not before it
+        (2 * H, -9 * H, True, "made-after-kickoff"),  # a fixture moved before the pick
+        (-10 * H, -9 * H, False, "not-in-ledger"),
+        (-10 * H, 0.0, True, "signed-after-kickoff"),
+        (-10 * H, 5 * 24 * H, True, "signed-after-kickoff"),  # an entry appended late
+        (-10 * H, float("nan"), True, "signed-after-kickoff"),  # no checkpoint covers it
+    ],
+)
+def test_the_live_rule(made, signed, published, reason):
+    kickoff = 1_790_000_000.0
+    found = ledger.not_live_reasons([kickoff + made], [kickoff + signed], [kickoff], [published])
+    assert found.tolist() == [reason]
+
+
+def test_the_live_rule_is_the_verifiers():
+    """The standalone verifier re-implements the rule: the two agree on every case above."""
+    kickoff = datetime(2026, 11, 21, 19, 45, tzinfo=UTC)
+    for made in (-10 * H, -1.0, 0.0, 2 * H):
+        for signed in (-9 * H, -1.0, 0.0, 5 * H, None):
+            mine = ledger.not_live_reasons(
+                [kickoff.timestamp() + made],
+                [np.nan if signed is None else kickoff.timestamp() + signed],
+                [kickoff.timestamp()],
+            )[0]
+            theirs = verifier.live_reason(
+                kickoff + timedelta(seconds=made),
+                None if signed is None else kickoff + timedelta(seconds=signed),
+                kickoff,
+            )
+            assert mine == theirs, (made, signed)
 
 
 PICK = {
@@ -424,27 +529,6 @@ def test_malformed_signing_keys_are_refused(encoded):
 NOW_ELSEWHERE = datetime(2026, 3, 29, 1, 30, tzinfo=timezone(timedelta(hours=-5)))
 
 
-def _outcome_entries_before(pick_ids, published, status, profit, closing_odds, clv, settled_at):
-    """``outcome_entries`` as it was written row by row (commit 8f37d01): the bytes the rewrite
-    a column at a time must keep."""
-    tail = f'"settledAt":"{ledger.instant(settled_at)}",'
-    kinds = {"won": ledger.SETTLED, "lost": ledger.SETTLED, "void": ledger.VOIDED}
-    entries = []
-    for pick_id, cited, state, gain, closing, value in zip(
-        pick_ids, published, status, profit, closing_odds, clv, strict=True
-    ):
-        quoted = ["null" if x is None else f'"{ledger.decimal(x)}"' for x in (closing, value)]
-        entries.append(
-            (
-                f'{{"closingOdds":{quoted[0]},"clv":{quoted[1]},'
-                f'"pickId":{int(pick_id)},"profit":"{ledger.decimal(gain)}",'
-                f'"published":"{cited}",{tail}'
-                f'"status":"{state}","type":"{kinds[state]}"}}'
-            ).encode()
-        )
-    return entries
-
-
 ODD_NUMBERS = [
     0.0,
     -0.0,
@@ -500,10 +584,11 @@ def test_outcome_entries_keep_their_bytes_on_many_varied_outcomes():
     cited = [hashlib.sha256(str(n).encode()).hexdigest() for n in range(total)]
     status = rng.choice(["won", "lost", "void"], total).tolist()
     profit, closing, clv = column(False), column(True), column(True)
+    extra = settled_by(total, rng)
+    extra["closing_probability"] = column(True)
     for at in (datetime(2026, 11, 21, 21, 40, 59, 999999, tzinfo=UTC), NOW_ELSEWHERE):
-        fast = ledger.outcome_entries(pick_ids, cited, status, profit, closing, clv, at)
-        assert fast == _outcome_entries_before(pick_ids, cited, status, profit, closing, clv, at)
-        for index in range(0, total, 97):
+        fast = ledger.outcome_entries(pick_ids, cited, status, profit, closing, clv, at, **extra)
+        for index in range(total):
             assert fast[index] == ledger.outcome_entry(
                 pick_id=int(pick_ids[index]),
                 published=bytes.fromhex(cited[index]),
@@ -512,9 +597,21 @@ def test_outcome_entries_keep_their_bytes_on_many_varied_outcomes():
                 closing_odds=closing[index],
                 clv=clv[index],
                 settled_at=at,
+                **one_outcome(extra, index),
             )
     # Nothing but nulls, nothing at all.
-    assert ledger.outcome_entries([1], cited[:1], ["void"], [0.0], [None], [None], at) == [
+    nulls = {
+        "kickoff_at": [at],
+        "match_status": ["cancelled"],
+        "home_goals": [None],
+        "away_goals": [None],
+        "closing_bookmaker": [None],
+        "closing_probability": [None],
+        "margin_method": "power",
+        "not_live_reason": [None],
+    }
+    single = ledger.outcome_entries([1], cited[:1], ["void"], [0.0], [None], [None], at, **nulls)
+    assert single == [
         ledger.outcome_entry(
             pick_id=1,
             published=bytes.fromhex(cited[0]),
@@ -523,9 +620,11 @@ def test_outcome_entries_keep_their_bytes_on_many_varied_outcomes():
             closing_odds=None,
             clv=None,
             settled_at=at,
+            **one_outcome(nulls, 0),
         )
     ]
-    assert ledger.outcome_entries([], [], [], [], [], [], at) == []
+    empty = {name: [] if isinstance(value, list) else value for name, value in nulls.items()}
+    assert ledger.outcome_entries([], [], [], [], [], [], at, **empty) == []
 
 
 @pytest.mark.parametrize(
@@ -551,5 +650,10 @@ def test_outcome_entries_refuse_what_is_not_an_outcome(change, message):
         "closing_odds": [2.0, None],
         "clv": [0.1, None],
     }
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    extra = {
+        name: value[:2] if isinstance(value, list) else value
+        for name, value in settled_by(2).items()
+    }
     with pytest.raises(ValueError, match=message):
-        ledger.outcome_entries(**{**rows, **change}, settled_at=datetime(2026, 1, 1, tzinfo=UTC))
+        ledger.outcome_entries(**{**rows, **change}, settled_at=at, **extra)

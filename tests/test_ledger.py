@@ -3,11 +3,14 @@ code and in the database, signed checkpoints, public endpoints and proofs; the s
 verifier green on an honest history and red on each way of cooking one."""
 
 import ast
+import contextlib
 import io
 import json
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,7 @@ from models import (
     LedgerEntry,
     LedgerNode,
     LedgerSeal,
+    Match,
     Pick,
     bump_data_version,
     data_version,
@@ -28,6 +32,7 @@ from models import (
 from services.record import settling, signed_log
 from store.database import db, is_sqlite
 from tests import asserts, factories
+from tests.helpers import SHUTDOWN_POLL
 from tests.servers import gunicorn
 from tests.tsa import authority
 from tests.verifier import SCRIPT, client_fetcher, load_verifier
@@ -450,6 +455,8 @@ def test_the_verifier_is_green_on_an_honest_history_and_saves_its_checkpoint(app
         "published before kick-off": "PASS",
         "timestamps": "SKIP",
         "reveals": "PASS",
+        "outcomes": "PASS",
+        "live rule": "PASS",
         "track record": "PASS",
         "data api track record": "PASS",
     }
@@ -533,13 +540,23 @@ def test_red_when_a_pick_is_published_after_kick_off(app, clock):
 
 
 def test_red_when_a_live_pick_is_inserted_without_an_entry(app, clock):
+    """Counted while pending, the pick is red; settled, it is set apart (not in the ledger)."""
     client, key, saved = honest_run(app, clock)
     with app.app_context():
-        match = factories.match("Lambda", "Mu", kickoff=clock.now - timedelta(hours=3))
-        live_pick(match, "1x2", "home", 2.5, "B", clock.now - timedelta(days=2))
-        settling.run(7, factories.settings(), now=clock.now)
+        match = factories.match(
+            "Lambda", "Mu", kickoff=clock.now - timedelta(hours=3), status="scheduled"
+        )
+        pick = live_pick(match, "1x2", "home", 2.5, "B", clock.now - timedelta(days=2))
+        bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert verdicts["track record"] == "FAIL", details(report)
+    with app.app_context():
+        result(match)
+        settling.run(7, factories.settings(), now=clock.now)
+        stored = Pick.get_by_id(pick.id)
+        assert (stored.is_live, stored.not_live_reason) == (False, "not-in-ledger")
+    verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert not report.failed, details(report)
 
 
 def test_red_when_a_checkpoint_is_signed_with_another_key(app, clock):
@@ -652,3 +669,398 @@ def test_the_verifier_script_over_http(app, clock, tmp_path):
         assert red.returncode == 1, red.stdout
         assert "FAIL reveals:" in red.stdout
         assert json.loads(saved.read_text()) == pinned  # a red run saves nothing
+
+
+# A record that proves live-ness: outcomes record what settled them, and the live rule
+
+
+def verifier_lines(report) -> list[str]:
+    return details(report).splitlines()
+
+
+def test_outcomes_record_the_match_the_closing_line_and_the_live_rule(app, clock):
+    with app.app_context():
+        picks = history(clock)
+        found = {entry["pickId"]: entry for entry in entries() if entry["type"] != "pick.published"}
+    won, lost, void = found[picks[0].id], found[picks[1].id], found[picks[2].id]
+    assert (won["matchStatus"], won["score"]) == ("finished", {"home": 2, "away": 1})
+    assert won["kickoffAt"] == "2026-03-02T09:00:00Z"
+    assert (won["closingBookmaker"], won["marginMethod"]) == ("pinnacle", "power")
+    assert float(won["closingProbability"]) == pytest.approx(
+        Pick.get_by_id(picks[0].id).closing_probability
+    )
+    assert (won["live"], won["notLiveReason"]) == (True, None)
+    assert (lost["score"], void["matchStatus"], void["score"]) == (
+        {"home": 0, "away": 0},
+        "cancelled",
+        None,
+    )
+
+
+def import_file(app, tmp_path, name, *rows):
+    """``flask data import`` of a football-data file of ``rows``."""
+    path = tmp_path / name
+    header = "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,PSH,PSD,PSA"
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    result = app.test_cli_runner().invoke(args=["data", "import", str(path)])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_fixture_moved_before_its_pick_is_set_apart_and_the_verifier_agrees(app, clock, tmp_path):
+    """A pick published on the 26th for a match then dated the 27th; a later file brings the
+    fixture forward to the 24th with its result. The pick was made after the match's real
+    kick-off: settled, it is set apart (made-after-kickoff), never counted live, and the
+    record says so; the verifier, checkpoints pinned before the import, re-applies the rule
+    from the real kick-off and agrees (and fails, naming the pick, once the row is put back
+    among the live ones)."""
+    published_at = datetime(2026, 3, 26, 9, 0, tzinfo=UTC)
+    clock.now = published_at
+    import_file(
+        app, tmp_path, "fixtures.csv", "E0,27/03/2026,15:00,Alpha FC,Beta FC,,,,2.9,3.4,2.6"
+    )
+    with app.app_context():
+        (match,) = Match.select()
+        pick = live_pick(match, "1x2", "home", 2.9, "A", published_at)
+        assert publish([match.id], published_at) == 1
+    client = app.test_client()
+    _verdicts, report, key, latest = run_verifier(client)
+    assert not report.failed, details(report)
+    saved = [latest.note]
+
+    clock.now = datetime(2026, 3, 28, 9, 0, tzinfo=UTC)
+    import_file(
+        app, tmp_path, "results.csv", "E0,24/03/2026,15:00,Alpha FC,Beta FC,2,1,H,2.9,3.4,2.6"
+    )
+    with app.app_context():
+        assert Match.get_by_id(match.id).kickoff_at < published_at  # moved before the pick
+        settling.run(7, factories.settings(), now=clock.now)
+        stored = Pick.get_by_id(pick.id)
+        assert (stored.status, stored.is_live) == ("won", False)
+        assert stored.not_live_reason == "made-after-kickoff"
+        outcome = entries()[-1]
+        assert (outcome["live"], outcome["notLiveReason"]) == (False, "made-after-kickoff")
+        assert outcome["kickoffAt"] == "2026-03-24T15:00:00Z"
+    record = client.get("/api/track-record/by-competition-type").get_json()
+    assert sum(item["picks"] for item in record["items"]) == 0
+    assert record["setApart"]["count"] == 1
+    assert record["setApart"]["items"] == [
+        {"pickId": pick.id, "matchId": match.id, "reason": "made-after-kickoff", "status": "won"}
+    ]
+    page = client.get("/track-record", headers={"Accept": "text/html"}).get_data(as_text=True)
+    assert f"Pick {pick.id} (match {match.id}, won): made after its match had kicked off" in page
+    verdicts, report, _, _ = run_verifier(client, key.text, saved)
+    assert not report.failed, details(report)
+    assert f"set apart, as the record says: pick {pick.id} (made-after-kickoff)" in details(report)
+
+    with app.app_context():  # the row put back among the live ones
+        Pick.update(is_live=True, not_live_reason=None).where(Pick.id == pick.id).execute()
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(client, key.text, saved)
+    assert verdicts["live rule"] == verdicts["track record"] == "FAIL", details(report)
+    assert f"pick {pick.id} (made-after-kickoff) is not listed as set apart" in details(report)
+
+
+def test_a_pick_written_into_the_database_on_a_played_match_is_not_live(app, clock):
+    """Without the signing key: a live A pick on the winning side of a match that finished
+    days ago, its seal, a ledger entry claiming a kick-off next week and the tree nodes, all
+    written straight into the database. The worker's scheduled checkpoint signs it and
+    settlement settles it, but first signed after the real kick-off, it is set apart; the
+    verifier names it, and fails once the row is made to count."""
+    client, key, saved = honest_run(app, clock)
+    with app.app_context():
+        played = factories.match(
+            "Lambda", "Mu", kickoff=clock.now - timedelta(days=3), goals=(3, 0), odds=CLOSING
+        )
+        made = played.kickoff_at - timedelta(days=1)  # claimed: the day before the match
+        pick_id = Pick.insert(
+            match=played.id,
+            market="1x2",
+            selection="home",
+            bookmaker="pinnacle",
+            odds=2.8,
+            probability=0.45,
+            edge=0.26,
+            rating="A",
+            data_quality=0.9,
+            is_live=True,
+            created_at=made,
+        ).execute()
+        pick = Pick.get_by_id(pick_id)
+        salt = bytes(range(32))
+        body = entries_engine.published_entry(
+            {**pick.__data__, "match_id": played.id},
+            salt,
+            kickoff_at=clock.now + timedelta(days=7),  # invented
+            competition_type="top-flight",
+            model_version="test-1",
+        )
+        LedgerSeal.insert(
+            pick_id=pick_id, salt=salt.hex(), published_hash=merkle.leaf_hash(body).hex()
+        ).execute()
+        signed_log._append([entries_engine.PUBLISHED], [pick_id], [body], clock.now)
+        signed_log.scheduled_checkpoint(clock.now, factories.settings())
+        settling.run(7, factories.settings(), now=clock.now)
+        stored = Pick.get_by_id(pick_id)
+        assert (stored.status, stored.is_live) == ("won", False)
+        assert stored.not_live_reason == "signed-after-kickoff"
+        bump_data_version()
+    record = client.get("/api/track-record/by-competition-type").get_json()
+    assert record["setApart"]["items"][0]["pickId"] == pick_id
+    assert sum(item["won"] for item in record["items"]) == 1  # history's one live win
+    verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert not report.failed, details(report)
+    assert f"set apart, as the record says: pick {pick_id} (signed-after-kickoff)" in details(
+        report
+    )
+    with app.app_context():
+        Pick.update(is_live=True, not_live_reason=None).where(Pick.id == pick_id).execute()
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert verdicts["live rule"] == verdicts["track record"] == "FAIL", details(report)
+    assert f"pick {pick_id} (signed-after-kickoff)" in details(report)
+
+
+def test_red_when_a_score_is_edited_after_settlement(app, clock):
+    client, key, saved = honest_run(app, clock)
+    with app.app_context():
+        pick = Pick.select().where(Pick.is_live & (Pick.status == "won")).first()
+        Match.update(home_goals=0).where(Match.id == pick.match_id).execute()
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert report.failed and verdicts["outcomes"] == "FAIL", details(report)
+    assert (
+        f"pick {pick.id}: its outcome records the match's score as 2-1, "
+        f"/api/matches/{pick.match_id} shows 0-1" in details(report)
+    )
+
+
+def test_red_when_a_cancelled_match_shows_its_result(app, clock):
+    """A match set cancelled voids its pick; the match then shows a result the ledger's
+    outcome contradicts."""
+    client, key, saved = honest_run(app, clock)
+    with app.app_context():
+        pick = Pick.select().where(Pick.is_live & (Pick.status == "void")).first()
+        result(Match.get_by_id(pick.match_id), (0, 2))
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert report.failed and verdicts["outcomes"] == "FAIL", details(report)
+    assert (
+        f"pick {pick.id}: its outcome records the match's status as cancelled, "
+        f"/api/matches/{pick.match_id} shows finished" in details(report)
+    )
+
+
+def test_red_when_a_closing_probability_is_raised(app, clock):
+    client, key, saved = honest_run(app, clock)
+    with app.app_context():
+        pick = Pick.select().where(Pick.is_live & (Pick.status == "lost")).first()
+        Pick.update(closing_probability=pick.closing_probability + 0.15).where(
+            Pick.id == pick.id
+        ).execute()
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(client, key, saved)
+    assert report.failed and verdicts["track record"] == "FAIL", details(report)
+    assert "avgClosingEv is" in details(report)
+
+
+def test_an_outcome_written_before_outcomes_recorded_the_match_still_verifies(app, clock):
+    """An outcome in the form written before (status, profit, closing odds and CLV only)
+    keeps its bytes and verifies; the verifier judges it on what /api/matches/{id} shows."""
+    with app.app_context():
+        match = fixture("Nu", "Xi", T0 + timedelta(days=1))
+        pick = live_pick(match, "1x2", "away", 2.7, "B", T0)
+        publish([match.id], T0)
+        result(match, (0, 1))
+        settled_at = T0 + timedelta(days=1, hours=4)
+        Pick.update(status="won", profit=1.7, settled_at=settled_at).where(
+            Pick.id == pick.id
+        ).execute()
+        seal = LedgerSeal.get(LedgerSeal.pick_id == pick.id)
+        old = entries_engine.canonical(
+            {
+                "type": "pick.settled",
+                "pickId": pick.id,
+                "published": seal.published_hash,
+                "status": "won",
+                "profit": "1.7",
+                "closingOdds": None,
+                "clv": None,
+                "settledAt": entries_engine.instant(settled_at),
+            }
+        )
+        signed_log._append([entries_engine.SETTLED], [pick.id], [old], settled_at)
+        signed_log.checkpoint(settled_at, factories.settings())
+        clock.now = settled_at
+    client = app.test_client()
+    verdicts, report, _, _ = run_verifier(client)
+    assert not report.failed, details(report)
+    assert "judged on its answer" in details(report)
+    assert "avgClosingEv not compared" in details(report)
+    with app.app_context():  # the score then edited: the old outcome no longer follows
+        Match.update(home_goals=2).where(Match.id == match.id).execute()
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(client)
+    assert verdicts["outcomes"] == "FAIL", details(report)
+    assert f"pick {pick.id} is won, but its match finished 2-1 makes it lost" in details(report)
+
+
+def withholding(fetch):
+    """A fetcher whose server withholds every reveal."""
+
+    def fetch_withheld(path, authorized=False):
+        status, body = fetch(path, authorized)
+        if path.startswith("/api/track-record/ledger/entries"):
+            body = {**body, "items": [{**item, "reveal": None} for item in body["items"]]}
+        return status, body
+
+    return fetch_withheld
+
+
+def test_withheld_reveals_are_a_verdict(app, clock):
+    client = app.test_client()
+    with app.app_context():
+        picks = history(clock)
+    report, _, _ = verifier.verify(withholding(client_fetcher(client)), None, [], out=io.StringIO())
+    verdicts = {name: verdict for verdict, name, _ in report.verdicts}
+    assert verdicts["reveals"] == verdicts["outcomes"] == verdicts["track record"] == "FAIL"
+    assert f"pick {picks[0].id} is settled but its reveal is withheld" in details(report)
+
+
+# Whatever a server answers, the verifier gives a verdict
+
+
+def recording(fetch, answers):
+    """A fetcher that keeps every answer it reads (path → (status, body))."""
+
+    def fetch_recorded(path, authorized=False):
+        answers[path] = fetch(path, authorized)
+        return answers[path]
+
+    return fetch_recorded
+
+
+def _items(body, change):
+    return {**body, "items": [change(item) for item in body["items"]]}
+
+
+def _figures_as_text(body):
+    return _items(body, lambda item: {name: str(value) for name, value in item.items()})
+
+
+#: Ways of answering badly: path → (status, bytes) from the honest (status, JSON).
+BROKEN = {
+    "not json": lambda path, status, body: (200, b"<html>oops</html>"),
+    "cut short": lambda path, status, body: (200, json.dumps(body).encode()[:40]),
+    "null": lambda path, status, body: (200, b"null"),
+    "a list": lambda path, status, body: (200, b"[1, 2, 3]"),
+    "too deep": lambda path, status, body: (200, b"[" * 100_000 + b"]" * 100_000),
+    "errors": lambda path, status, body: (500, b"boom"),
+    "head of wrong types": lambda path, status, body: (
+        (200, json.dumps({**body, "signedNote": 42, "size": "7"}).encode())
+        if path == "/api/track-record/ledger"
+        else (status, json.dumps(body).encode())
+    ),
+    "entries without fields": lambda path, status, body: (
+        status,
+        json.dumps(
+            _items(body, lambda item: {"index": item["index"]}) if "/entries" in path else body
+        ).encode(),
+    ),
+    "entries not objects": lambda path, status, body: (
+        status,
+        json.dumps({**body, "items": [1, "two", None]} if "/entries" in path else body).encode(),
+    ),
+    "checkpoints garbage": lambda path, status, body: (
+        status,
+        json.dumps(
+            {**body, "checkpoints": [{"size": "x", "signedNote": []}]}
+            if "/entries" in path
+            else body
+        ).encode(),
+    ),
+    "reveals withheld": lambda path, status, body: (
+        status,
+        json.dumps(
+            _items(body, lambda item: {**item, "reveal": None}) if "/entries" in path else body
+        ).encode(),
+    ),
+    "reveals garbage": lambda path, status, body: (
+        status,
+        json.dumps(
+            _items(body, lambda item: {**item, "reveal": {"salt": "zz", "pick": 7}})
+            if "/entries" in path
+            else body
+        ).encode(),
+    ),
+    "matches of wrong types": lambda path, status, body: (
+        status,
+        json.dumps(
+            {"kickoffAt": 5, "status": [], "score": {"home": "2"}}
+            if path.startswith("/api/matches/")
+            else body
+        ).encode(),
+    ),
+    "matches gone": lambda path, status, body: (
+        (404, b"") if path.startswith("/api/matches/") else (status, json.dumps(body).encode())
+    ),
+    "figures as text": lambda path, status, body: (
+        status,
+        json.dumps(_figures_as_text(body) if "by-competition-type" in path else body).encode(),
+    ),
+    "proofs of wrong types": lambda path, status, body: (
+        status,
+        json.dumps({**body, "hashes": "zz"} if "/proof" in path else body).encode(),
+    ),
+}
+
+
+@contextlib.contextmanager
+def serving(answers: dict, breaking):
+    """A real HTTP server on loopback answering ``answers`` as ``breaking`` bends them (and
+    hanging up on anything it was not told of)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path not in answers:
+                self.close_connection = True
+                return  # no answer at all
+            status, body = breaking(self.path, *answers[self.path])
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL}, daemon=True
+    )
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_no_server_answer_makes_the_verifier_raise(app, clock, tmp_path, capsys):
+    client = app.test_client()
+    with app.app_context():
+        history(clock)
+    answers = {}
+    report, _, _ = verifier.verify(
+        recording(client_fetcher(client), answers), None, [], out=io.StringIO()
+    )
+    assert not report.failed, details(report)
+    assert any(path.startswith("/api/matches/") for path in answers)
+    saved = tmp_path / "checkpoints.json"
+    for name, breaking in BROKEN.items():
+        with serving(answers, breaking) as base:
+            code = verifier.main([base, "--checkpoints", str(saved), "--no-save"])
+        out = capsys.readouterr().out
+        assert code == 1, (name, out)
+        assert "\nFAIL " in "\n" + out, (name, out)
+        assert "Traceback" not in out

@@ -1,6 +1,7 @@
 """The model pipeline on real data: walk-forward through the database, refresh, backtest."""
 
 import itertools
+import json
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -14,6 +15,7 @@ from schemas.spans import Span
 from services.feeds import imports
 from services.forecasting import backtests, forecast, predictions
 from services.operations import jobs
+from services.record import settling, signed_log
 from store.database import db
 from store.schema import create_tables, drop_tables
 from tests import factories, helpers
@@ -301,3 +303,37 @@ def test_a_clock_set_before_kick_offs_never_makes_a_kicked_off_match_live(ctx):
         assert _rows(table, others) == rows, table
     made = Prediction.select().where(Prediction.match == late)
     assert [p.made_at for p in made] == [start - timedelta(days=1)] * 3  # backfilled, not live
+
+
+def test_a_prediction_run_signs_its_picks_at_once_so_they_settle_live(ctx):
+    """The run that appends a live pick signs a checkpoint in its own transaction, at its own
+    time: the pick, settled after its match, passes the live rule and its outcome says so."""
+    now = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+    odds = [
+        ("pinnacle", "1x2", s, p, False)
+        for s, p in zip(("home", "draw", "away"), (2.0, 3.6, 3.9), strict=True)
+    ]
+    odds += [
+        ("bet365", "1x2", s, p, False)
+        for s, p in zip(("home", "draw", "away"), (2.3, 3.4, 3.5), strict=True)
+    ]
+    for day in range(30, 2, -1):
+        factories.match(
+            f"T{day % 6}",
+            f"T{(day + 1) % 6}",
+            kickoff=now - timedelta(days=day),
+            goals=(day % 3, 1),
+            odds=odds,
+        )
+    kickoff = now + timedelta(days=2)
+    upcoming = factories.match("T1", "T4", status="scheduled", kickoff=kickoff, odds=odds)
+    predictions.backfill(factories.settings(), now=now)
+    pick = Pick.get((Pick.match == upcoming) & (Pick.market == "1x2"))
+    assert pick.is_live and not signed_log.unsigned()
+    assert signed_log.first_signed([pick.id]) == {pick.id: now}
+    factories.match("T1", "T4", kickoff=kickoff, goals=(2, 0), odds=odds)
+    settling.run(7, factories.settings(), now=kickoff + timedelta(hours=3))
+    settled = Pick.get_by_id(pick.id)
+    assert (settled.status, settled.is_live, settled.not_live_reason) == ("won", True, None)
+    outcome = json.loads(LedgerEntry.select().order_by(LedgerEntry.position.desc()).get().body)
+    assert (outcome["pickId"], outcome["live"], outcome["notLiveReason"]) == (pick.id, True, None)

@@ -70,6 +70,7 @@ def verify_green(client, token, saved_key=None, saved=()):
     assert not report.failed, lines
     assert verdicts["track record"] == verdicts["data api track record"] == "PASS", lines
     assert verdicts["published before kick-off"] == verdicts["reveals"] == "PASS", lines
+    assert verdicts["outcomes"] == verdicts["live rule"] == "PASS", lines
     return key, latest
 
 

@@ -14,11 +14,23 @@ checks, printing one verdict line per check and exiting 1 if any fails:
   server's O(log n) consistency proof, and the root recomputed from the entries);
 - that each pick was published in a checkpoint signed before its match kicked off (and, for a
   checkpoint carrying an RFC 3161 token, timestamped by the authority before it, ``--tsa-cert``);
-- that each revealed pick opens its commitment, and each outcome cites its published pick and
-  follows from its revealed price;
-- that the live figures recomputed from the entries (picks, won, lost, void, profit, ROI,
-  average odds and CLV) equal ``/api/track-record/by-competition-type?isLive=true`` and, with a
-  Pro token, ``/api/v1/data/track-record``.
+- that each revealed pick opens its commitment, and each outcome cites its published pick;
+- that each outcome follows from the entries alone (won, lost or void from the match status
+  and score it records and the revealed selection; profit, CLV and fair closing EV from the
+  revealed price and the closing price and probability it records), and that the kick-off,
+  status and score it records are what ``/api/matches/{id}`` shows today (an outcome written
+  before outcomes recorded them is judged on what that answer shows);
+- the live rule, applied here to every settled pick: live only if made before its match's
+  kick-off as finally known *and* first covered by a checkpoint signed strictly before that
+  kick-off; each outcome must say the same (picks that fail it are set apart, never counted);
+- that every figure of the live record recomputed from the entries (picks, won, lost, void,
+  pending, hit rate, staked, profit, ROI and its standard error, average odds, edge and CLV,
+  average fair closing EV and its standard error, maximum drawdown, longest losing streak)
+  equals ``/api/track-record/by-competition-type?isLive=true`` and, with a Pro token,
+  ``/api/v1/data/track-record``.
+
+Whatever the server answers (garbage, missing fields, wrong types, withheld reveals), each
+check ends in a verdict line; none raises.
 
 After a run where everything holds, the latest checkpoint is added to the checkpoints file, so
 the next run proves the log only grew. Needs Python 3.11+ and ``cryptography``
@@ -29,7 +41,9 @@ import argparse
 import base64
 import binascii
 import hashlib
+import http.client
 import json
+import math
 import sys
 import time
 import urllib.error
@@ -49,6 +63,26 @@ RATIO_TOLERANCE = 2e-6
 
 class Failed(Exception):
     """A check that does not hold; the message says where."""
+
+
+#: What reading a malformed answer raises (a field missing or of the wrong type, text that is
+#: not what it should be): a verdict, never a traceback.
+MALFORMED = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    UnicodeError,
+    OverflowError,
+    ZeroDivisionError,
+    RecursionError,
+)
+
+
+def malformed(error: Exception) -> str:
+    """What a malformed answer broke, for a verdict line."""
+    return f"the server's answers are malformed ({type(error).__name__}: {error})"
 
 
 # --- RFC 9162 hashing and proof verification ---------------------------------------------------
@@ -245,17 +279,36 @@ def http_fetcher(base_url: str, token: str | None = None, timeout: float = 60):
             request.add_header("Authorization", f"Bearer {token}")
         for _ in range(10):
             try:
-                with urllib.request.urlopen(request, timeout=timeout) as response:
-                    return response.status, json.loads(response.read())
-            except urllib.error.HTTPError as error:
-                if error.code == 429:
-                    time.sleep(int(error.headers.get("Retry-After", "1")))
-                    continue
-                body = error.read()
-                return error.code, json.loads(body) if body else None
+                try:
+                    with urllib.request.urlopen(request, timeout=timeout) as response:
+                        return response.status, _json(path, response.read())
+                except urllib.error.HTTPError as error:
+                    if error.code == 429:
+                        time.sleep(_retry_after(error.headers.get("Retry-After")))
+                        continue
+                    body = error.read()
+                    return error.code, _json(path, body) if body else None
+            except (OSError, http.client.HTTPException) as error:
+                raise Failed(f"GET {path} failed: {error}") from None
         raise Failed(f"{path}: still rate-limited after 10 tries")
 
     return fetch
+
+
+def _json(path, body: bytes):
+    """The JSON of an answer; Failed when it is not JSON."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        raise Failed(f"GET {path} answered something that is not JSON") from None
+
+
+def _retry_after(value) -> int:
+    """Seconds to wait from a ``Retry-After`` header: 1 to 60, 1 when unreadable."""
+    try:
+        return min(max(int(value), 1), 60)
+    except (TypeError, ValueError):
+        return 1
 
 
 def fetch_ok(fetch, path, authorized=False):
@@ -281,13 +334,15 @@ class Ledger:
     reveals: list = field(default_factory=list)
     covering: list = field(default_factory=list)  # size of the first checkpoint with each entry
     checkpoints: dict = field(default_factory=dict)  # size -> Checkpoint
+    rows: list | None = None  # examine's rows, once computed
+    matches: dict = field(default_factory=dict)  # match id -> what /api/matches/{id} shows
 
 
 class Report:
     """Verdict lines, printed as they come."""
 
-    def __init__(self, out=sys.stdout):
-        self.out = out
+    def __init__(self, out=None):
+        self.out = sys.stdout if out is None else out
         self.verdicts = []
 
     def add(self, verdict, name, detail):
@@ -301,6 +356,9 @@ class Report:
             detail = check(*args)
         except Failed as error:
             self.add("FAIL", name, str(error))
+            return False
+        except MALFORMED as error:
+            self.add("FAIL", name, malformed(error))
             return False
         if isinstance(detail, tuple):  # ("SKIP", why)
             self.add(detail[0], name, detail[1])
@@ -530,76 +588,363 @@ def check_reveals(ledger: Ledger):
     return f"{opened} reveals open their commitments; {sealed} picks still sealed before kick-off"
 
 
-def outcomes(ledger: Ledger) -> list[dict]:
-    """One row per pick, in entry order: competition type, status, stake, odds, profit, CLV;
-    Failed where an outcome does not follow from its revealed price."""
+#: The markets' winning selection for a final score (engine.markets.outcome).
+WINNERS = {
+    "1x2": lambda home, away: "home" if home > away else "draw" if home == away else "away",
+    "ou25": lambda home, away: "over" if home + away > 2 else "under",
+    "btts": lambda home, away: "yes" if home > 0 and away > 0 else "no",
+}
+#: The live rule's reasons, as outcomes name them.
+MADE_AFTER, NOT_IN_LEDGER, SIGNED_AFTER = (
+    "made-after-kickoff",
+    "not-in-ledger",
+    "signed-after-kickoff",
+)
+
+
+def moment(text) -> datetime:
+    """An ISO 8601 instant with ``Z`` (as the API writes them), to the second."""
+    if not isinstance(text, str) or not text.endswith("Z"):
+        raise Failed(f"not a UTC instant: {text!r}")
+    value = datetime.fromisoformat(text[:-1] + "+00:00").astimezone(UTC)
+    return value.replace(microsecond=0)
+
+
+def number(text, what: str) -> float:
+    """A ledger number (a decimal string) as a float; Failed when it is not one."""
+    if not isinstance(text, str):
+        raise Failed(f"{what} is not a decimal string: {text!r}")
+    value = float(text)
+    if not math.isfinite(value):
+        raise Failed(f"{what} is not finite: {text!r}")
+    return value
+
+
+def score_of(value):
+    """``(home, away)`` goals from a ``{home, away}`` object, None for null (or no goals)."""
+    if value is None:
+        return None
+    home, away = value["home"], value["away"]
+    if home is None and away is None:
+        return None
+    for goals in (home, away):
+        if type(goals) is not int or goals < 0:
+            raise Failed(f"not a score: {value!r}")
+    return home, away
+
+
+def match_today(fetch, ledger: Ledger, match_id) -> dict:
+    """What ``/api/matches/{id}`` shows of a match today: kick-off, status and score."""
+    if type(match_id) is not int:
+        raise Failed(f"not a match id: {match_id!r}")
+    if match_id not in ledger.matches:
+        status, body = fetch(f"/api/matches/{match_id}")
+        if status != 200 or not isinstance(body, dict):
+            ledger.matches[match_id] = None
+        else:
+            ledger.matches[match_id] = {
+                "kickoff": moment(body["kickoffAt"]),
+                "status": body["status"],
+                "score": score_of(body["score"]),
+            }
+    found = ledger.matches[match_id]
+    if found is None:
+        raise Failed(f"/api/matches/{match_id} does not show the match")
+    return found
+
+
+def live_reason(made: datetime, signed: datetime | None, kickoff: datetime) -> str | None:
+    """The live rule (as the service applies it when a pick settles): why a pick is not live,
+    None when it is."""
+    if not made < kickoff:
+        return MADE_AFTER
+    if signed is None or not signed < kickoff:
+        return SIGNED_AFTER
+    return None
+
+
+def examine(fetch, ledger: Ledger) -> list[dict]:
+    """One row per published pick, in entry order, re-derived from the entries alone (and what
+    ``/api/matches/{id}`` shows where an old outcome records nothing): its competition type,
+    status, stake, odds, edge, profit, CLV, fair closing EV, kick-off, whether the live rule
+    holds (``reason``) and whether its outcome says so (``claimed``), and ``problems``: every
+    way its outcome does not follow. Computed once per run."""
+    if ledger.rows is not None:
+        return ledger.rows
     rows = []
     for pick_id, pick in picks_of(ledger).items():
         entry, outcome = pick["entry"], pick["outcome"]
         reveal = ledger.reveals[pick["index"]]
-        row = {"type": entry["competitionType"], "status": "pending", "profit": None}
-        row.update(stake=None, odds=None, clv=None)
+        row = {
+            "pick_id": pick_id,
+            "type": entry["competitionType"],
+            "status": "pending",
+            "kickoff": instant(entry["kickoffAt"]),
+            "reason": None,
+            "claimed": None,
+            "problems": [],
+        }
+        row.update(stake=None, odds=None, edge=None, profit=None, clv=None, closing_ev=None)
+        row["recorded_closing"] = True
         if reveal is not None:
-            row["stake"] = float(reveal["pick"]["stake"])
-            row["odds"] = float(reveal["pick"]["odds"])
+            shown = reveal["pick"]
+            row["stake"] = number(shown["stake"], f"pick {pick_id}'s stake")
+            row["odds"] = number(shown["odds"], f"pick {pick_id}'s odds")
+            row["edge"] = number(shown["edge"], f"pick {pick_id}'s edge")
         if outcome is not None:
-            row["status"] = outcome["status"]
-            row["profit"] = float(outcome["profit"])
-            expected = {
-                "won": row["stake"] * (row["odds"] - 1.0),
-                "lost": -row["stake"],
-                "void": 0.0,
-            }[outcome["status"]]
-            if abs(row["profit"] - expected) > 1e-9:
-                raise Failed(f"pick {pick_id}'s profit does not follow from its price")
-            if outcome["closingOdds"] is not None and outcome["clv"] is not None:
-                row["clv"] = float(outcome["clv"])
-                if abs(row["odds"] / float(outcome["closingOdds"]) - 1.0 - row["clv"]) > 1e-9:
-                    raise Failed(f"pick {pick_id}'s CLV does not follow from its prices")
+            try:
+                settle_row(fetch, ledger, pick, row, reveal)
+            except Failed as error:
+                row["problems"].append(str(error))
+            except MALFORMED as error:
+                row["problems"].append(f"pick {pick_id}: {malformed(error)}")
         rows.append(row)
+    ledger.rows = rows
     return rows
 
 
+def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
+    """Fill ``row`` from a settled pick's outcome entry, re-deriving it; problems go to
+    ``row["problems"]`` (Failed for the first that stops the rest)."""
+    entry, outcome, pick_id = pick["entry"], pick["outcome"], pick["entry"]["pickId"]
+    problems = row["problems"]
+    row["status"] = outcome["status"]
+    row["profit"] = number(outcome["profit"], f"pick {pick_id}'s profit")
+    today = match_today(fetch, ledger, entry["matchId"])
+    recorded = "kickoffAt" in outcome  # outcomes written before these fields record none
+    if recorded:
+        kickoff = instant(outcome["kickoffAt"])
+        match_status, score = outcome["matchStatus"], score_of(outcome["score"])
+        for name, mine, theirs in (
+            ("kick-off", kickoff, today["kickoff"]),
+            ("status", match_status, today["status"]),
+            ("score", score, today["score"]),
+        ):
+            if mine != theirs:
+                problems.append(
+                    f"pick {pick_id}: its outcome records the match's {name} as {shown(mine)}, "
+                    f"/api/matches/{entry['matchId']} shows {shown(theirs)}"
+                )
+    else:
+        kickoff, match_status, score = today["kickoff"], today["status"], today["score"]
+    row["kickoff"] = today["kickoff"]
+    # The live rule, from the entries: made (published) and first signed before the kick-off.
+    covering = ledger.covering[pick["index"]]
+    checkpoint = ledger.checkpoints.get(covering)
+    signed = checkpoint.time if checkpoint is not None and covering > pick["index"] else None
+    row["reason"] = live_reason(instant(entry["publishedAt"]), signed, kickoff)
+    if recorded:
+        if type(outcome["live"]) is not bool:
+            raise Failed(f"pick {pick_id}'s outcome says neither live nor not")
+        row["claimed"] = None if outcome["live"] else outcome["notLiveReason"]
+        if outcome["live"] and outcome["notLiveReason"] is not None:
+            raise Failed(f"pick {pick_id}'s outcome is live with a reason not to be")
+    if reveal is None:
+        raise Failed(f"pick {pick_id} is settled but its reveal is withheld")
+    if row["stake"] <= 0 or row["odds"] <= 1.0:
+        raise Failed(f"pick {pick_id}'s revealed stake or odds cannot be bet")
+    shown_pick = reveal["pick"]
+    market, selection = shown_pick["market"], shown_pick["selection"]
+    if match_status == "finished" and score is not None:
+        if market not in WINNERS:
+            raise Failed(f"pick {pick_id} is of an unknown market {market!r}")
+        status = "won" if WINNERS[market](*score) == selection else "lost"
+    elif match_status == "cancelled" or (
+        match_status == "postponed" and instant(outcome["settledAt"]) > kickoff
+    ):
+        status = "void"
+    else:
+        status = None
+    if status != outcome["status"]:
+        problems.append(
+            f"pick {pick_id} is {outcome['status']}, but its match {match_status} "
+            f"{shown(score)} makes it {status or 'unsettled'}"
+        )
+    expected = {
+        "won": row["stake"] * (row["odds"] - 1.0),
+        "lost": -row["stake"],
+        "void": 0.0,
+    }[outcome["status"]]
+    if abs(row["profit"] - expected) > 1e-9:
+        problems.append(f"pick {pick_id}'s profit does not follow from its price")
+    closing = outcome["closingOdds"]
+    clv = outcome["clv"]
+    if closing is not None and number(closing, f"pick {pick_id}'s closing odds") > 1.0:
+        if clv is None:
+            problems.append(f"pick {pick_id} has a closing price but no CLV")
+        else:
+            row["clv"] = number(clv, f"pick {pick_id}'s CLV")
+            if abs(row["odds"] / float(closing) - 1.0 - row["clv"]) > 1e-9:
+                problems.append(f"pick {pick_id}'s CLV does not follow from its prices")
+    elif clv is not None:
+        problems.append(f"pick {pick_id} has a CLV but no closing price")
+    if "closingProbability" not in outcome:
+        row["recorded_closing"] = False
+    elif outcome["closingProbability"] is not None:
+        fair = number(outcome["closingProbability"], f"pick {pick_id}'s closing probability")
+        if not 0.0 < fair <= 1.0 or closing is None:
+            problems.append(f"pick {pick_id}'s closing probability {fair} is not one")
+        row["closing_ev"] = row["odds"] * fair - 1.0
+
+
+def shown(value) -> str:
+    """A recorded value as a verdict line writes it."""
+    if isinstance(value, datetime):
+        return f"{value:%Y-%m-%dT%H:%M:%SZ}"
+    if isinstance(value, tuple):
+        return f"{value[0]}-{value[1]}"
+    return "none" if value is None else str(value)
+
+
+def check_outcomes(fetch, ledger: Ledger):
+    """Every outcome follows from the entries, and records the match as it stands today."""
+    rows = examine(fetch, ledger)
+    problems = [problem for row in rows for problem in row["problems"]]
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise Failed("; ".join(problems[:5]) + more)
+    settled = [row for row in rows if row["status"] != "pending"]
+    old = sum(not row["recorded_closing"] for row in settled)
+    detail = f"{len(settled)} outcomes follow from their entries and match /api/matches/{{id}}"
+    if old:
+        detail += f" ({old} written before outcomes recorded the match, judged on its answer)"
+    return detail
+
+
+def check_live_rule(fetch, ledger: Ledger):
+    """Every settled pick is live only if made and first signed before its real kick-off; the
+    record says the same of each, and sets apart (never counts) those that fail."""
+    rows = [row for row in examine(fetch, ledger) if row["status"] != "pending"]
+    wrong = []
+    for row in rows:
+        mine, theirs = row["reason"], row["claimed"]
+        if mine == theirs:
+            continue
+        if theirs is None:
+            wrong.append(f"pick {row['pick_id']} is counted live, but it is not: {mine}")
+        elif mine is None:
+            wrong.append(f"pick {row['pick_id']} is set apart ({theirs}) but it is live")
+        else:
+            wrong.append(f"pick {row['pick_id']} is set apart as {theirs}, but {mine}")
+    apart = {row["pick_id"]: row["reason"] for row in rows if row["reason"] is not None}
+    answer = fetch_ok(fetch, "/api/track-record/by-competition-type?isLive=true")
+    listed = answer.get("setApart")
+    if listed is not None:
+        items = {item["pickId"]: item["reason"] for item in listed["items"]}
+        if len(items) == listed["count"]:  # the whole list is shown
+            for pick_id, reason in apart.items():
+                if items.get(pick_id) != reason:
+                    wrong.append(f"pick {pick_id} ({reason}) is not listed as set apart")
+        elif listed["count"] < len(apart):
+            wrong.append(f"{len(apart)} picks fail the live rule, the record sets apart fewer")
+    if wrong:
+        more = f" (and {len(wrong) - 5} more)" if len(wrong) > 5 else ""
+        raise Failed("; ".join(wrong[:5]) + more)
+    detail = f"{len(rows) - len(apart)} settled picks were made and signed before kick-off"
+    if apart:
+        named = ", ".join(f"pick {pick_id} ({reason})" for pick_id, reason in apart.items())
+        detail += f"; set apart, as the record says: {named}"
+    return detail
+
+
 def figures(rows) -> dict:
-    """The track record's figures of a set of picks, as the service defines them."""
+    """Every figure of the track record of a set of picks, as the service defines them (in
+    settlement order: kick-off, then pick id); None for avgClosingEv and its standard error when
+    an outcome does not record its closing probability (``"unknown"`` then)."""
+    rows = sorted(rows, key=lambda row: (row["kickoff"], row["pick_id"]))
     settled = [row for row in rows if row["status"] != "pending"]
     decided = [row for row in settled if row["status"] in ("won", "lost")]
+    won = sum(row["status"] == "won" for row in rows)
+    lost = sum(row["status"] == "lost" for row in rows)
     staked = sum(row["stake"] for row in decided)
     profit = sum(row["profit"] for row in settled)
-    clvs = [row["clv"] for row in settled if row["clv"] is not None]
+    roi = profit / staked if staked else None
+    residuals = [row["profit"] - (roi or 0.0) * row["stake"] for row in decided]
     odds = [row["odds"] for row in settled]
-    return {
+    edges = [row["edge"] for row in settled]
+    clvs = [row["clv"] for row in settled if row["clv"] is not None]
+    evs = [row["closing_ev"] for row in settled if row["closing_ev"] is not None]
+    mean_ev = sum(evs) / len(evs) if evs else None
+    cumulative = peak = drawdown = 0.0
+    for row in settled:
+        cumulative += row["profit"]
+        peak = max(peak, cumulative)
+        drawdown = max(drawdown, peak - cumulative)
+    streak = longest = 0
+    for row in decided:
+        streak = streak + 1 if row["status"] == "lost" else 0
+        longest = max(longest, streak)
+    found = {
         "picks": len(rows),
-        "won": sum(row["status"] == "won" for row in rows),
-        "lost": sum(row["status"] == "lost" for row in rows),
+        "won": won,
+        "lost": lost,
         "void": sum(row["status"] == "void" for row in rows),
         "pending": len(rows) - len(settled),
+        "hitRate": won / (won + lost) if won + lost else None,
         "staked": staked,
         "profit": profit,
-        "roi": profit / staked if staked else None,
+        "roi": roi,
+        "roiStdError": standard_error(sum(r * r for r in residuals), len(decided), staked),
         "avgOdds": sum(odds) / len(odds) if odds else None,
+        "avgEdge": sum(edges) / len(edges) if edges else None,
         "avgClv": sum(clvs) / len(clvs) if clvs else None,
+        "avgClosingEv": mean_ev,
+        "avgClosingEvStdError": standard_error(
+            sum((ev - mean_ev) ** 2 for ev in evs), len(evs), len(evs)
+        ),
+        "maxDrawdown": drawdown,
+        "longestLosingStreak": longest,
     }
+    if not all(row["recorded_closing"] for row in settled):
+        found["avgClosingEv"] = found["avgClosingEvStdError"] = "unknown"
+    return found
+
+
+def standard_error(squares, n, scale):
+    """√(squares / (n − 1) · n) / scale (the service's), None below two values."""
+    if n < 2 or not scale:
+        return None
+    return math.sqrt(squares / (n - 1) * n) / scale
+
+
+#: Figures written rounded to 2 decimals (units) on the wire; the others to 6 (ratios).
+MONEY = ("staked", "profit", "maxDrawdown")
 
 
 def compare(mine: dict, theirs: dict, where: str) -> None:
     """Failed unless the service's figures equal the recomputed ones (within wire rounding)."""
     for name, value in mine.items():
-        reported = theirs.get(name)
+        if value == "unknown":  # not recorded by the entries: not comparable
+            continue
+        if name not in theirs:
+            raise Failed(f"{where}: the answer has no {name}")
+        reported = theirs[name]
         if value is None or reported is None:
             if value != reported:
                 raise Failed(f"{where}: {name} is {reported}, the entries say {value}")
             continue
-        tolerance = MONEY_TOLERANCE if name in ("staked", "profit") else RATIO_TOLERANCE
+        if isinstance(reported, bool) or not isinstance(reported, int | float):
+            raise Failed(f"{where}: {name} is not a number: {reported!r}")
+        tolerance = MONEY_TOLERANCE if name in MONEY else RATIO_TOLERANCE
         if isinstance(value, int):
             tolerance = 0
-        if abs(value - reported) > tolerance:
+        if not abs(value - reported) <= tolerance:
             raise Failed(f"{where}: {name} is {reported}, the entries say {value}")
+
+
+def live_rows(fetch, ledger: Ledger) -> list[dict]:
+    """The picks the live record counts, by the entries and the live rule: Failed when one
+    cannot be recomputed (a settled pick without its reveal)."""
+    rows = [row for row in examine(fetch, ledger) if row["reason"] is None]
+    for row in rows:
+        if row["status"] != "pending" and row["odds"] is None:
+            raise Failed(f"pick {row['pick_id']} is settled but its reveal is withheld")
+    return rows
 
 
 def check_public_record(fetch, ledger: Ledger):
     """The public live track record, type by type, equals the entries' figures."""
-    rows = outcomes(ledger)
+    rows = live_rows(fetch, ledger)
     answer = fetch_ok(fetch, "/api/track-record/by-competition-type?isLive=true")
     for item in answer["items"]:
         kind = item["competitionType"]
@@ -608,10 +953,13 @@ def check_public_record(fetch, ledger: Ledger):
     if {row["type"] for row in rows} - known:
         raise Failed("the entries name a competition type the track record does not list")
     total = figures(rows)
-    return (
+    detail = (
         f"{total['picks']} live picks: {total['won']} won, {total['lost']} lost, "
         f"{total['void']} void, profit {total['profit']:+.2f} units, as the track record says"
     )
+    if total["avgClosingEv"] == "unknown":
+        detail += " (avgClosingEv not compared: older outcomes record no closing probability)"
+    return detail
 
 
 def check_data_record(fetch, ledger: Ledger, token):
@@ -619,7 +967,7 @@ def check_data_record(fetch, ledger: Ledger, token):
     if not token:
         return ("SKIP", "give --token (a Pro or admin token) to compare the Data API's record")
     answer = fetch_ok(fetch, "/api/v1/data/track-record", authorized=True)
-    compare(figures(outcomes(ledger)), answer["live"], "the Data API's live record")
+    compare(figures(live_rows(fetch, ledger)), answer["live"], "the Data API's live record")
     return "the Data API's live figures equal the entries'"
 
 
@@ -643,9 +991,21 @@ def write_saved(path, key: Key, notes: list[str]) -> None:
         file.write("\n")
 
 
-def verify(fetch, saved_key, saved, token=None, tsa_certificate=None, out=sys.stdout):
-    """Run every check; returns ``(report, key, latest checkpoint or None)``."""
+def verify(fetch, saved_key, saved, token=None, tsa_certificate=None, out=None):
+    """Run every check; returns ``(report, key, latest checkpoint or None)``: a verdict for
+    whatever the server answers, never an exception."""
     report = Report(out)
+    try:
+        return _verify(report, fetch, saved_key, saved, token, tsa_certificate)
+    except Failed as error:
+        report.add("FAIL", "ledger", str(error))
+    except MALFORMED as error:
+        report.add("FAIL", "ledger", malformed(error))
+    return report, None, None
+
+
+def _verify(report, fetch, saved_key, saved, token, tsa_certificate):
+    """:func:`verify`'s checks, in order."""
     head = fetch_ok(fetch, "/api/track-record/ledger")
     key_text = saved_key or head["verifierKey"]
     try:
@@ -664,6 +1024,9 @@ def verify(fetch, saved_key, saved, token=None, tsa_certificate=None, out=sys.st
     except Failed as error:
         report.add("FAIL", "checkpoint", str(error))
         return report, key, None
+    except MALFORMED as error:
+        report.add("FAIL", "checkpoint", malformed(error))
+        return report, key, None
     report.add(
         "PASS",
         "checkpoint",
@@ -678,6 +1041,8 @@ def verify(fetch, saved_key, saved, token=None, tsa_certificate=None, out=sys.st
     report.run("published before kick-off", check_before_kickoff, ledger, tsa_certificate)
     report.run("timestamps", check_timestamps, ledger, tsa_certificate)
     report.run("reveals", check_reveals, ledger)
+    report.run("outcomes", check_outcomes, fetch, ledger)
+    report.run("live rule", check_live_rule, fetch, ledger)
     report.run("track record", check_public_record, fetch, ledger)
     report.run("data api track record", check_data_record, fetch, ledger, token)
     return report, key, ledger.latest
@@ -698,7 +1063,11 @@ def main(argv=None) -> int:
     parser.add_argument("--no-save", action="store_true", help="leave the checkpoints file as is")
     args = parser.parse_args(argv)
 
-    saved_key, saved = read_saved(args.checkpoints)
+    try:
+        saved_key, saved = read_saved(args.checkpoints)
+    except (OSError, ValueError, AttributeError, TypeError) as error:
+        print(f"FAIL checkpoints file: {args.checkpoints} cannot be read ({error})")
+        return 1
     if args.key:
         if saved_key and saved_key != args.key.strip():
             print(f"FAIL key: --key differs from the pinned key {saved_key}")
@@ -714,7 +1083,7 @@ def main(argv=None) -> int:
         report, key, latest = verify(
             http_fetcher(args.base_url, args.token), saved_key, saved, args.token, certificate
         )
-    except (Failed, OSError, KeyError, ValueError) as error:
+    except (Failed, OSError) as error:  # verify() itself turns every answer into a verdict
         print(f"FAIL fetch: {error}")
         return 1
     if report.failed:

@@ -24,7 +24,8 @@ COLUMNS = (
 
 def pick_frame() -> dict:
     """Every backfilled pick as the engine's pick frame (arrays, one entry per pick)."""
-    rows = fetch_rows(Pick.select(*COLUMNS).join(Match).where(~Pick.is_live))
+    walk_forward = ~Pick.is_live & Pick.not_live_reason.is_null()  # set-apart picks are neither
+    rows = fetch_rows(Pick.select(*COLUMNS).join(Match).where(walk_forward))
     columns = list(zip(*rows, strict=True)) or [()] * len(COLUMNS)
     kickoff, pick_id, league_id, market, rating, edge, odds, stake, clv, status, profit, fair = (
         columns

@@ -1,13 +1,18 @@
 """The track record: how the picks did, live and backfilled apart, overall and by month, market,
-rating and competition type."""
+rating and competition type; the picks set apart (stored as live, failing the live rule when they
+settled) are in neither, listed on their own with their reasons."""
 
 import numpy as np
+from peewee import fn
 
 from engine import metrics
-from enums import COMPETITION_TYPES, MARKETS, PICK_RATINGS
+from enums import COMPETITION_TYPES, MARKETS, NOT_LIVE_REASONS, PICK_RATINGS
 from models import League, Match, Pick
 from services.queries import within
 from store.bulk import epoch_seconds, fetch_rows
+
+#: Set-apart picks listed by id (all are counted).
+SET_APART_LIMIT = 100
 
 COLUMNS = (
     Match.kickoff_at,
@@ -28,7 +33,7 @@ def _frame(is_live=None, since=None, until=None) -> dict:
     """The picks as arrays, in settlement order (kick-off, then id)."""
     query = Pick.select(*COLUMNS).join(Match).join(League)
     if is_live is not None:
-        query = query.where(Pick.is_live == is_live)
+        query = query.where((Pick.is_live == is_live) & Pick.not_live_reason.is_null())
     query = within(query, Match.kickoff_at, since, until).order_by(Match.kickoff_at, Pick.id)
     rows = fetch_rows(query)
     columns = list(zip(*rows, strict=True)) or [()] * len(COLUMNS)
@@ -84,6 +89,36 @@ def by_competition_type(is_live: bool = True) -> dict:
             {"competition_type": kind, **figures}
             for kind, figures in _every(COMPETITION_TYPES, grouped)
         ],
+        "set_apart": set_apart(),
+    }
+
+
+def set_apart(since=None, until=None) -> dict:
+    """The picks stored as live that failed the live rule when they settled: how many by
+    reason, and the first :data:`SET_APART_LIMIT` of them (by id) with their match and
+    reason."""
+    query = within(
+        Pick.select(Pick.id, Pick.match, Pick.not_live_reason, Pick.status)
+        .join(Match)
+        .where(Pick.not_live_reason.is_null(False)),
+        Match.kickoff_at,
+        since,
+        until,
+    )
+    grouped = query.select(Pick.not_live_reason, fn.COUNT(Pick.id)).group_by(Pick.not_live_reason)
+    counts = dict(grouped.tuples())
+    items = [
+        {"pick_id": pick_id, "match_id": match_id, "reason": reason, "status": status}
+        for pick_id, match_id, reason, status in query.order_by(Pick.id)
+        .limit(SET_APART_LIMIT)
+        .tuples()
+    ]
+    return {
+        "count": sum(counts.values()),
+        "by_reason": [
+            {"reason": reason, "count": counts.get(reason, 0)} for reason in NOT_LIVE_REASONS
+        ],
+        "items": items,
     }
 
 
@@ -115,6 +150,7 @@ def report(since=None, until=None) -> dict:
                 )
             ],
         }
+    answer["set_apart"] = set_apart(since, until)
     return answer
 
 

@@ -1,11 +1,19 @@
-"""Settlement: pending picks become won, lost or void, with their profit, closing odds and CLV."""
+"""Settlement: pending picks become won, lost or void, with their profit, closing odds and CLV.
 
-from datetime import timedelta
+A pick stored as live is checked against the live rule as it settles
+(:func:`engine.ledger.not_live_reasons`): made before its match's kick-off as finally known, and
+its ``pick.published`` entry first signed before that kick-off. One that fails (a fixture moved
+before the pick was made, an entry appended late, a row written without one) is settled but set
+apart with the reason, in the same transaction, whichever path brought its match here.
+"""
+
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from peewee import JOIN
 
 from clock import utcnow
+from engine import ledger as entries_engine
 from engine import odds as odds_engine
 from engine import settlement
 from engine.markets import MARKETS
@@ -15,6 +23,9 @@ from services.record import signed_log
 from services.webhooks import events
 from store.bulk import epoch_seconds, fetch_rows, update_rows
 from store.database import db
+
+#: Picks set apart per statement (SQLite takes at most 32,766 parameters).
+BATCH = 5000
 
 SETTLED_COLUMNS = {
     "status": "text",
@@ -53,6 +64,7 @@ def _settle(settings, now, kickoff_from) -> dict:
             Match.away_goals,
             Match.kickoff_at,
             Pick.is_live,
+            Pick.created_at,
             LedgerSeal.published_hash,  # a live pick's entry, which its outcome cites
         )
         .join(Match)
@@ -65,10 +77,11 @@ def _settle(settings, now, kickoff_from) -> dict:
     counts = {"examined": len(rows), "won": 0, "lost": 0, "void": 0, "pending": len(rows)}
     if not rows:
         return counts
-    *columns, cited = zip(*rows, strict=True)
+    *columns, made_at, cited = zip(*rows, strict=True)
     pick_id, market, selection, price, stake, match_id, status, home, away, kickoff, live = (
         np.array(column) for column in columns
     )
+    kickoff_seconds = epoch_seconds(kickoff)
     price = price.astype(float)
     decided, profit = settlement.settle(
         market,
@@ -78,7 +91,7 @@ def _settle(settings, now, kickoff_from) -> dict:
         status,
         home.astype(float),
         away.astype(float),
-        epoch_seconds(kickoff),
+        kickoff_seconds,
         now.timestamp(),
         void_after_hours=settings["VOID_AFTER_HOURS"],
     )
@@ -102,21 +115,75 @@ def _settle(settings, now, kickoff_from) -> dict:
     # when the worker sends them (a settled pick never changes again).
     published = done & live.astype(bool)
     events.emit_subjects("pick.settled", pick_id[published].astype(np.int64).tolist(), now)
+    published = np.array([value is not None for value in cited], dtype=bool)
+    reasons = _not_live(
+        pick_id, done & live.astype(bool), epoch_seconds(made_at), kickoff_seconds, published
+    )
     # Live picks are those the ledger published: their outcomes follow them into it.
-    recorded = done & np.array([value is not None for value in cited], dtype=bool)
+    recorded = done & published
+    at = np.flatnonzero(recorded).tolist()
     signed_log.record_outcomes(
         pick_id[recorded].tolist(),
-        [cited[row] for row in np.flatnonzero(recorded).tolist()],
+        [cited[row] for row in at],
         decided[recorded].tolist(),
         profit[recorded].tolist(),
         _nullable(closing[recorded]),
         _nullable(clv[recorded]),
         now,
+        kickoff_at=_instants(kickoff_seconds[recorded]),
+        match_status=status[recorded].tolist(),
+        home_goals=_goals(home[recorded]),
+        away_goals=_goals(away[recorded]),
+        closing_bookmaker=closing_book[recorded].tolist(),
+        closing_probability=_nullable(closing_probability[recorded]),
+        margin_method=settings["MARGIN_METHOD"],
+        not_live_reason=reasons[recorded].tolist(),
     )
     for state in ("won", "lost", "void"):
         counts[state] = int((decided == state).sum())
     counts["pending"] = int((~done).sum())
     return counts
+
+
+def _not_live(pick_id, checked, made_at, kickoff_at, published) -> np.ndarray:
+    """The live rule for the ``checked`` picks (settling live ones; instants in epoch seconds);
+    those that fail it are set apart with their reason (no longer live). Returns each pick's
+    reason (None: live, or not checked)."""
+    reasons = np.full(len(pick_id), None, dtype=object)
+    if not checked.any():
+        return reasons
+    ids = pick_id[checked].astype(np.int64).tolist()
+    signed = signed_log.first_signed(ids)
+    reasons[checked] = entries_engine.not_live_reasons(
+        made_at[checked],
+        [int(signed[value].timestamp()) if value in signed else np.nan for value in ids],
+        kickoff_at[checked],
+        published[checked],
+    )
+    by_reason = {}
+    for value, reason in zip(ids, reasons[checked].tolist(), strict=True):
+        if reason is not None:
+            by_reason.setdefault(reason, []).append(value)
+    for reason, chosen in by_reason.items():
+        for start in range(0, len(chosen), BATCH):
+            Pick.update(is_live=False, not_live_reason=reason).where(
+                Pick.id.in_(chosen[start : start + BATCH])
+            ).execute()
+    return reasons
+
+
+def _instants(seconds) -> list[datetime]:
+    """Epoch seconds as aware datetimes, each distinct instant made once (kick-offs repeat)."""
+    distinct, index = np.unique(seconds, return_inverse=True)
+    made = np.array(
+        [datetime.fromtimestamp(value, UTC) for value in distinct.tolist()], dtype=object
+    )
+    return made[index].tolist()
+
+
+def _goals(values) -> list:
+    """Goals as ints, None where unknown (NaN)."""
+    return [None if value != value else int(value) for value in values.astype(float).tolist()]
 
 
 def _closing(match_ids, market, selection, rows, method):

@@ -12,6 +12,7 @@ too (see ``store.schema._append_only``).
 """
 
 import base64
+import bisect
 import logging
 import secrets
 from datetime import datetime
@@ -33,7 +34,7 @@ from models import (
 )
 from services.reads import premium
 from services.record import timestamps
-from store.bulk import insert_columns
+from store.bulk import fetch_rows, insert_columns
 from store.database import db, is_sqlite
 
 log = logging.getLogger("picks.ledger")
@@ -209,9 +210,10 @@ def publish_new(match_ids, now, model_version: str) -> int:
     return len(bodies)
 
 
-def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now) -> int:
+def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now, **settled_by):
     """Append the outcome entries of settled live picks (``published``: the leaf hashes, hex,
-    of their ``pick.published`` entries); returns how many."""
+    of their ``pick.published`` entries), with what settled each (``settled_by``: the columns
+    and margin method :func:`engine.ledger.outcome_entries` takes); returns how many."""
     bodies = entries_engine.outcome_entries(
         pick_ids,
         published,
@@ -220,12 +222,45 @@ def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now)
         closing_odds,
         clv,
         now,
+        **settled_by,
     )
     kinds = [
         entries_engine.VOIDED if state == "void" else entries_engine.SETTLED for state in status
     ]
     _append(kinds, list(pick_ids), bodies, now)
     return len(bodies)
+
+
+def first_signed(pick_ids) -> dict:
+    """``{pick_id: when}``: when the first signed checkpoint covering each pick's
+    ``pick.published`` entry was signed (picks without an entry, or not yet covered, are
+    left out)."""
+    wanted = set(pick_ids)
+    published = LedgerEntry.select(LedgerEntry.pick_id, LedgerEntry.position).where(
+        LedgerEntry.kind == entries_engine.PUBLISHED
+    )
+    positions = {}
+    if len(wanted) <= BATCH:
+        positions.update(published.where(LedgerEntry.pick_id.in_(sorted(wanted))).tuples())
+    else:  # entries are not indexed by pick: one pass over the published ones, not many
+        positions.update(
+            (pick_id, position) for pick_id, position in fetch_rows(published) if pick_id in wanted
+        )
+    if not positions:
+        return {}
+    rows = list(
+        LedgerCheckpoint.select(LedgerCheckpoint.size, LedgerCheckpoint.published_at)
+        .where(LedgerCheckpoint.size > min(positions.values()))
+        .order_by(LedgerCheckpoint.size)
+        .tuples()
+    )
+    sizes = [size for size, _ in rows]
+    found = {}
+    for pick_id, position in positions.items():
+        at = bisect.bisect_right(sizes, position)
+        if at < len(rows):
+            found[pick_id] = rows[at][1]
+    return found
 
 
 def checkpoint(now: datetime, settings) -> dict | None:

@@ -48,6 +48,7 @@ DEFAULTS: dict[str, object] = {
     "JWT_SECRET_KEY": None,  # generated once into the instance folder outside production
     "ACCESS_TOKEN_EXPIRES": 3600,
     "PUBLIC_BASE_URL": None,
+    "PRO_URL": None,  # where the pages send a reader for Pro (the application's own page)
     "LOG_LEVEL": "INFO",
     "PASSWORD_HASH_METHOD": "scrypt:32768:8:1",
     "CORS_ORIGINS": "",  # browser origins allowed to call the API; none by default
@@ -193,6 +194,7 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         )
     settings["ALLOWED_HOSTS"] = host_names(settings["ALLOWED_HOSTS"])
     settings["CORS_ORIGINS"] = cors_origins(settings["CORS_ORIGINS"])
+    settings["PRO_URL"] = pro_url(settings["PRO_URL"])
     settings["WEBHOOK_ALLOWED_PORTS"] = webhook_ports(settings["WEBHOOK_ALLOWED_PORTS"])
     check_worker(settings, production)
     check_exports(settings)
@@ -374,6 +376,24 @@ def cors_origins(value) -> tuple[str, ...]:
                 f"CORS_ORIGINS must list origins such as https://app.example or * (got {origin!r})"
             )
     return origins
+
+
+def pro_url(value) -> str | None:
+    """``PRO_URL``: an ``https://`` or ``http://`` address, or a path on this site (``/pro``);
+    None when unset. Anything else (``javascript:``, a bare host) stops the service at startup,
+    as it would be a link that leads nowhere, or somewhere no page should send a reader."""
+    if not value:
+        return None
+    value = value.strip()
+    parsed = urlparse(value)
+    absolute = parsed.scheme in ("http", "https") and bool(parsed.netloc)
+    on_site = not parsed.scheme and not parsed.netloc and value.startswith("/")
+    if not (absolute or on_site) or any(char.isspace() for char in value):
+        raise ConfigError(
+            f"PRO_URL must be an http(s) address such as https://app.example/pro, or a path "
+            f"on this site such as /pro (got {value!r})"
+        )
+    return value
 
 
 def ledger_key_name(public_base_url) -> str:

@@ -23,13 +23,15 @@ SELECTIONS = tuple(name for names in MARKET_SELECTIONS.values() for name in name
 #: Pick ratings from the strongest to the weakest.
 PICK_RATINGS = ("A", "B", "C")
 PICK_STATUSES = ("pending", "won", "lost", "void")
-#: The kinds the Operations API starts, then the one only the CLI records.
+#: The kinds the Operations API starts, the one only the CLI records, the worker's checkpoints,
+#: and an admin's change to an account (``PATCH /api/admin/users/{id}``).
 OPERATION_KINDS = (
     "intelligence-refresh",
     "settlement-run",
     "calibration-run",
     "model-backfill",
     "ledger-checkpoint",
+    "user-update",
 )
 OPERATION_STATUSES = ("queued", "running", "succeeded", "failed")
 COMPARABLE_SCOPES = ("league", "teams", "global")

@@ -68,6 +68,7 @@ class TrackRecordPage(MethodView):
             page=page,
             charts=charts.for_track_record(page),
             market_names=pages.MARKET_NAMES,
+            competition_names=pages.COMPETITION_TYPE_NAMES,
             title="Track record of every pick, live and backfilled",
             description="How our football picks did: the live record (every pick published "
             "before kick-off in a signed ledger) and the walk-forward backfill, with ROI, its "

@@ -1,5 +1,5 @@
-"""Numbers as the wire writes and reads them: JSON integers and decimals only, int32 bounds, money
-and probabilities rounded."""
+"""Numbers as the wire writes and reads them: JSON integers and decimals only, int32 bounds, money,
+means of odds and probabilities rounded."""
 
 import re
 
@@ -83,9 +83,11 @@ class JsonBoolean(fields.Boolean):
 
 
 #: Decimal places on the wire: money (units staked and won) to the cent, probabilities and the
-#: ratios made of them (edges, CLV, ROI, hit rates) to a millionth. Enough for any sum a client
-#: makes, and no ``-3.9100000000000024`` from the float arithmetic behind them.
+#: ratios made of them (edges, CLV, ROI, hit rates) to a millionth, a mean of decimal odds to
+#: the hundredth a price is quoted in. Enough for any sum a client makes, and no
+#: ``-3.9100000000000024`` or ``2.7255172413793103`` from the float arithmetic behind them.
 MONEY_PLACES = 2
+ODDS_PLACES = 2
 
 
 PROBABILITY_PLACES = 6
@@ -114,6 +116,12 @@ def round_to(value, places: int):
 def money(**kwargs) -> Rounded:
     """Units staked, won or lost: written to 2 decimals."""
     return Rounded(MONEY_PLACES, **kwargs)
+
+
+def mean_odds(**kwargs) -> Rounded:
+    """A mean of decimal odds: written to 2 decimals, as prices are quoted (a price itself is
+    written as the bookmaker gave it)."""
+    return Rounded(ODDS_PLACES, **kwargs)
 
 
 def ratio(**kwargs) -> Rounded:

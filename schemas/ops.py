@@ -11,6 +11,9 @@ from enums import (
     OPERATION_KINDS,
     OPERATION_STATUSES,
     SETTLEMENT_DAYS,
+    USER_PLANS,
+    USER_ROLES,
+    USER_STATUSES,
 )
 from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field
 from schemas.ledger import CheckpointSchema
@@ -73,6 +76,15 @@ class LedgerCheckpointRequestSchema(CamelSchema):
     """A scheduled ledger checkpoint takes no parameters."""
 
 
+class UserUpdateParamsSchema(CamelSchema):
+    """An admin's change to an account: whose, and the fields the request gave."""
+
+    user_id = Integer(required=True)
+    role = enum_of(USER_ROLES)
+    plan = enum_of(USER_PLANS)
+    status = enum_of(USER_STATUSES)
+
+
 #: What each kind records as its parameters.
 PARAMS_SCHEMAS = {
     "intelligence-refresh": RefreshRequestSchema,
@@ -80,6 +92,7 @@ PARAMS_SCHEMAS = {
     "calibration-run": CalibrationRequestSchema,
     "model-backfill": BackfillRequestSchema,
     "ledger-checkpoint": LedgerCheckpointRequestSchema,
+    "user-update": UserUpdateParamsSchema,
 }
 
 
@@ -245,6 +258,23 @@ class LedgerCheckpointResultSchema(CheckpointSchema):
     )
 
 
+class AccountStandingSchema(CamelSchema):
+    """An account's role, plan and status."""
+
+    role = enum_of(USER_ROLES, required=True)
+    plan = enum_of(USER_PLANS, required=True)
+    status = enum_of(USER_STATUSES, required=True)
+
+
+class UserUpdateResultSchema(CamelSchema):
+    """The result of an admin's change to an account: its role, plan and status before and
+    after (every token of the account has the new ones from its next request)."""
+
+    user_id = Integer(required=True)
+    before = fields.Nested(AccountStandingSchema, required=True)
+    after = fields.Nested(AccountStandingSchema, required=True)
+
+
 #: Each kind's result shape.
 RESULT_SCHEMAS = {
     "intelligence-refresh": RefreshResultSchema,
@@ -252,6 +282,7 @@ RESULT_SCHEMAS = {
     "calibration-run": CalibrationResultSchema,
     "model-backfill": BackfillResultSchema,
     "ledger-checkpoint": LedgerCheckpointResultSchema,
+    "user-update": UserUpdateResultSchema,
 }
 
 

@@ -5,7 +5,7 @@ from marshmallow import fields, validate, validates_schema
 
 from enums import COMPETITION_TYPES, MARKETS, NOT_LIVE_REASONS, PICK_RATINGS, PICK_STATUSES
 from schemas.common import CamelSchema, enum_of, id_field
-from schemas.numbers import Float, Integer, money, ratio
+from schemas.numbers import Float, Integer, mean_odds, money, ratio
 from schemas.spans import DayOrInstant, check_range
 from schemas.text import CommaListBody
 
@@ -32,7 +32,7 @@ class FiguresSchema(CamelSchema):
             "makes a result noisy: about √(odds − 1) units a pick). Null below two picks."
         },
     )
-    avg_odds = fields.Float(
+    avg_odds = mean_odds(
         required=True,
         allow_none=True,
         metadata={"description": "Mean odds of the settled picks (won, lost, void)."},

@@ -165,7 +165,7 @@ def test_every_command_is_listed_and_every_listed_command_exists(app):
 
 
 #: Values for the tours' shell variables in a path: an id and a slug of the routes' own shapes.
-TOUR_VALUES = {"MATCH": "1", "OP": "1", "SLUG": "home-vs-away-2026-11-24"}
+TOUR_VALUES = {"MATCH": "1", "OP": "1", "USER_ID": "1", "SLUG": "home-vs-away-2026-11-24"}
 
 
 @pytest.mark.parametrize("document", [README, DOCS / "api-guide.md"], ids=lambda path: path.name)
@@ -177,7 +177,8 @@ def test_every_path_the_tours_call_is_a_route(app, document):
             for path in re.findall(r"\$BASE(/[^\s\"'?]*)", line):
                 for name, value in TOUR_VALUES.items():
                     path = path.replace(f"${name}", value)
-                method = "POST" if re.search(r"-X POST|\s-d\s", line) else "GET"
+                named = re.search(r"-X ([A-Z]+)", line)
+                method = named[1] if named else "POST" if re.search(r"\s-d\s", line) else "GET"
                 calls.append((method, path))
     assert len(calls) >= 8
     missing = []

@@ -268,6 +268,7 @@ def test_a_release_database_with_data_upgrades_and_every_endpoint_answers(make_a
             .replace(id_param("operation_id"), str(ids["operation_id"]))
             .replace(id_param("endpoint_id"), str(endpoint_id))
             .replace(id_param("delivery_id"), "1")
+            .replace(id_param("user_id"), "1")
             .replace("<slug:slug>", ids["slug"])
             .replace("<name>", "not-found")
             .replace("<path:filename>", "none.css")

@@ -29,6 +29,25 @@ def test_money_is_written_to_the_cent_and_ratios_to_a_millionth():
     assert str(pick["edge"]) == "0.0"  # never "-0.0"
 
 
+def test_a_mean_of_odds_is_written_to_two_decimals_like_a_price():
+    figures = FiguresSchema(only=("avg_odds",)).dump({"avg_odds": 2.7255172413793103})
+    assert figures == {"avgOdds": 2.73}
+    assert FiguresSchema(only=("avg_odds",)).dump({"avg_odds": None}) == {"avgOdds": None}
+
+
+def test_every_mean_of_odds_or_money_in_the_track_record_is_rounded(client):
+    """No float of the figures (track record, Data API, backtests, exports) is written as it
+    was computed: each is money (2), a mean of odds (2) or a ratio (6)."""
+    spec = client.get("/openapi.json").get_json()
+    figures = spec["components"]["schemas"]["Figures"]["properties"]
+    numbers = {name: field for name, field in figures.items() if "number" in field["type"]}
+    assert "avgOdds" in numbers and "roi" in numbers
+    said = {name: field["description"] for name, field in numbers.items()}
+    unrounded = [name for name, description in said.items() if "Rounded to" not in description]
+    assert unrounded == []
+    assert "Rounded to 2 decimals." in figures["avgOdds"]["description"]
+
+
 def test_webhook_payloads_round_like_answers():
     data = PickSettledDataSchema(only=("profit",)).dump({"profit": -3.9100000000000024})
     assert data == {"profit": -3.91}

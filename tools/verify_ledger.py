@@ -56,7 +56,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 PAGE = 1000
-#: Money is rounded to 2 decimals on the wire, ratios to 6.
+#: Money and mean odds are rounded to 2 decimals on the wire, ratios to 6.
 MONEY_TOLERANCE = 0.0051
 RATIO_TOLERANCE = 2e-6
 
@@ -907,8 +907,9 @@ def standard_error(squares, n, scale):
     return math.sqrt(squares / (n - 1) * n) / scale
 
 
-#: Figures written rounded to 2 decimals (units) on the wire; the others to 6 (ratios).
-MONEY = ("staked", "profit", "maxDrawdown")
+#: Figures written rounded to 2 decimals on the wire (units, and mean odds as prices are
+#: quoted); the others to 6 (ratios).
+TWO_PLACES = ("staked", "profit", "maxDrawdown", "avgOdds")
 
 
 def compare(mine: dict, theirs: dict, where: str) -> None:
@@ -925,7 +926,7 @@ def compare(mine: dict, theirs: dict, where: str) -> None:
             continue
         if isinstance(reported, bool) or not isinstance(reported, int | float):
             raise Failed(f"{where}: {name} is not a number: {reported!r}")
-        tolerance = MONEY_TOLERANCE if name in MONEY else RATIO_TOLERANCE
+        tolerance = MONEY_TOLERANCE if name in TWO_PLACES else RATIO_TOLERANCE
         if isinstance(value, int):
             tolerance = 0
         if not abs(value - reported) <= tolerance:

@@ -69,10 +69,11 @@ def wants_html() -> bool:
 
 
 def render(template: str, status: int = 200, policy: str = POLICY, **context):
-    """A page as a response: the template rendered with the shared styles, as HTML under its
-    Content-Security-Policy."""
+    """A page as a response: the template rendered with the shared styles, the base of its links
+    and where a reader gets Pro (``PRO_URL``), as HTML under its Content-Security-Policy."""
     headers = {"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy}
-    body = render_template(template, css=CSS, base=base_url(), **context)
+    pro_url = current_app.config["PRO_URL"]
+    body = render_template(template, css=CSS, base=base_url(), pro_url=pro_url, **context)
     return make_response(body, status, headers)
 
 

@@ -1,4 +1,4 @@
-"""Users as operators see them: the admin listing and the CLI's create and update."""
+"""Users as operators see them: the admin listing and change, the CLI's create and update."""
 
 from clock import utcnow
 from enums import USER_PLANS, USER_ROLES, USER_STATUSES
@@ -64,10 +64,30 @@ def update(email, role=None, plan=None, status=None) -> User:
     user = User.by_email(normalise_email(email))
     if user is None:
         raise CommandError(f"no user has the email {email!r}")
-    changes = {"role": role, "plan": plan, "status": status}
-    for name, value in changes.items():
-        if value is not None:
-            setattr(user, name, value)
-    user.updated_at = utcnow()
-    user.save()
+    change(user, role=role, plan=plan, status=status)
     return user
+
+
+def get(user_id: int) -> User:
+    """The user with ``user_id``, or NotFound."""
+    return User.get_or_raise(user_id, "User")
+
+
+def change(user: User, role=None, plan=None, status=None, now=None) -> dict:
+    """Give ``user`` the role, plan and status given (keeping its own where None) and save it;
+    ``{user_id, before, after}``, each a ``{role, plan, status}``. Every token of the account
+    has the new ones from its next request: they are read from the database at each one."""
+    _check(role=role, plan=plan, status=status)
+    before = standing(user)
+    changed = {"role": role, "plan": plan, "status": status, "updated_at": now or utcnow()}
+    changed = {name: value for name, value in changed.items() if value is not None}
+    for name, value in changed.items():
+        setattr(user, name, value)
+    # Only these columns: a password changed meanwhile (its hash, its token stamp) is kept.
+    user.save(only=[User._meta.fields[name] for name in changed])
+    return {"user_id": user.id, "before": before, "after": standing(user)}
+
+
+def standing(user: User) -> dict:
+    """The user's role, plan and status."""
+    return {"role": user.role, "plan": user.plan, "status": user.status}

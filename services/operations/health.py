@@ -45,7 +45,15 @@ def _freshness(kind, setting, settings, now):
     age = now - last.finished_at
     hours = settings[setting]
     word = "ok" if age <= timedelta(hours=hours) else "degraded"
-    return word, f"last succeeded {int(age.total_seconds() // 60)} minutes ago (limit {hours} h)"
+    return (
+        word,
+        f"last succeeded {counted(int(age.total_seconds() // 60), 'minute')} ago (limit {hours} h)",
+    )
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 minute``, ``2 minutes``, ``0 minutes``: a count with its noun in the right number."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _worker(settings, now):

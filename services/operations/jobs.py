@@ -1,5 +1,6 @@
-"""Operations: long-running jobs (refresh, settlement, calibration, backfill) recorded with their
-outcome. The Operations API and the CLI call the same functions here.
+"""Operations: long-running jobs (refresh, settlement, calibration, backfill) and admins' changes
+to accounts, recorded with their outcome. The Operations API, the admin API and the CLI call the
+same functions here.
 
 Each run is a row: created queued, marked running, then succeeded with its result or failed with
 its error. The work runs in its own transaction, so a failure rolls the work back but the record
@@ -19,6 +20,7 @@ from models import Operation
 from schemas.common import dump_known
 from schemas.ops import PARAMS_SCHEMAS, RESULT_SCHEMAS
 from services import routes
+from services.accounts import users
 from services.forecasting import calibration_runs, predictions
 from services.record import settling
 from services.webhooks import events
@@ -188,6 +190,23 @@ def backfill(settings, rebuild=False, by=None, progress=None, now=None) -> dict:
             now,
         )
     )
+
+
+def update_user(user_id: int, changes: dict, by=None, now=None):
+    """Change an account's role, plan or status (``changes``: any of them), recorded as a
+    ``user-update`` operation with who asked; the user as changed. NotFound is raised before
+    anything is recorded; a change that fails is recorded, then OperationFailed."""
+    user = users.get(user_id)
+    operation = run(
+        "user-update",
+        {"user_id": user_id, **changes},
+        lambda: users.change(user, **changes, now=now),
+        by,
+        now,
+    )
+    if operation.status == "failed":
+        raise OperationFailed(f"Operation {operation.id} failed: {operation.error}")
+    return users.get(user_id)
 
 
 def get(operation_id: int, settings, now=None) -> dict:

@@ -31,6 +31,13 @@ EV_BIN_WIDTH = 0.025
 EV_RANGE = (-0.2, 0.2)
 
 MARKET_NAMES = {"1x2": "Match result", "ou25": "Over/under 2.5 goals", "btts": "Both teams score"}
+#: How a page names each competition type (the wire's slugs are for programs).
+COMPETITION_TYPE_NAMES = {
+    "top-flight": "Top flights",
+    "lower-league": "Lower leagues",
+    "cup": "Cups",
+    "international": "Internationals",
+}
 SELECTION_NAMES = {
     "draw": "Draw",
     "over": "Over 2.5",

@@ -17,12 +17,19 @@ from peewee import DatabaseError
 
 from config import ledger_key_name
 from engine import notes
-from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS, USER_PLANS, USER_ROLES, USER_STATUSES
+from enums import (
+    CALIBRATION_DAYS,
+    DATA_SOURCES,
+    SETTLEMENT_DAYS,
+    USER_PLANS,
+    USER_ROLES,
+    USER_STATUSES,
+)
 from errors import AppError, CommandError
 from schemas.auth import RegisterSchema
 from schemas.ops import OperationResultSchema
 from services.accounts import users
-from services.feeds import demo_world, imports, replay
+from services.feeds import demo_world, imports, names, replay
 from services.forecasting import price_cubes
 from services.operations import jobs
 from services.record import signed_log
@@ -368,6 +375,78 @@ def data_import(files):
     click.echo(f"total: {_describe(total)}")
     if failed:
         raise click.ClickException(f"{len(failed)} of {len(files)} files could not be imported")
+
+
+@data_group.command("sync")
+@click.option("--source", type=click.Choice(DATA_SOURCES), help="One source (default: all).")
+def data_sync(source):
+    """Sync the live sources now: fetch, store, predict and publish, settle."""
+    try:
+        operation = jobs.data_sync(
+            source, current_app.config, now=current_app.extensions["clock"]()
+        )
+    except AppError as error:
+        _fail(CommandError(error.detail))
+    click.echo(f"operation {operation['id']} {operation['kind']}: {operation['status']}")
+    if operation["status"] == "failed":
+        raise click.ClickException(operation["error"])
+    _kind, result = jobs.result(operation["id"], current_app.config)
+    for report in result["sources"]:
+        click.echo(
+            f"{report['source']}: {report['calls']} calls, {report['unchanged']} unchanged, "
+            f"{report['matches_new']} matches new, {report['matches_updated']} updated, "
+            f"{report['odds_stored']} odds stored, {report['rejected']} rejected, "
+            f"{report['credits_spent']} credits spent"
+        )
+        for line in report["skipped"]:
+            click.echo(f"{report['source']}: skipped: {line}")
+        for line in report["errors"]:
+            click.echo(f"{report['source']}: error: {line}", err=True)
+        for row in report["rejected_rows"]:
+            click.echo(f"{row['url']}:{row['line']}: rejected: {row['reason']}", err=True)
+    _unmatched(names.unmatched(source))
+    click.echo(
+        f"predicted {result['predicted']}, published {result['published']}, "
+        f"closing lines {result['closing_lines']}, settled {result['settled']}"
+    )
+
+
+def _unmatched(found) -> None:
+    for name in found:
+        click.echo(
+            f"unmatched: {name['source']} {name['country']} {name['name']!r} "
+            "(flask data teams map SOURCE COUNTRY NAME --team ID | --new)"
+        )
+
+
+@data_group.group("teams", cls=Commands, invoke_without_command=True)
+@click.option("--source", type=click.Choice(DATA_SOURCES))
+@click.pass_context
+def data_teams(ctx, source):
+    """List the team names a source gave that map to no stored team."""
+    if ctx.invoked_subcommand is None:
+        found = names.unmatched(source)
+        _unmatched(found)
+        click.echo(f"{len(found)} unmatched")
+
+
+@data_teams.command("map")
+@click.argument("source", type=click.Choice(DATA_SOURCES))
+@click.argument("country", type=TEXT)
+@click.argument("name", type=TEXT)
+@click.option("--team", "team_id", type=int, help="The stored team's id.")
+@click.option("--new", is_flag=True, help="A team the service does not know yet.")
+def data_teams_map(source, country, name, team_id, new):
+    """Map a source's name of a team (in COUNTRY) to a stored team, or to a new one."""
+    if (team_id is None) == (not new):
+        raise click.UsageError("give --team ID or --new")
+    try:
+        mapped = names.map_name(
+            source, country, name, team_id, new, current_app.extensions["clock"]()
+        )
+    except (AppError, CommandError) as error:
+        _fail(CommandError(getattr(error, "detail", str(error))))
+    click.echo(f"{source} {country} {name!r} → team {mapped['team_id']} {mapped['team']!r}")
 
 
 def _data_lines(path) -> int:

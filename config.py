@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 
 from cryptography.fernet import Fernet
 
-from engine import notes
+from engine import footballdata, notes, oddsapi
 from enums import MARGIN_METHODS
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
@@ -104,6 +104,26 @@ DEFAULTS: dict[str, object] = {
     "SCHEDULE_LEDGER_CHECKPOINT": "*/10 * * * *",
     "SCHEDULE_SETTLEMENT_LAST_DAYS": 7,
     "SCHEDULE_CALIBRATION_WINDOW_DAYS": 90,
+    # The live sources (docs/operations.md, Live data) and the worker's syncs of them.
+    "FOOTBALL_DATA_URL": None,  # the site, a mirror or a local folder; the source is off if unset
+    "FOOTBALL_DATA_LEAGUES": "E0,E1,SP1,D1,I1,F1",
+    "FOOTBALL_DATA_NEW_LEAGUES": "",  # codes such as USA,BRA: new_league_fixtures.csv's rows
+    "FOOTBALL_DATA_SEASONS": "",  # folders such as 2324; the current season's when empty
+    "ODDS_API_KEY": None,  # The Odds API's key; the source is off without one
+    "ODDS_API_URL": "https://api.the-odds-api.com",
+    "ODDS_API_SPORTS": "",  # sport:Div pairs; the top leagues' when empty
+    "ODDS_API_REGIONS": "uk,eu",
+    "ODDS_API_MARKETS": "h2h,totals",
+    "ODDS_API_MONTHLY_CREDITS": 500,
+    "ODDS_API_HORIZON_HOURS": 48,
+    "SOURCE_TIMEOUT": 20.0,
+    "SOURCE_RETRIES": 3,
+    "SOURCE_BACKOFF": 1.0,
+    "SOURCE_MAX_WAIT": 60.0,
+    "SOURCE_MAX_AGE_HOURS": 6,
+    "SCHEDULE_DATA_SYNC": "*/30 * * * *",
+    "SCHEDULE_DATA_SYNC_NEAR": "*/5 * * * *",
+    "DATA_SYNC_NEAR_HOURS": 3,
     # Webhooks.
     "WEBHOOK_MAX_ENDPOINTS": 5,
     "WEBHOOK_ALLOW_PRIVATE": False,  # development and tests only; refused in production
@@ -198,6 +218,7 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
     settings["WEBHOOK_ALLOWED_PORTS"] = webhook_ports(settings["WEBHOOK_ALLOWED_PORTS"])
     check_worker(settings, production)
     check_exports(settings)
+    check_sources(settings)
     settings["RATELIMIT_KEY_PREFIX"] = "picks"
     settings["JWT_ACCESS_TOKEN_EXPIRES"] = settings["ACCESS_TOKEN_EXPIRES"]
     settings["MAX_CONTENT_LENGTH"] = 1024 * 1024
@@ -297,6 +318,41 @@ def check_worker(settings, production: bool) -> None:
             raise ConfigError(f"{name} must be at least 1")
     if settings["WORKER_MAX_SILENCE_SECONDS"] < 60:  # the schedule runs once a minute
         raise ConfigError("WORKER_MAX_SILENCE_SECONDS must be at least 60")
+
+
+def check_sources(settings) -> None:
+    """Refuse live-source settings that cannot work: an unknown league or sport pairing, a
+    market The Odds API sync does not read, a negative budget or retry count."""
+    unknown = [
+        code.strip()
+        for code in settings["FOOTBALL_DATA_LEAGUES"].split(",")
+        if code.strip() and code.strip() not in footballdata.DIVISIONS
+    ]
+    if unknown:
+        raise ConfigError(f"FOOTBALL_DATA_LEAGUES names unknown divisions: {', '.join(unknown)}")
+    known_new = set(footballdata.NEW_LEAGUE_CODES.values())
+    unknown = [
+        code.strip()
+        for code in settings["FOOTBALL_DATA_NEW_LEAGUES"].split(",")
+        if code.strip() and code.strip() not in known_new
+    ]
+    if unknown:
+        raise ConfigError(
+            f"FOOTBALL_DATA_NEW_LEAGUES names unknown leagues: {', '.join(unknown)} "
+            f"(one of {', '.join(sorted(known_new))})"
+        )
+    try:
+        oddsapi.sports(settings["ODDS_API_SPORTS"])
+    except ValueError as exc:
+        raise ConfigError(f"ODDS_API_SPORTS: {exc}") from None
+    markets = {m.strip() for m in settings["ODDS_API_MARKETS"].split(",") if m.strip()}
+    if not markets or not markets <= set(oddsapi.MARKETS):
+        raise ConfigError(f"ODDS_API_MARKETS must name some of {', '.join(oddsapi.MARKETS)}")
+    for name in ("ODDS_API_MONTHLY_CREDITS", "SOURCE_RETRIES", "ODDS_API_HORIZON_HOURS"):
+        if settings[name] < 0:
+            raise ConfigError(f"{name} must not be negative")
+    if settings["SOURCE_TIMEOUT"] <= 0:
+        raise ConfigError("SOURCE_TIMEOUT must be positive")
 
 
 def check_exports(settings) -> None:

@@ -32,6 +32,7 @@ OPERATION_KINDS = (
     "model-backfill",
     "ledger-checkpoint",
     "user-update",
+    "data-sync",
 )
 OPERATION_STATUSES = ("queued", "running", "succeeded", "failed")
 COMPARABLE_SCOPES = ("league", "teams", "global")
@@ -57,7 +58,16 @@ LEDGER_KINDS = ("pick.published", "pick.settled", "pick.voided")
 #: Why a pick stored as live is set apart when it settles (engine.ledger.not_live_reasons).
 NOT_LIVE_REASONS = ("made-after-kickoff", "not-in-ledger", "signed-after-kickoff")
 HEALTH_STATES = ("ok", "degraded", "down")
-HEALTH_SERVICES = ("database", "rate-limit-storage", "settlement", "calibration", "worker")
+#: The live sources a sync fetches (``services.feeds.sources``).
+DATA_SOURCES = ("football-data", "the-odds-api")
+HEALTH_SERVICES = (
+    "database",
+    "rate-limit-storage",
+    "settlement",
+    "calibration",
+    "worker",
+    *DATA_SOURCES,
+)
 USAGE_STATES = ("ok", "warning", "exceeded")
 
 #: The goal models: which one made a goal-model forecast (market-implied ratings, else

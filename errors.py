@@ -63,6 +63,12 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "Match not open",
         "The match is finished or cancelled, so its intelligence can no longer be refreshed.",
     ),
+    "source-not-configured": (
+        409,
+        "Source not configured",
+        "A data sync of a live source that is unknown or not configured (no base URL, no API "
+        "key), or of every source while none is.",
+    ),
     "webhook-limit-reached": (
         409,
         "Webhook limit reached",
@@ -209,6 +215,12 @@ class MatchNotOpen(AppError):
     """A refresh of a match that is finished or cancelled."""
 
     problem = "match-not-open"
+
+
+class SourceNotConfigured(AppError):
+    """A data sync of a source that is not configured."""
+
+    problem = "source-not-configured"
 
 
 class WebhookLimitReached(AppError):

@@ -500,6 +500,64 @@ class WorkerBeat(BaseModel):
     beat_at = UTCDateTimeField()
 
 
+class SourceFetch(BaseModel):
+    """What a source's URL last answered: its validators (``ETag``, ``Last-Modified``) for the
+    next conditional request, and a digest of the body, so an unchanged answer stores nothing."""
+
+    url = CharField(max_length=1024, unique=True)
+    etag = CharField(max_length=255, null=True)
+    last_modified = CharField(max_length=64, null=True)
+    digest = CharField(max_length=64, null=True)  # SHA-256 of the last body stored
+    fetched_at = UTCDateTimeField()
+
+
+class SourceState(BaseModel):
+    """One live source's standing: its last success and error, and the credits it spent this
+    month (The Odds API charges per call; football-data.co.uk costs nothing)."""
+
+    source = CharField(max_length=32, unique=True)
+    last_success_at = UTCDateTimeField(null=True)
+    last_error_at = UTCDateTimeField(null=True)
+    last_error = TextField(null=True)
+    period = DateField(null=True)  # the first day of the month the credits count in
+    credits_spent = IntegerField(default=0)  # by this service, this month
+    credits_remaining = IntegerField(null=True)  # as the source's last answer said
+    credits_used = IntegerField(null=True)  # as the source's last answer said
+    backoff_until = UTCDateTimeField(null=True)  # a 429's Retry-After: no call before it
+
+
+class TeamAlias(BaseModel):
+    """How one source names a stored team in one country (``team`` null: not matched yet, for
+    an operator to map; records naming it are held back, never stored under a new team)."""
+
+    source = CharField(max_length=32)
+    country = CharField(max_length=64)
+    name = CharField(max_length=TEAM_NAME_MAX)
+    team = ForeignKeyField(Team, null=True, on_delete="CASCADE", index=False)
+    first_seen_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("source", "country", "name"), True),)
+
+
+class PriceSeen(BaseModel):
+    """A pre-match price as the sources showed it over time: one row per run of one price of one
+    bookmaker's selection, with when it was first and last seen. The latest one seen before
+    kick-off is the service's own closing line."""
+
+    match = ForeignKeyField(Match, on_delete="CASCADE", index=False)
+    bookmaker = CharField(max_length=32)
+    market = CharField(max_length=8, choices=_choices(MARKETS))
+    selection = CharField(max_length=8, choices=_choices(SELECTIONS))
+    price = DoubleField()
+    source = CharField(max_length=32)
+    first_seen_at = UTCDateTimeField()
+    last_seen_at = UTCDateTimeField()
+
+    class Meta:
+        indexes = ((("match", "market", "bookmaker", "selection", "first_seen_at"), True),)
+
+
 def data_version() -> int:
     """The current data version (0 before anything was stored).
 

@@ -7,6 +7,7 @@ from flask.views import MethodView
 from schemas.ops import (
     RESULT_SCHEMAS,
     CalibrationRequestSchema,
+    DataSyncRequestSchema,
     HealthSchema,
     OperationResultSchema,
     OperationSchema,
@@ -35,7 +36,7 @@ class ServiceHealth(MethodView):
     @blp.response(200, HealthSchema)
     @blp.doc(operationId="getServiceHealth")
     def get(self):
-        """Database, rate-limit storage, result freshness and the worker, with latencies"""
+        """Database, rate-limit storage, result freshness, the worker and each live source"""
         return health.report(
             settings(), ratelimits.storage_health, time.monotonic() - started_at(), now()
         )
@@ -71,6 +72,17 @@ class CalibrationRuns(MethodView):
     def post(self, body):
         """Score the published probabilities of the last N days against the closing odds"""
         return jobs.calibrate(body["window_days"], settings(), current_viewer(), now())
+
+
+@blp.route("/operations/data-syncs")
+class DataSyncs(MethodView):
+    @blp.arguments(DataSyncRequestSchema, required=False)
+    @blp.response(200, OperationSchema)
+    @blp.problems(409, "source-not-configured")
+    @blp.doc(operationId="startDataSync")
+    def post(self, body):
+        """Sync the live sources now: fetch, store, predict and publish, settle"""
+        return jobs.data_sync(body["source"], settings(), current_viewer(), now())
 
 
 @blp.route(f"/operations/{id_param('operation_id')}")

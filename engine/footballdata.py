@@ -252,7 +252,10 @@ def _pair(cells: dict[str, str], home: str, away: str) -> tuple[int | None, int 
 
 
 def parse(
-    text: str, default_kickoff: time = DEFAULT_KICKOFF, today: date | None = None
+    text: str,
+    default_kickoff: time = DEFAULT_KICKOFF,
+    today: date | None = None,
+    divisions: dict[str, LeagueRecord] | None = None,
 ) -> ParsedFile:
     """Parse one football-data.co.uk CSV into match records, rejected rows and counts.
 
@@ -276,8 +279,10 @@ def parse(
     closing) with any leg blank, not a decimal number in ASCII digits, not above 1.0 or above
     ``PRICE_MAX`` is dropped whole and its non-blank cells counted in ``prices_skipped``; the
     row still loads. Raises FootballDataError when the header is missing, is not CSV or lacks
-    one of Div, Date, HomeTeam, AwayTeam.
+    one of Div, Date, HomeTeam, AwayTeam. ``divisions`` are the codes known (``DIVISIONS``
+    unless given).
     """
+    divisions = DIVISIONS if divisions is None else divisions
     lines = io.StringIO(text.removeprefix("\ufeff"), newline="")
     try:
         header = _cells(next(lines, ""))
@@ -317,7 +322,7 @@ def parse(
             row = row + [""] * (width - len(row))
         cells = {name: row[i].strip() if i is not None else "" for name, i in columns}
         try:
-            day, match = _read_row(cells, kickoffs, line, default_kickoff, latest)
+            day, match = _read_row(cells, kickoffs, line, default_kickoff, latest, divisions)
         except _RowError as error:
             parsed.rejected.append(RejectedRow(line, str(error)))
             continue
@@ -341,12 +346,83 @@ def parse(
     return parsed
 
 
+#: The countries of football-data's "new leagues" (``new_league_fixtures.csv``, one league
+#: each) and the code their leagues are stored under, as the site's own files name them; and
+#: those whose season is a calendar year (stored as "2024").
+NEW_LEAGUE_CODES = {
+    "Argentina": "ARG",
+    "Austria": "AUT",
+    "Brazil": "BRA",
+    "China": "CHN",
+    "Denmark": "DNK",
+    "Finland": "FIN",
+    "Ireland": "IRL",
+    "Japan": "JPN",
+    "Mexico": "MEX",
+    "Norway": "NOR",
+    "Poland": "POL",
+    "Romania": "ROU",
+    "Russia": "RUS",
+    "Sweden": "SWE",
+    "Switzerland": "SWZ",
+    "USA": "USA",
+}
+CALENDAR_YEAR_LEAGUES = frozenset({"ARG", "BRA", "CHN", "FIN", "IRL", "JPN", "NOR", "SWE", "USA"})
+
+
+def parse_new_leagues(text: str, today: date | None = None) -> ParsedFile:
+    """Parse football-data's ``new_league_fixtures.csv`` (``Country,League,Date,Time,Home,
+    Away,PSH,…``): each country's league stored under its code (``NEW_LEAGUE_CODES``), named as
+    the file names it; a calendar-year league's season is its year. Rows of a country not
+    known are rejected; otherwise as :func:`parse`."""
+    lines = text.removeprefix("\ufeff").splitlines(keepends=True)
+    if not lines:
+        raise FootballDataError("The file is empty: no header row.")
+    header = [name.strip() for name in _cells(lines[0].rstrip("\r\n"))]
+    missing = [name for name in ("Country", "League", "Home", "Away") if name not in header]
+    if missing:
+        raise FootballDataError(f"Not a new-leagues file: no {', '.join(missing)} column.")
+    country, league = header.index("Country"), header.index("League")
+    divisions = {}
+    for written in lines[1:]:
+        try:
+            row = _cells(written.rstrip("\r\n"))
+        except csv.Error:
+            continue  # parse reports the line itself
+        if len(row) > max(country, league):
+            code = NEW_LEAGUE_CODES.get(row[country].strip())
+            if code is not None and code not in divisions:
+                name = row[league].strip()[:100] or code
+                divisions[code] = LeagueRecord(code, name, row[country].strip(), "top-flight")
+    renamed = ["Div" if name == "Country" else name for name in header]
+    renamed = [{"Home": "HomeTeam", "Away": "AwayTeam"}.get(name, name) for name in renamed]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(renamed)
+    for written in lines[1:]:
+        try:
+            row = _cells(written.rstrip("\r\n"))
+        except csv.Error:
+            out.write(written.rstrip("\r\n") + "\n")  # kept as it was, for parse to refuse
+            continue
+        if len(row) > country:
+            row[country] = NEW_LEAGUE_CODES.get(row[country].strip(), row[country])
+        writer.writerow(row)
+    parsed = parse(out.getvalue(), today=today, divisions=divisions)
+    for match in parsed.matches:
+        if match.league.code in CALENDAR_YEAR_LEAGUES:
+            match.season = str(match.kickoff_at.astimezone(SOURCE_TIMEZONE).year)
+    return parsed
+
+
 def _cells(line: str) -> list[str]:
     """The cells of one line of CSV (none for a blank line); csv.Error if it cannot be split."""
     return next(csv.reader((line,)), [])
 
 
-def _read_row(cells, kickoffs, line, default_kickoff, latest) -> tuple[date, MatchRecord]:
+def _read_row(
+    cells, kickoffs, line, default_kickoff, latest, divisions
+) -> tuple[date, MatchRecord]:
     """The match of one row (its used cells, stripped) and its UK date; _RowError if unusable."""
     for name in REQUIRED_COLUMNS:
         if not cells[name]:
@@ -357,7 +433,7 @@ def _read_row(cells, kickoffs, line, default_kickoff, latest) -> tuple[date, Mat
             character, kind = hidden
             raise _RowError(f"{name} {_shown(cells[name])} holds U+{ord(character):04X}, {kind}")
     code = cells["Div"]
-    league = DIVISIONS.get(code)
+    league = divisions.get(code)
     if league is None:
         raise _RowError(f"Div {_shown(code)} is not a known division")
     home_team, away_team = cells["HomeTeam"], cells["AwayTeam"]

@@ -5,6 +5,7 @@ from marshmallow import Schema, fields, validate
 
 from enums import (
     CALIBRATION_DAYS,
+    DATA_SOURCES,
     HEALTH_SERVICES,
     HEALTH_STATES,
     MARKETS,
@@ -15,7 +16,7 @@ from enums import (
     USER_ROLES,
     USER_STATUSES,
 )
-from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field
+from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field, one_of
 from schemas.ledger import CheckpointSchema
 from schemas.numbers import Integer
 
@@ -85,6 +86,20 @@ class UserUpdateParamsSchema(CamelSchema):
     status = enum_of(USER_STATUSES)
 
 
+class DataSyncRequestSchema(CamelSchema):
+    """Which live source to sync."""
+
+    source = one_of(
+        DATA_SOURCES,
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "enum": list(DATA_SOURCES),
+            "description": "One source; every configured one when absent.",
+        },
+    )
+
+
 #: What each kind records as its parameters.
 PARAMS_SCHEMAS = {
     "intelligence-refresh": RefreshRequestSchema,
@@ -93,6 +108,7 @@ PARAMS_SCHEMAS = {
     "model-backfill": BackfillRequestSchema,
     "ledger-checkpoint": LedgerCheckpointRequestSchema,
     "user-update": UserUpdateParamsSchema,
+    "data-sync": DataSyncRequestSchema,
 }
 
 
@@ -275,6 +291,74 @@ class UserUpdateResultSchema(CamelSchema):
     after = fields.Nested(AccountStandingSchema, required=True)
 
 
+class UnmatchedNameSchema(CamelSchema):
+    """A team name a source gave that maps to no stored team yet (`flask data teams map`)."""
+
+    source = fields.String(required=True)
+    country = fields.String(required=True)
+    name = fields.String(required=True)
+
+
+class RejectedRowSchema(CamelSchema):
+    """A row or event a sync did not store, and why."""
+
+    url = fields.String(
+        required=True, metadata={"description": "Where it came from (without an API key)."}
+    )
+    line = Integer(required=True, allow_none=True)
+    reason = fields.String(required=True)
+
+
+class SourceSyncSchema(CamelSchema):
+    """What a sync did with one source."""
+
+    source = enum_of(DATA_SOURCES, required=True)
+    calls = Integer(required=True, metadata={"description": "Requests made."})
+    unchanged = Integer(
+        required=True, metadata={"description": "Answers with nothing new (304, or the same body)."}
+    )
+    matches_new = Integer(required=True)
+    matches_updated = Integer(required=True)
+    odds_stored = Integer(required=True)
+    prices_changed = Integer(
+        required=True, metadata={"description": "Upcoming matches whose prices moved."}
+    )
+    rejected = Integer(required=True)
+    rejected_rows = fields.List(
+        fields.Nested(RejectedRowSchema),
+        required=True,
+        metadata={"description": "The first 20 of them."},
+    )
+    contradictions = Integer(
+        required=True, metadata={"description": "Results contradicting a stored one (kept)."}
+    )
+    held_back = Integer(
+        required=True, metadata={"description": "Records naming a team not mapped yet."}
+    )
+    unmatched = fields.List(fields.Nested(UnmatchedNameSchema), required=True)
+    credits_spent = Integer(required=True)
+    credits_remaining = Integer(required=True, allow_none=True)
+    skipped = fields.List(fields.String(), required=True)
+    errors = fields.List(fields.String(), required=True)
+
+
+class DataSyncResultSchema(CamelSchema):
+    """The result of a data sync."""
+
+    synced_at = UTCDateTime(required=True)
+    sources = fields.List(fields.Nested(SourceSyncSchema), required=True)
+    closing_lines = Integer(
+        required=True,
+        metadata={"description": "Kicked-off matches given the service's own closing line."},
+    )
+    predicted = Integer(required=True)
+    published = Integer(
+        required=True, metadata={"description": "Live picks published into the ledger."}
+    )
+    settled = Integer(required=True)
+    checkpoint_size = Integer(required=True, allow_none=True)
+
+
 #: Each kind's result shape.
 RESULT_SCHEMAS = {
     "intelligence-refresh": RefreshResultSchema,
@@ -283,6 +367,7 @@ RESULT_SCHEMAS = {
     "model-backfill": BackfillResultSchema,
     "ledger-checkpoint": LedgerCheckpointResultSchema,
     "user-update": UserUpdateResultSchema,
+    "data-sync": DataSyncResultSchema,
 }
 
 

@@ -20,7 +20,11 @@ from models import (
     Operation,
     Pick,
     Prediction,
+    PriceSeen,
+    SourceFetch,
+    SourceState,
     Team,
+    TeamAlias,
     UsageCounter,
     User,
     WebhookEndpoint,
@@ -48,6 +52,10 @@ TABLES = [
     Delivery,
     *LEDGER_TABLES,
     WorkerBeat,
+    SourceFetch,
+    SourceState,
+    TeamAlias,
+    PriceSeen,
 ]
 
 

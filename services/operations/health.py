@@ -1,5 +1,5 @@
-"""Health of what the service depends on: database, rate-limit storage, fresh results, and a
-worker running the schedule."""
+"""Health of what the service depends on: database, rate-limit storage, fresh results, a
+worker running the schedule, and each configured live source."""
 
 import threading
 import time
@@ -10,6 +10,7 @@ from peewee import SQL, DatabaseError, InterfaceError
 
 from clock import utcnow
 from models import Operation, WorkerBeat
+from services.feeds import names, sources
 from store.database import db, open_database
 
 #: The operation kinds whose recency the health report watches → their maximum-age setting.
@@ -69,6 +70,58 @@ def _worker(settings, now):
     return word, f"a worker last ran the schedule {age} s ago (limit {limit} s)"
 
 
+def _source(source, settings, now):
+    """A live source: its last success against ``SOURCE_MAX_AGE_HOURS``, its last error, its
+    credits (with the month's projection) and the team names it gave that map to no team."""
+    row = sources.state(source)
+    limit = timedelta(hours=settings["SOURCE_MAX_AGE_HOURS"])
+    parts, word = [], "ok"
+    if row.last_success_at is None:
+        word = "degraded"
+        parts.append("no sync has succeeded yet")
+    else:
+        age = now - row.last_success_at
+        if age > limit:
+            word = "degraded"
+        parts.append(
+            f"last success {int(age.total_seconds() // 60)} minutes ago "
+            f"(limit {settings['SOURCE_MAX_AGE_HOURS']} h)"
+        )
+    if row.last_error_at is not None:
+        if row.last_success_at is None or row.last_error_at >= row.last_success_at:
+            word = "degraded"
+        minutes = int((now - row.last_error_at).total_seconds() // 60)
+        parts.append(f"last error {minutes} minutes ago: {row.last_error[:300]}")
+    if source == "the-odds-api":
+        budget = settings["ODDS_API_MONTHLY_CREDITS"]
+        spent = sources.spent_this_month(row, now)
+        projected = _projection(spent, now)
+        left = "unknown" if row.credits_remaining is None else row.credits_remaining
+        parts.append(
+            f"credits: {spent} of {budget} spent this month, {left} left on the account, "
+            f"{projected} projected by the month's end"
+        )
+        if projected > budget:
+            parts.append("the budget stops the calls before then")
+    if row.backoff_until is not None and row.backoff_until > now:
+        word = "degraded"
+        parts.append(f"asked to wait until {row.backoff_until.isoformat()}")
+    unmatched = len(names.unmatched(source))
+    if unmatched:
+        word = "degraded"
+        parts.append(f"{unmatched} team names unmatched (flask data teams)")
+    return word, "; ".join(parts)
+
+
+def _projection(spent: int, now) -> int:
+    """Credits spent by the month's end at this month's pace so far."""
+    start = sources.month_start(now)
+    following = (start.replace(day=28) + timedelta(days=4)).replace(day=1)
+    elapsed = (now.date() - start).days + now.hour / 24 + now.minute / 1440
+    total = (following - start).days
+    return spent if elapsed <= 0 else round(spent * total / elapsed)
+
+
 def report(settings, rate_limit_storage, uptime_seconds: float, now=None) -> dict:
     """Each dependency's status and latency, and the overall status: ok, degraded or down.
 
@@ -83,6 +136,10 @@ def report(settings, rate_limit_storage, uptime_seconds: float, now=None) -> dic
         for kind, (name, setting) in FRESHNESS.items()
     ]
     checks.append(("worker", lambda: _worker(settings, now)))
+    checks += [
+        (source, lambda source=source: _source(source, settings, now))
+        for source in sources.configured(settings)
+    ]
     for name, check in checks:
         status, detail, latency = _timed(check)
         services.append({"name": name, "status": status, "latency_ms": latency, "detail": detail})

@@ -8,6 +8,7 @@ of the failure stays. Parameters and results are stored through their schemas, s
 JSON is the wire format and reads back as the same Python values.
 """
 
+import contextlib
 import logging
 import time
 from datetime import timedelta
@@ -21,6 +22,7 @@ from schemas.common import dump_known
 from schemas.ops import PARAMS_SCHEMAS, RESULT_SCHEMAS
 from services import routes
 from services.accounts import users
+from services.feeds import sync
 from services.forecasting import calibration_runs, predictions
 from services.record import settling
 from services.webhooks import events
@@ -35,10 +37,11 @@ UNFINISHED = ("queued", "running")
 SHOWN_RESULTS = frozenset({"calibration-run"})
 
 
-def run(kind: str, params: dict, work, created_by=None, now=None) -> Operation:
+def run(kind: str, params: dict, work, created_by=None, now=None, atomic=True) -> Operation:
     """Record and run ``work()`` as an operation of ``kind``; returns the finished record.
 
     ``now`` is when it starts (the system clock's time if None): its timing is measured from it.
+    ``atomic=False`` runs work that opens its own transactions (a sync fetches with none open).
     """
     operation = Operation.create(
         kind=kind,
@@ -47,19 +50,20 @@ def run(kind: str, params: dict, work, created_by=None, now=None) -> Operation:
         created_by=created_by,
         created_at=now or utcnow(),
     )
-    return execute(operation, work, now)
+    return execute(operation, work, now, atomic)
 
 
-def execute(operation: Operation, work, now=None) -> Operation:
-    """Run ``work()`` for a queued ``operation`` and record how it ended, with the
-    ``operation.completed`` event in the same transaction as the record's final state."""
+def execute(operation: Operation, work, now=None, atomic=True) -> Operation:
+    """Run ``work()`` for a queued ``operation`` (in one transaction unless ``atomic`` is
+    False) and record how it ended, with the ``operation.completed`` event in the same
+    transaction as the record's final state."""
     clocked = now is not None
     operation.status, operation.started_at = "running", now or utcnow()
     operation.save()
     started = time.perf_counter()
     kind = operation.kind
     try:
-        with writing():
+        with writing() if atomic else contextlib.nullcontext():
             result = dump_known(RESULT_SCHEMAS[kind](), work())
     except Exception as exc:  # an operation records every failure (and its trace), never loses it
         log.exception("operation %s (%s) failed", operation.id, kind)
@@ -207,6 +211,22 @@ def update_user(user_id: int, changes: dict, by=None, now=None):
     if operation.status == "failed":
         raise OperationFailed(f"Operation {operation.id} failed: {operation.error}")
     return users.get(user_id)
+
+
+def data_sync(source, settings, by=None, now=None, policy=None) -> dict:
+    """Sync the live sources (one, or every configured one): CommandError for a source not
+    configured, before anything is recorded; a failure of the sync itself is recorded."""
+    sync.check_source(source, settings)
+    return describe(
+        run(
+            "data-sync",
+            {"source": source},
+            lambda: sync.run(settings, now or utcnow(), source, policy),
+            by,
+            now,
+            atomic=False,
+        )
+    )
 
 
 def get(operation_id: int, settings, now=None) -> dict:

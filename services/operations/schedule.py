@@ -13,9 +13,13 @@ worker's lock for its kind, so two runs of one kind never overlap. A scheduled r
 or running while nobody holds its kind's lock (its worker died) is handed back by :func:`tick`
 to be run again: :func:`execute` runs a run only while it is unfinished.
 
-The jobs: settlement (``SCHEDULE_SETTLEMENT``), calibration (``SCHEDULE_CALIBRATION``) and
-the ledger's checkpoint (``SCHEDULE_LEDGER_CHECKPOINT``), which runs only when entries were
-appended since the latest checkpoint: its ``wanted`` lets an instant pass without a run.
+The jobs: settlement (``SCHEDULE_SETTLEMENT``), calibration (``SCHEDULE_CALIBRATION``), the
+ledger's checkpoint (``SCHEDULE_LEDGER_CHECKPOINT``), which runs only when entries were
+appended since the latest checkpoint: its ``wanted`` lets an instant pass without a run, and
+the data sync of the live sources: regularly (``SCHEDULE_DATA_SYNC``) and, while a stored
+match kicks off within ``DATA_SYNC_NEAR_HOURS``, more often (``SCHEDULE_DATA_SYNC_NEAR``); both
+only when a source is configured. The two share the ``data-sync`` kind, so they never overlap
+and one instant is one run.
 
 **Adding a job**: give it an operation kind (``enums.OPERATION_KINDS`` with its schemas in
 ``schemas/ops.py``) and append a :class:`Job` to ``JOBS`` naming its schedule setting (in
@@ -32,6 +36,7 @@ from peewee import DatabaseError
 
 from models import Operation, WorkerBeat
 from schemas.ops import PARAMS_SCHEMAS
+from services.feeds import sources, sync
 from services.forecasting import calibration_runs
 from services.operations import jobs
 from services.record import settling, signed_log
@@ -57,6 +62,7 @@ class Job:
     params: Callable[[dict], dict]  # its parameters, from the settings
     work: Callable[[dict, dict, object], dict]  # (params, settings, now) → its result
     wanted: Callable[[dict, object], bool] | None = None  # (settings, now) → anything to do?
+    atomic: bool = True  # False: the work opens its own transactions (a sync's fetches)
 
 
 JOBS = (
@@ -80,6 +86,25 @@ JOBS = (
         # Operations that append sign their own checkpoint; this one signs what any left
         # unsigned (one that failed after appending, a publication outside an operation).
         lambda settings, now: signed_log.unsigned(),
+    ),
+    Job(
+        "data-sync",
+        "SCHEDULE_DATA_SYNC",
+        lambda settings: {"source": None},
+        lambda params, settings, now: sync.run(settings, now, params["source"]),
+        lambda settings, now: bool(sources.configured(settings)),
+        atomic=False,
+    ),
+    Job(
+        "data-sync",
+        "SCHEDULE_DATA_SYNC_NEAR",
+        lambda settings: {"source": None},
+        lambda params, settings, now: sync.run(settings, now, params["source"]),
+        lambda settings, now: (
+            bool(sources.configured(settings))
+            and sync.kickoff_near(now, timedelta(hours=settings["DATA_SYNC_NEAR_HOURS"]))
+        ),
+        atomic=False,
     ),
 )
 
@@ -165,5 +190,5 @@ def execute(operation_id: int, settings, now) -> dict | None:
         return None
     job = next(job for job in JOBS if job.kind == operation.kind)
     params = PARAMS_SCHEMAS[operation.kind]().load(operation.params)
-    finished = jobs.execute(operation, lambda: job.work(params, settings, now), now)
+    finished = jobs.execute(operation, lambda: job.work(params, settings, now), now, job.atomic)
     return jobs.describe(finished)

@@ -27,7 +27,8 @@ RETRIED = frozenset({429, 500, 502, 503, 504})
 #: The most a source's body may weigh: the largest football-data file is well under 1 MiB.
 MAX_BODY_BYTES = 32 * 1024 * 1024
 
-USER_AGENT = "sports-pick-service (+https://github.com/)"
+#: How the sync names itself to a source (as the webhooks do to a receiver).
+USER_AGENT = "sports-pick-service-sync/1"
 
 
 class FetchError(Exception):

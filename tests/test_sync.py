@@ -322,7 +322,7 @@ def test_odds_api_names_are_mapped_never_a_silent_duplicate_and_credits_stay_in_
             assert report["credits_spent"] == 2 and report["credits_remaining"] == 98
             checked = health.report(app.config, lambda: ("ok", "memory"), 1.0, friday)
             entry = next(s for s in checked["services"] if s["name"] == "the-odds-api")
-            assert "1 team names unmatched" in entry["detail"]
+            assert "1 team name unmatched" in entry["detail"]
             assert "credits: 2 of 5 spent this month" in entry["detail"]
 
             forest = Team.get(Team.name == "Nott'm Forest")
@@ -489,48 +489,59 @@ def test_the_odds_api_same_answer_writes_nothing(make_app, football_data, waits)
 def test_gunicorn_and_the_worker_show_upcoming_matches_with_the_syncs_picks(
     app, football_data, tmp_path
 ):
-    """Real processes: gunicorn and the worker on one frozen Friday, football-data served
-    locally; the worker's first minute syncs, and the landing page shows the weekend's matches
-    with the picks the sync alone made."""
+    """Real processes: gunicorn and the worker on one frozen Friday, football-data and The Odds
+    API served locally; the worker's first minute syncs both, and the landing page shows the
+    weekend's matches with the picks the sync alone made."""
     (friday, files), *_ = sync_world.week()
     _serve(football_data, files, friday)
     with app.app_context():
         create_tables()
-    sources_env = {
-        "FROZEN_NOW": friday.isoformat(),
-        "FOOTBALL_DATA_URL": football_data.base,
-        "FOOTBALL_DATA_LEAGUES": "E0",
-        "FOOTBALL_DATA_SEASONS": "2324",
-        "WORKER_QUEUE_URL": f"sqlite:///{tmp_path / 'queue.db'}",
-    }
-    with servers.gunicorn(app, target="tests.frozen_wsgi:app", **sources_env) as (base, env):
-        worker_process = subprocess.Popen(
-            [sys.executable, "-m", "tests.frozen_worker"],
-            cwd=servers.ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            deadline = time.monotonic() + 150  # the worker's first minute, then the sync
-            while time.monotonic() < deadline:
-                with app.app_context():
-                    if Pick.select().where(Pick.is_live).exists():
-                        break
-                time.sleep(1)
-            request = urllib.request.Request(f"{base}/", headers={"Accept": "text/html"})
-            with urllib.request.urlopen(request, timeout=30) as answer:
-                page = answer.read().decode()
-        finally:
-            worker_process.terminate()
-            output = worker_process.communicate(timeout=30)[0].decode()
-        assert not servers.traceback_in(output), servers.traceback_in(output)
+    with OddsApiServer(key=KEY) as odds:
+        odds.events["soccer_epl"] = _odds_events(files)
+        sources_env = {
+            "FROZEN_NOW": friday.isoformat(),
+            "FOOTBALL_DATA_URL": football_data.base,
+            "FOOTBALL_DATA_LEAGUES": "E0",
+            "FOOTBALL_DATA_SEASONS": "2324",
+            "ODDS_API_URL": odds.base,
+            "ODDS_API_KEY": KEY,
+            "ODDS_API_SPORTS": "soccer_epl:E0",
+            "ODDS_API_REGIONS": "uk",
+            "WORKER_QUEUE_URL": f"sqlite:///{tmp_path / 'queue.db'}",
+        }
+        with servers.gunicorn(app, target="tests.frozen_wsgi:app", **sources_env) as (base, env):
+            worker_process = subprocess.Popen(
+                [sys.executable, "-m", "tests.frozen_worker"],
+                cwd=servers.ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+            try:
+                deadline = time.monotonic() + 150  # the worker's first minute, then the sync
+                while time.monotonic() < deadline:
+                    with app.app_context():
+                        if Pick.select().where(Pick.is_live).exists():
+                            break
+                    time.sleep(1)
+                request = urllib.request.Request(f"{base}/", headers={"Accept": "text/html"})
+                with urllib.request.urlopen(request, timeout=30) as answer:
+                    page = answer.read().decode()
+            finally:
+                worker_process.terminate()
+                output = worker_process.communicate(timeout=30)[0].decode()
+            assert not servers.traceback_in(output), servers.traceback_in(output)
+        assert odds.used > 0  # the worker's sync asked The Odds API too, and paid for it
     assert "No match is scheduled" not in page
     assert "Newcastle vs West Ham" in page
     assert 'class="rating r' in page  # a pick the sync made, shown (A sealed as "locked")
     with app.app_context():
         operation = Operation.get(Operation.kind == "data-sync")
         assert operation.status == "succeeded" and operation.scheduled_for == friday
+        reports = {report["source"]: report for report in operation.result["sources"]}
+        assert set(reports) == {"football-data", "the-odds-api"}
+        assert all(not report["errors"] for report in reports.values()), reports
+        assert reports["the-odds-api"]["creditsSpent"] > 0  # stored as the wire writes it
         live = list(Pick.select().where(Pick.is_live))
         assert live and all(_signed_before_kickoff(pick) for pick in live)
 

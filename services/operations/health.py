@@ -84,14 +84,14 @@ def _source(source, settings, now):
         if age > limit:
             word = "degraded"
         parts.append(
-            f"last success {int(age.total_seconds() // 60)} minutes ago "
+            f"last success {counted(int(age.total_seconds() // 60), 'minute')} ago "
             f"(limit {settings['SOURCE_MAX_AGE_HOURS']} h)"
         )
     if row.last_error_at is not None:
         if row.last_success_at is None or row.last_error_at >= row.last_success_at:
             word = "degraded"
         minutes = int((now - row.last_error_at).total_seconds() // 60)
-        parts.append(f"last error {minutes} minutes ago: {row.last_error[:300]}")
+        parts.append(f"last error {counted(minutes, 'minute')} ago: {row.last_error[:300]}")
     if source == "the-odds-api":
         budget = settings["ODDS_API_MONTHLY_CREDITS"]
         spent = sources.spent_this_month(row, now)
@@ -109,7 +109,7 @@ def _source(source, settings, now):
     unmatched = len(names.unmatched(source))
     if unmatched:
         word = "degraded"
-        parts.append(f"{unmatched} team names unmatched (flask data teams)")
+        parts.append(f"{counted(unmatched, 'team name')} unmatched (flask data teams)")
     return word, "; ".join(parts)
 
 

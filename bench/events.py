@@ -26,7 +26,7 @@ from bench.common import ROOT, commit, free_port, machine, parse_arguments, stop
 from clock import utcnow
 from engine.markets import MARKETS
 from models import Delivery, Event, League, Match, OddsQuote, Pick, Team, User, WebhookEndpoint
-from services.record import settling
+from services.record import settling, signed_log
 from services.webhooks import deliveries, events, sealing
 from services.webhooks.endpoints import new_secret
 from store.bulk import insert_rows
@@ -53,8 +53,10 @@ ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 """
 
 
-def world(picks: int):
-    """``picks`` pending live picks on finished matches with closing odds, and a Pro user."""
+def world(picks: int, settings):
+    """``picks`` pending live picks on finished matches with closing odds, and a Pro user: made
+    a day before kick-off, published in the ledger and signed then, so settlement counts them
+    live (the live rule sets apart a live pick without a signed entry from before kick-off)."""
     league = League.create(code="BENCH", name="Bench", country="Benchland", competition_type="cup")
     teams = [Team.create(name=f"Team {n}", country="Benchland") for n in range(2)]
     kickoff = utcnow() - timedelta(days=1)
@@ -120,7 +122,7 @@ def world(picks: int):
                     "B",
                     0.9,
                     True,
-                    kickoff,
+                    kickoff - timedelta(days=1),
                     1.0,
                     "pending",
                 )
@@ -138,18 +140,23 @@ def world(picks: int):
                 for name in names
             ],
         )
+        made = kickoff - timedelta(days=1)
+        signed_log.publish_new(match_ids, made, "bench")
+        signed_log.checkpoint(made, settings)
     return User.create(email="bench@example.com", password_hash="x", plan="pro")
 
 
 def reset():
     with db.atomic():
-        Pick.update(status="pending", profit=None, settled_at=None).execute()
+        Pick.update(
+            status="pending", profit=None, settled_at=None, is_live=True, not_live_reason=None
+        ).execute()
         Event.delete().execute()
 
 
 def bench_settlement(settings, picks: int, rounds: int):
     """Settle ``picks`` live picks with and without an endpoint subscribed, alternately."""
-    user = world(picks)
+    user = world(picks, settings)
     endpoint = WebhookEndpoint.create(
         user=user,
         url="http://127.0.0.1:9/",

@@ -61,7 +61,9 @@ def create_app(overrides=None):
             app.config["EXPORT_SEND_TIMEOUT"],
         ),
         password_hasher=PasswordHasher(
-            app.config["PASSWORD_HASH_METHOD"], app.config["PASSWORD_HASH_CONCURRENCY"]
+            app.config["PASSWORD_HASH_METHOD"],
+            app.config["PASSWORD_HASH_CONCURRENCY"],
+            app.config["PASSWORD_HASH_QUEUE"],
         ),
     )
     hooks.configure_logging(app.config["LOG_LEVEL"])

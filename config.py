@@ -59,6 +59,8 @@ DEFAULTS: dict[str, object] = {
     "DATABASE_STATEMENT_TIMEOUT": 10.0,  # 0: none (long one-off commands)
     "READINESS_CACHE_SECONDS": 1.0,  # how long /readyz keeps its verdict (one probe connection)
     "PASSWORD_HASH_CONCURRENCY": 2,
+    # sign-ins and registrations that may wait for a hashing turn; more are a 503 at once
+    "PASSWORD_HASH_QUEUE": 2,
     "RATELIMIT_ENABLED": True,
     "RATELIMIT_STORAGE_URI": "memory://",
     "RATELIMIT_STORAGE_TIMEOUT": 1.0,
@@ -205,6 +207,8 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         raise ConfigError(f"ACCESS_TOKEN_EXPIRES must be at least {MIN_TOKEN_SECONDS} seconds")
     if settings["PASSWORD_HASH_CONCURRENCY"] < 1:
         raise ConfigError("PASSWORD_HASH_CONCURRENCY must be at least 1")
+    if settings["PASSWORD_HASH_QUEUE"] < 0:
+        raise ConfigError("PASSWORD_HASH_QUEUE must be at least 0")
     if not 1 <= settings["RATELIMIT_IPV6_PREFIX"] <= 128:
         raise ConfigError("RATELIMIT_IPV6_PREFIX must be a prefix length from 1 to 128")
     if settings["MARGIN_METHOD"] not in MARGIN_METHODS:

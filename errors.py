@@ -126,6 +126,14 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "Service unavailable",
         "The database cannot be reached. `Retry-After` gives the seconds to wait.",
     ),
+    "sign-ins-busy": (
+        503,
+        "Sign-ins busy",
+        "As many sign-ins and registrations as the server hashes passwords for at once are "
+        "running, and as many are waiting: this one was refused before its password was read, so "
+        "a flood of them never holds the threads that serve everyone else. `Retry-After` gives "
+        "the seconds to wait.",
+    ),
     "schema-outdated": (
         503,
         "Schema outdated",
@@ -288,6 +296,19 @@ class ServiceUnavailable(AppError):
     def __init__(self, retry_after=5):
         super().__init__(
             "The database cannot be reached right now.",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
+class SignInsBusy(AppError):
+    """Every password-hashing turn is taken and the queue for them is full."""
+
+    problem = "sign-ins-busy"
+
+    def __init__(self, retry_after=1):
+        super().__init__(
+            "The server is hashing as many passwords as it may, with as many waiting: try again "
+            "in a moment.",
             headers={"Retry-After": str(retry_after)},
         )
 

@@ -13,12 +13,17 @@ blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Register 
 NO_STORE = {"Cache-Control": "no-store"}
 
 
+#: What a 503 of a call that hashes a password may be: its own, or any call's.
+BUSY = ("sign-ins-busy", "service-unavailable", "schema-outdated")
+
+
 @blp.route("/register")
 class Register(MethodView):
     @blp.access(REGISTER)
     @blp.arguments(RegisterSchema)
     @blp.response(200, SessionSchema)
     @blp.problems(409, "email-taken")
+    @blp.problems(503, *BUSY)
     @blp.doc(operationId="register")
     def post(self, body):
         """Create an account (user, free, active) and sign it in"""
@@ -32,6 +37,7 @@ class Login(MethodView):
     @blp.response(200, SessionSchema)
     @blp.alt_response(401, response="UNAUTHORIZED")
     @blp.problems(403, "account-suspended")
+    @blp.problems(503, *BUSY)
     @blp.doc(operationId="logIn")
     def post(self, body):
         """Sign in with email and password"""

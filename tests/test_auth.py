@@ -384,6 +384,7 @@ def test_password_hashes_run_at_most_the_configured_number_at_once(make_app, mon
 
     app = make_app(
         PASSWORD_HASH_CONCURRENCY=2,
+        PASSWORD_HASH_QUEUE=6,  # room for all eight: here they wait, none is refused
         RATELIMIT_AUTH="100 per minute",
         RATELIMIT_LOGIN_FAILURES="100 per minute",  # eight attempts at once on one account
     )
@@ -482,3 +483,31 @@ def test_a_token_without_exp_is_refused_and_never_remembered(app, client, people
     tokens, config = VerifiedTokens(), {"JWT_SECRET_KEY": "key"}
     tokens.put("a", config, {"sub": "1", "type": "access"})
     assert tokens.get("a", config) is None and not tokens.claims
+
+
+def test_a_sign_in_past_the_hashing_queue_is_refused_at_once(make_app):
+    """With every hashing turn taken and the queue full, one more sign-in or registration is a
+    503 before its password is read, so a flood from many clients never holds every serving
+    thread; once a turn frees, sign-ins go through again."""
+    app = make_app(PASSWORD_HASH_CONCURRENCY=1, PASSWORD_HASH_QUEUE=1)
+    client = app.test_client()
+    with app.app_context():
+        factories.user("me@example.com")
+    hasher = app.extensions["password_hasher"]
+    body = {"email": "me@example.com", "password": factories.PASSWORD}
+    hasher.places.acquire()  # one sign-in hashing
+    hasher.places.acquire()  # one waiting for its turn
+    try:
+        for path, sent in ((LOGIN, body), (REGISTER, {**body, "email": "new@example.com"})):
+            response = client.post(path, json=sent)
+            assert response.status_code == 503, response.get_data(as_text=True)
+            assert response.mimetype == "application/problem+json"
+            assert response.get_json()["type"].endswith("/problems/sign-ins-busy")
+            assert response.headers["Retry-After"] == "1"
+    finally:
+        hasher.places.release()
+    assert client.post(LOGIN, json=body).status_code == 200  # a place free again: it goes
+    hasher.places.release()
+    assert client.post(LOGIN, json=body).status_code == 200
+    with app.app_context():
+        assert not User.select().where(User.email == "new@example.com").exists()

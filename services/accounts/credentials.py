@@ -7,11 +7,18 @@ Tokens themselves (issuing, reading, throttling sign-ins) belong to the web: see
 import secrets
 import threading
 import unicodedata
+from contextlib import contextmanager
 
 from peewee import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from errors import AccountSuspended, EmailTaken, InvalidCredentials, ValidationFailed
+from errors import (
+    AccountSuspended,
+    EmailTaken,
+    InvalidCredentials,
+    SignInsBusy,
+    ValidationFailed,
+)
 from models import User
 from store.database import db
 
@@ -33,22 +40,36 @@ EMAIL_TOO_LONG = f"longer than {EMAIL_MAX} characters once lower-cased, as it is
 class PasswordHasher:
     """Slow salted hashes (scrypt, ``method`` as werkzeug names it), at most ``concurrency`` at
     once in a process: each holds scrypt's 128·N·r bytes (32 MiB at the default cost) while it
-    runs, and a flood of logins would otherwise hold that much per serving thread."""
+    runs, and a flood of logins would otherwise hold that much per serving thread. At most
+    ``queue`` more wait for a turn; past them a hash is refused at once (SignInsBusy), so a
+    flood of sign-ins from many clients never holds every serving thread and the reads queued
+    behind them."""
 
-    def __init__(self, method: str, concurrency: int):
+    def __init__(self, method: str, concurrency: int, queue: int):
         self.method = method
         self.turns = threading.BoundedSemaphore(concurrency)
+        self.places = threading.BoundedSemaphore(concurrency + queue)  # hashing or waiting
         self._decoy = None
         self._decoy_lock = threading.Lock()
 
+    @contextmanager
+    def _turn(self):
+        if not self.places.acquire(blocking=False):
+            raise SignInsBusy()
+        try:
+            with self.turns:
+                yield
+        finally:
+            self.places.release()
+
     def hash(self, password: str) -> str:
         """A new salted hash of ``password``."""
-        with self.turns:
+        with self._turn():
             return generate_password_hash(password, method=self.method)
 
     def matches(self, stored: str, password: str) -> bool:
         """Whether ``password`` hashes to ``stored``."""
-        with self.turns:
+        with self._turn():
             return check_password_hash(stored, password)
 
     def decoy(self) -> str:

@@ -57,6 +57,9 @@ DELIVERY_STATUSES = ("pending", "succeeded", "failed")
 LEDGER_KINDS = ("pick.published", "pick.settled", "pick.voided")
 #: Why a pick stored as live is set apart when it settles (engine.ledger.not_live_reasons).
 NOT_LIVE_REASONS = ("made-after-kickoff", "not-in-ledger", "signed-after-kickoff")
+#: Where a closing price came from: the source's own closing columns, or the service's own
+#: closing line (the latest price it saw before kick-off, where the source gives none).
+CLOSING_LINES = ("source", "seen")
 HEALTH_STATES = ("ok", "degraded", "down")
 #: The live sources a sync fetches (``services.feeds.sources``).
 DATA_SOURCES = ("football-data", "the-odds-api")

@@ -21,6 +21,7 @@ from peewee import (
 
 from clock import utcnow
 from enums import (
+    CLOSING_LINES,
     COMPETITION_TYPES,
     DELIVERY_STATUSES,
     EVENT_AUDIENCES,
@@ -213,6 +214,11 @@ class OddsQuote(BaseModel):
     selection = CharField(max_length=8, choices=_choices(SELECTIONS))
     price = DoubleField()
     is_closing = BooleanField(default=False)
+    #: Where a closing quote came from: the source's closing columns (``source``; also null on
+    #: quotes stored before this was recorded, which only a source's columns wrote) or the
+    #: service's own closing line, the latest price seen before kick-off (``seen``). Null on
+    #: pre-match quotes.
+    closing_line = CharField(max_length=8, null=True, choices=_choices(CLOSING_LINES))
 
     class Meta:
         indexes = ((("match", "market", "is_closing", "bookmaker", "selection"), True),)
@@ -288,6 +294,9 @@ class Pick(BaseModel):
     #: The selection's de-margined closing probability: odds × it − 1 is the expected return at
     #: the fair closing price (CLV against the raw closing price keeps the bookmaker's margin).
     closing_probability = DoubleField(null=True)
+    #: Which closing line settled it (``CLOSING_LINES``): the source's, or the service's own;
+    #: null without a closing price, or for picks settled before this was recorded.
+    closing_line = CharField(max_length=8, null=True, choices=_choices(CLOSING_LINES))
     clv = DoubleField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
     settled_at = UTCDateTimeField(null=True)
@@ -467,8 +476,21 @@ class LedgerCheckpoint(BaseModel):
     published_at = UTCDateTimeField()
     signed_note = TextField()
     key_id = CharField(max_length=8)
+    #: Checkpoints signed before time-stamps were asked after the signing transaction carry
+    #: their token (or error) here; later ones in ``LedgerTimestamp``.
     timestamp_token = TextField(null=True)  # base64 of the authority's DER answer
     timestamp_error = TextField(null=True)  # why a configured authority gave no token
+
+
+class LedgerTimestamp(BaseModel):
+    """The RFC 3161 time-stamp of the checkpoint of ``size`` (or why the authority gave none),
+    asked once the transaction that signed the checkpoint has committed: no network call
+    holds a transaction open. One per checkpoint, never updated or deleted."""
+
+    size = BigIntegerField(unique=True)
+    token = TextField(null=True)  # base64 of the authority's DER answer
+    error = TextField(null=True)
+    stamped_at = UTCDateTimeField()
 
 
 class LedgerSeal(BaseModel):
@@ -482,7 +504,7 @@ class LedgerSeal(BaseModel):
 
 #: The ledger's tables: rows are only ever added (``store.schema`` makes the database refuse
 #: anything else).
-LEDGER_TABLES = [LedgerEntry, LedgerNode, LedgerCheckpoint, LedgerSeal]
+LEDGER_TABLES = [LedgerEntry, LedgerNode, LedgerCheckpoint, LedgerSeal, LedgerTimestamp]
 
 
 class DataVersion(BaseModel):

@@ -8,8 +8,8 @@ teams renamed) until there are ``--leagues`` of them. Day 0 serves the season so
 fixture list of the coming week; each following day moves every price (as a fixture file does
 over a week). Printed per sync: the requests, the SQL statements run, the rows written and the
 time. Goal: a sync with nothing new writes no data row (only the source's standing: its last
-success) and takes under 1 s. ``--smoke``: 2 leagues,
-2 days.
+success) and takes under 1 s. ``--database-url``: a database the benchmark may wipe (PostgreSQL
+too; a temporary SQLite file by default). ``--smoke``: 2 leagues, 2 days.
 """
 
 import argparse
@@ -24,12 +24,14 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import psycopg2.extensions
+
 from app import create_app
-from bench.common import FOOTBALL_DATA, commit, machine, parse_arguments, skip_smoke
+from bench.common import commit, data_arguments, machine, parse_arguments, skip_smoke
 from engine import footballdata, notes
 from services.feeds import sync
 from services.feeds.sources import http
-from store.database import db
+from store.database import db, is_sqlite
 from store.schema import create_tables, drop_tables
 
 START = datetime(2024, 3, 8, 15, 0, tzinfo=UTC)  # a Friday: fixtures of the week ahead
@@ -126,29 +128,62 @@ def serve_day(folder: Path, all_leagues, day: int) -> None:
         os.utime(path, (stamp, stamp))
 
 
+#: The statements that write rows, and those that write the source's standing.
+WRITES = ("INSERT", "UPDATE", "DELETE")
+STANDING = ('UPDATE "SOURCE_STATE"', 'INSERT INTO "SOURCE_STATE"')
+
+
 class Counted:
-    """SQL statements run on the connection, and rows changed (SQLite's own counters)."""
+    """SQL statements run on the connection, and rows changed: SQLite's own counters, or on
+    PostgreSQL each statement's row count, read by a cursor that counts them."""
 
     def __init__(self):
         self.statements = 0
         self.standing = 0  # rows of source_state written: the source's last success
+        self.written = 0
 
     def __enter__(self):
         connection = db.connection()
-        self.changes = connection.total_changes
         self.statements = 0
-        connection.set_trace_callback(self._trace)
+        if is_sqlite():
+            self.changes = connection.total_changes
+            connection.set_trace_callback(self._trace)
+            return self
+        counted = self
+
+        class Counting(psycopg2.extensions.cursor):
+            def execute(self, query, variables=None):
+                super().execute(query, variables)
+                counted._seen(query, self.rowcount)
+
+            def executemany(self, query, variables):
+                super().executemany(query, variables)
+                counted._seen(query, self.rowcount)
+
+        self.factory = connection.cursor_factory
+        connection.cursor_factory = Counting
         return self
 
     def _trace(self, sql):
         self.statements += 1
-        if sql.lstrip().upper().startswith(('UPDATE "SOURCE_STATE"', 'INSERT INTO "SOURCE_STATE"')):
+        if sql.lstrip().upper().startswith(STANDING):
             self.standing += 1
+
+    def _seen(self, query, rows):
+        text = (query.decode() if isinstance(query, bytes) else query).lstrip().upper()
+        self.statements += 1
+        if text.startswith(WRITES) and rows > 0:
+            self.written += rows
+            if text.startswith(STANDING):
+                self.standing += rows
 
     def __exit__(self, *exc):
         connection = db.connection()
-        connection.set_trace_callback(None)
-        self.written = connection.total_changes - self.changes
+        if is_sqlite():
+            connection.set_trace_callback(None)
+            self.written = connection.total_changes - self.changes
+        else:
+            connection.cursor_factory = self.factory
 
 
 def one_sync(app, now, label) -> dict:
@@ -172,7 +207,7 @@ def one_sync(app, now, label) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
+    data_arguments(parser)
     parser.add_argument("--leagues", type=int, default=20)
     parser.add_argument("--days", type=int, default=7)
     args = parse_arguments(parser, leagues=2, days=2)
@@ -190,7 +225,7 @@ def main():
         try:
             app = create_app(
                 {
-                    "DATABASE_URL": f"sqlite:///{Path(folder) / 'bench.db'}",
+                    "DATABASE_URL": args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}",
                     "JWT_SECRET_KEY": "bench-" + "k" * 40,
                     "LEDGER_SIGNING_KEY": notes.generate("bench.example/ledger").encode(),
                     "LOG_LEVEL": "WARNING",
@@ -202,7 +237,8 @@ def main():
             with app.app_context():
                 drop_tables()
                 create_tables()
-                print(f"{len(all_leagues)} leagues, {args.days} days of prices (SQLite):")
+                engine = "SQLite" if is_sqlite() else "PostgreSQL"
+                print(f"{len(all_leagues)} leagues, {args.days} days of prices ({engine}):")
                 still = []
                 for day in range(args.days):
                     serve_day(root, all_leagues, day)

@@ -12,9 +12,12 @@ are a function of its content, and anyone re-encoding what they parsed gets the 
 - ``pick.settled`` / ``pick.voided``: the pick's outcome, citing the leaf hash of its
   ``pick.published`` entry, with what settled it: the match's kick-off as finally known, its
   status and final score, the closing price, its bookmaker and the de-margined closing
-  probability (the margin method named), and whether the pick counts as live (see
+  probability (the margin method named), which closing line it is (``closingLine``: the
+  source's closing columns, ``source``, or the service's own line, the latest price it saw
+  before kick-off, ``seen``; null without a closing price), and whether the pick counts as live (see
   :func:`not_live_reasons`) and, if not, why. Outcomes written before these fields were added
-  carry only status, profit, closing odds and CLV; their bytes never change.
+  carry only status, profit, closing odds and CLV, and those written before the closing line
+  was named carry no ``closingLine``; their bytes never change.
 
 A pick is **live** only if it was made before its match's kick-off as finally known *and* its
 ``pick.published`` entry was covered by a signed checkpoint dated strictly before that kick-off
@@ -30,7 +33,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from enums import LEDGER_KINDS, NOT_LIVE_REASONS
+from enums import CLOSING_LINES, LEDGER_KINDS, NOT_LIVE_REASONS
 
 PUBLISHED, SETTLED, VOIDED = LEDGER_KINDS
 
@@ -186,16 +189,20 @@ def outcome_entry(
     score,
     closing_bookmaker,
     closing_probability,
+    closing_line,
     margin_method,
     not_live_reason,
 ) -> bytes:
     """The ``pick.settled`` (won, lost) or ``pick.voided`` (void) entry of a pick, citing the
     leaf hash ``published`` (bytes) of its ``pick.published`` entry, with what settled it: the
     match's ``kickoff_at``, ``match_status`` and ``score`` (``(home, away)`` goals or None),
-    the closing price, its bookmaker and de-margined probability (by ``margin_method``), and
-    ``not_live_reason`` (None: the pick counts as live)."""
+    the closing price, its bookmaker and de-margined probability (by ``margin_method``), the
+    ``closing_line`` it comes from (one of ``CLOSING_LINES``, None without a closing price),
+    and ``not_live_reason`` (None: the pick counts as live)."""
     if status not in ("won", "lost", "void"):
         raise ValueError(f"a pick settles won, lost or void, not {status!r}")
+    if closing_line is not None and closing_line not in CLOSING_LINES:
+        raise ValueError(f"not a closing line: {closing_line!r}")
     return canonical(
         {
             "type": VOIDED if status == "void" else SETTLED,
@@ -210,6 +217,7 @@ def outcome_entry(
             "matchStatus": match_status,
             "score": None if score is None else {"home": int(score[0]), "away": int(score[1])},
             "closingBookmaker": closing_bookmaker,
+            "closingLine": closing_line,
             "closingProbability": decimal(closing_probability),
             "marginMethod": margin_method,
             "live": not_live_reason is None,
@@ -233,12 +241,14 @@ def outcome_entries(
     away_goals,
     closing_bookmaker,
     closing_probability,
+    closing_line,
     margin_method,
     not_live_reason,
 ):
     """:func:`outcome_entry` for many picks at once (lists of one length, ``published`` as hex,
     the score as ``home_goals``/``away_goals`` with None where there is none, one
-    ``settled_at`` and ``margin_method``, a profit for every pick): the same bytes, written from
+    ``settled_at`` and ``margin_method``, a profit for every pick, ``closing_line`` a column
+    like the others): the same bytes, written from
     a template a column at a time, for settlement runs of a hundred thousand picks."""
     columns = [
         list(column)
@@ -255,6 +265,7 @@ def outcome_entries(
             away_goals,
             closing_bookmaker,
             closing_probability,
+            closing_line,
             not_live_reason,
         )
     ]
@@ -271,6 +282,7 @@ def outcome_entries(
         away_goals,
         closing_bookmaker,
         closing_probability,
+        closing_line,
         not_live_reason,
     ) = columns
     if len({len(column) for column in columns}) > 1:
@@ -287,16 +299,21 @@ def outcome_entries(
                 raise ValueError(f"not an outcome: {state!r}, citing {value!r}")
     if None in profit:
         raise ValueError("a settled pick has a profit")
+    if not set(closing_line) <= {*CLOSING_LINES, None}:
+        unknown = sorted(set(closing_line) - {*CLOSING_LINES, None}, key=repr)
+        raise ValueError(f"not a closing line: {unknown[0]!r}")
     tail = f'"settledAt":"{instant(settled_at)}",'
     method = _text(margin_method)
     texts = [
-        f'{{"closingBookmaker":{book},"closingOdds":{closing},"closingProbability":{fair},'
+        f'{{"closingBookmaker":{book},"closingLine":{line},"closingOdds":{closing},'
+        f'"closingProbability":{fair},'
         f'"clv":{value},"kickoffAt":"{kickoff}","live":{live},"marginMethod":{method},'
         f'"matchStatus":{state_of_match},"notLiveReason":{reason},"pickId":{pick_id},'
         f'"profit":{gain},"published":"{cited}",'
         f'"score":{score},{tail}"status":"{state}","type":"{kinds[state]}"}}'
         for (
             book,
+            line,
             closing,
             fair,
             value,
@@ -311,6 +328,7 @@ def outcome_entries(
             state,
         ) in zip(
             _texts(closing_bookmaker),
+            _texts(closing_line),
             _quoted(closing_odds),
             _quoted(closing_probability),
             _quoted(clv),

@@ -5,6 +5,7 @@ it promises and what an export writes come from one place."""
 from marshmallow import RAISE, ValidationError, fields, post_load, validate
 
 from enums import (
+    CLOSING_LINES,
     COMPETITION_TYPES,
     EXPORT_FORMATS,
     EXPORT_RESOURCES,
@@ -182,6 +183,18 @@ class PickRowSchema(CamelSchema):
     closing_odds = fields.Float(allow_none=True)
     closing_bookmaker = fields.String(allow_none=True)
     closing_probability = ratio(allow_none=True)
+    closing_line = enum_of(
+        CLOSING_LINES,
+        allow_none=True,
+        metadata={
+            "description": "Which closing line the closing odds, CLV and fair closing EV come "
+            "from: `source`, the source's own closing prices (football-data.co.uk's closing "
+            "columns); `seen`, the service's own closing line, the latest price it saw before "
+            "kick-off, used where the source gives no closing price. Null while pending, "
+            "without a closing price, and for picks settled before the closing line was "
+            "recorded."
+        },
+    )
     clv = ratio(allow_none=True)
     created_at = UTCDateTime()
     settled_at = UTCDateTime(allow_none=True)

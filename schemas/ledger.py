@@ -39,7 +39,9 @@ class CheckpointSchema(CamelSchema):
         allow_none=True,
         metadata={
             "description": "Base64 of the RFC 3161 time-stamp response over the signed note, "
-            "where a time-stamping authority is configured."
+            "where a time-stamping authority is configured. Asked once the transaction that "
+            "signed the checkpoint has committed: null for a moment after the signing, and when "
+            "the authority did not answer."
         },
     )
 
@@ -94,10 +96,13 @@ class EntrySchema(CamelSchema):
             "`status`, `profit`, `closingOdds`, `clv`, `settledAt` and what settled it: "
             "`kickoffAt` (the match's kick-off as finally known), `matchStatus`, `score` "
             "(`{home, away}` or null), `closingBookmaker`, `closingProbability` (de-margined, by "
-            "`marginMethod`), and `live` with `notLiveReason` (null, or `made-after-kickoff`, "
-            "`not-in-ledger`, `signed-after-kickoff`): a pick is live only if made before that "
-            "kick-off and its published entry was first signed in a checkpoint dated strictly "
-            "before it. Outcomes written before these fields existed carry only the first five."
+            "`marginMethod`), `closingLine` (`source`: the source's own closing price; `seen`: "
+            "the service's own closing line, the latest price it saw before kick-off, where the "
+            "source gives none; null without a closing price), and `live` with `notLiveReason` "
+            "(null, or `made-after-kickoff`, `not-in-ledger`, `signed-after-kickoff`): a pick is "
+            "live only if made before that kick-off and its published entry was first signed in "
+            "a checkpoint dated strictly before it. Outcomes written before these fields existed "
+            "carry only the first five; those written before `closingLine` carry all but it."
         },
     )
     leaf_hash = fields.String(

@@ -4,6 +4,7 @@ predictions, picks and intelligence, and the stored intelligence payload."""
 from marshmallow import fields, validate
 
 from enums import (
+    CLOSING_LINES,
     COMPETITION_TYPES,
     GOAL_SOURCES,
     MARGIN_METHODS,
@@ -218,6 +219,19 @@ class PickSchema(CamelSchema):
     status = enum_of(PICK_STATUSES, required=True)
     profit = money(required=True, allow_none=True)
     closing_odds = fields.Float(required=True, allow_none=True)
+    closing_line = enum_of(
+        CLOSING_LINES,
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Which closing line the closing odds, CLV and fair closing EV come "
+            "from: `source`, the source's own closing prices (football-data.co.uk's closing "
+            "columns); `seen`, the service's own closing line, the latest price it saw before "
+            "kick-off, used where the source gives no closing price. Null while pending, "
+            "without a closing price, and for picks settled before the closing line was "
+            "recorded."
+        },
+    )
     clv = ratio(
         required=True,
         allow_none=True,

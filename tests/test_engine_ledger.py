@@ -299,6 +299,7 @@ def settled_by(count, rng=None):
     books = ["pinnacle", None, 'bet "365"', "Bookmäker\\ü", "\u2603"]
     statuses = ["finished", "cancelled", "postponed"]
     reasons = [None, None, "made-after-kickoff", "not-in-ledger", "signed-after-kickoff"]
+    lines = [None, "source", "seen"]
     home = [None if rng.random() < 0.2 else int(rng.integers(0, 12)) for _ in range(count)]
     return {
         "kickoff_at": [kickoffs[int(rng.integers(0, 2))] for _ in range(count)],
@@ -309,6 +310,7 @@ def settled_by(count, rng=None):
         "closing_probability": [
             None if rng.random() < 0.2 else float(rng.uniform(0, 1)) for _ in range(count)
         ],
+        "closing_line": [lines[int(rng.integers(0, len(lines)))] for _ in range(count)],
         "margin_method": "power",
         "not_live_reason": [reasons[int(rng.integers(0, len(reasons)))] for _ in range(count)],
     }
@@ -323,6 +325,7 @@ def one_outcome(columns: dict, index: int) -> dict:
         "score": None if home is None else (home, away),
         "closing_bookmaker": columns["closing_bookmaker"][index],
         "closing_probability": columns["closing_probability"][index],
+        "closing_line": columns["closing_line"][index],
         "margin_method": columns["margin_method"],
         "not_live_reason": columns["not_live_reason"][index],
     }
@@ -371,10 +374,12 @@ def test_an_outcome_records_what_settled_the_pick():
             score=(2, 1),
             closing_bookmaker="pinnacle",
             closing_probability=0.4321,
+            closing_line="seen",
             margin_method="power",
             not_live_reason="made-after-kickoff",
         )
     )
+    assert entry["closingLine"] == "seen"
     assert entry["kickoffAt"] == "2026-11-21T19:45:00Z"
     assert (entry["matchStatus"], entry["score"]) == ("finished", {"home": 2, "away": 1})
     assert (entry["closingBookmaker"], entry["closingProbability"]) == ("pinnacle", "0.4321")
@@ -607,6 +612,7 @@ def test_outcome_entries_keep_their_bytes_on_many_varied_outcomes():
         "away_goals": [None],
         "closing_bookmaker": [None],
         "closing_probability": [None],
+        "closing_line": [None],
         "margin_method": "power",
         "not_live_reason": [None],
     }
@@ -639,6 +645,7 @@ def test_outcome_entries_keep_their_bytes_on_many_varied_outcomes():
         ({"clv": [1.0, float("nan")]}, "nan is not a finite number"),
         ({"closing_odds": [float("inf"), 2.0]}, "inf is not a finite number"),
         ({"pick_ids": [1]}, "the columns of outcomes differ in length"),
+        ({"closing_line": ["seen", "mine"]}, "not a closing line: 'mine'"),
     ],
 )
 def test_outcome_entries_refuse_what_is_not_an_outcome(change, message):
@@ -656,4 +663,4 @@ def test_outcome_entries_refuse_what_is_not_an_outcome(change, message):
         for name, value in settled_by(2).items()
     }
     with pytest.raises(ValueError, match=message):
-        ledger.outcome_entries(**{**rows, **change}, settled_at=at, **extra)
+        ledger.outcome_entries(**{**rows, **extra, **change}, settled_at=at)

@@ -6,6 +6,7 @@ import ast
 import contextlib
 import io
 import json
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -13,22 +14,28 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import psycopg2
 import pytest
 from peewee import DatabaseError
 
 from engine import ledger as entries_engine
 from engine import merkle, notes
+from engine.records import OddsRecord
 from models import (
     LEDGER_TABLES,
     LedgerCheckpoint,
     LedgerEntry,
     LedgerNode,
     LedgerSeal,
+    LedgerTimestamp,
     Match,
+    OddsQuote,
     Pick,
     bump_data_version,
     data_version,
 )
+from services.feeds import prices
+from services.operations import jobs
 from services.record import settling, signed_log
 from store.database import db, is_sqlite
 from tests import asserts, factories
@@ -86,9 +93,12 @@ def live_pick(match, market, selection, odds, rating, now):
 
 
 def publish(match_ids, now):
-    """What storing new live picks does: publish them, then the operation's checkpoint."""
-    published = signed_log.publish_new(match_ids, now, "test-1")
-    signed_log.checkpoint(now, factories.settings())
+    """What storing new live picks does: publish them, then the operation's checkpoint, and
+    its time-stamp once that has committed."""
+    with db.atomic():
+        published = signed_log.publish_new(match_ids, now, "test-1")
+        signed_log.checkpoint(now, factories.settings())
+    signed_log.stamp(factories.settings(), now)
     return published
 
 
@@ -269,6 +279,8 @@ def test_the_database_refuses_to_update_or_delete_a_ledger_row(app, clock, model
         later = fixture("Iota", "Kappa", clock.now + timedelta(days=1))
         live_pick(later, "1x2", "draw", 3.3, "B", clock.now)
         publish([later.id], clock.now)  # 8 entries: the tree's first stored subtree
+        # (no authority is configured here: the row an unanswered request leaves)
+        LedgerTimestamp.create(size=signed_log.size(), error="no answer", stamped_at=clock.now)
         assert model.select().count() > 0
         table = model._meta.table_name
         column = {
@@ -276,6 +288,7 @@ def test_the_database_refuses_to_update_or_delete_a_ledger_row(app, clock, model
             LedgerNode: "hash",
             LedgerCheckpoint: "signed_note",
             LedgerSeal: "salt",
+            LedgerTimestamp: "error",
         }[model]
         for statement in (
             f'UPDATE "{table}" SET "{column}" = \'x\'',
@@ -601,28 +614,70 @@ def test_red_when_an_older_tree_is_rewritten(app, clock):
 # RFC 3161 time-stamps
 
 
+def database_free(app) -> bool:
+    """Whether no connection holds a transaction open on the app's database: SQLite grants
+    another connection its write lock at once, PostgreSQL shows no session idle in one."""
+    if is_sqlite():
+        other = sqlite3.connect(db.obj.database, timeout=0, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+            return True
+        except sqlite3.OperationalError:
+            return False
+        finally:
+            other.close()
+    other = psycopg2.connect(app.config["DATABASE_URL"])
+    try:
+        with other.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND state LIKE 'idle in transaction%%' AND pid <> pg_backend_pid()"
+            )
+            return cursor.fetchone()[0] == 0
+    finally:
+        other.close()
+
+
 def test_checkpoints_carry_time_stamps_the_verifier_checks(make_app, tmp_path):
-    """A local authority (``openssl ts``) stamps each checkpoint. Its time is the machine's, so
-    this history is set in 2099, after any day the test may run."""
+    """A local authority (``openssl ts``) stamps each checkpoint, asked once the transaction
+    that signed it has committed: the authority finds the database free at every request. Its
+    time is the machine's, so this history is set in 2099, after any day the test may run."""
     future = datetime(2099, 1, 1, 9, 0, tzinfo=UTC)
-    with authority(tmp_path) as (url, ca):
+    free = []
+    app = None
+    with authority(tmp_path, probe=lambda: free.append(database_free(app))) as (url, ca):
         app = make_app(CLOCK=Clock(future), LEDGER_TSA_URL=url)
         with app.app_context():
             match = fixture("Alpha", "Beta", future + timedelta(days=1))
             live_pick(match, "1x2", "home", 3.1, "B", future)
             publish([match.id], future)
-            (row,) = LedgerCheckpoint.select()
-            assert row.timestamp_token and row.timestamp_error is None
+            result(match, (2, 0))
+            settled_at = future + timedelta(days=1, hours=4)
+            # as the Operations API and the worker run it: settles and signs in one transaction
+            operation = jobs.settle(7, factories.settings(), now=settled_at)
+            assert operation["status"] == "succeeded", operation["error"]
+            first, second = LedgerCheckpoint.select().order_by(LedgerCheckpoint.size)
+            stamps = {row.size: row for row in LedgerTimestamp.select()}
+            assert sorted(stamps) == [first.size, second.size]
+            assert all(row.token and row.error is None for row in stamps.values())
+            assert first.timestamp_token is None  # the signed row is never touched
+        assert free == [True, True]
         client = app.test_client()
         head = client.get("/api/track-record/ledger").get_json()
-        assert head["timestampToken"] == row.timestamp_token
+        assert head["size"] == second.size and head["timestampToken"] == stamps[second.size].token
+        page = client.get("/api/track-record/ledger/entries?start=0").get_json()
+        assert {item["timestampToken"] for item in page["checkpoints"]} == {
+            stamps[first.size].token,
+            stamps[second.size].token,
+        }
         report, _, _ = verifier.verify(
             client_fetcher(client), None, [], tsa_certificate=ca, out=io.StringIO()
         )
         verdicts = {name: verdict for verdict, name, _ in report.verdicts}
         assert verdicts["timestamps"] == verdicts["published before kick-off"] == "PASS"
         assert not report.failed, details(report)
-        assert "1 checkpoints' RFC 3161 timestamps agree" in details(report)
+        assert "2 RFC 3161 timestamps verify" in details(report)
         (tmp_path / "other").mkdir()
         with authority(tmp_path / "other") as (_, other_ca):  # another authority's certificate
             report, _, _ = verifier.verify(
@@ -631,14 +686,28 @@ def test_checkpoints_carry_time_stamps_the_verifier_checks(make_app, tmp_path):
         assert report.failed and "timestamp does not verify" in details(report)
 
 
-def test_an_authority_that_does_not_answer_is_recorded_with_the_checkpoint(make_app):
+def test_an_authority_that_does_not_answer_is_recorded_after_the_checkpoint(make_app):
     app = make_app(CLOCK=Clock(T0), LEDGER_TSA_URL="http://127.0.0.1:9/", LEDGER_TSA_TIMEOUT=2.0)
     with app.app_context():
         match = fixture("Alpha", "Beta", T0 + timedelta(days=1))
         live_pick(match, "1x2", "home", 3.1, "B", T0)
         publish([match.id], T0)
         (row,) = LedgerCheckpoint.select()
-        assert row.timestamp_token is None and "did not answer" in row.timestamp_error
+        (stamp,) = LedgerTimestamp.select()
+        assert stamp.size == row.size and stamp.token is None and "did not answer" in stamp.error
+        head = signed_log.head(factories.settings())
+        assert head["timestamp_token"] is None and "did not answer" in head["timestamp_error"]
+        # Asked once: a later run does not ask again, and a row stamped never changes.
+        assert signed_log.stamp(factories.settings(), T0) == 0
+        with db.atomic():  # nor is the authority asked inside a transaction
+            match = fixture("Gamma", "Delta", T0 + timedelta(days=1))
+            live_pick(match, "1x2", "home", 3.1, "B", T0)
+            signed_log.publish_new([match.id], T0, "test-1")
+            signed_log.checkpoint(T0, factories.settings())
+            assert signed_log.stamp(factories.settings(), T0) == 0
+        assert signed_log.stamp(factories.settings(), T0) == 1
+        with pytest.raises(DatabaseError):
+            LedgerTimestamp.update(error=None).execute()
 
 
 # The script itself, as a user runs it
@@ -848,6 +917,135 @@ def test_red_when_a_cancelled_match_shows_its_result(app, clock):
         f"pick {pick.id}: its outcome records the match's status as cancelled, "
         f"/api/matches/{pick.match_id} shows finished" in details(report)
     )
+
+
+@pytest.mark.parametrize("voided_by", ["postponed", "cancelled"])
+@pytest.mark.parametrize(
+    ("played_after", "honest"),
+    [
+        (timedelta(days=4), True),  # played at a new kick-off after the pick was voided
+        (timedelta(hours=30), False),  # "played" before the voiding: the void was cooked
+    ],
+)
+def test_a_pick_voided_by_a_postponement_whose_match_is_played_later(
+    app, clock, voided_by, played_after, honest
+):
+    """A pick voided because its match was postponed (or cancelled) keeps its outcome when the
+    match is played later: the outcome records the match as it stood, the match card shows the
+    new kick-off and the result. Only a kick-off after the voiding excuses the difference."""
+    kickoff = T0 + timedelta(days=1)
+    with app.app_context():
+        match = fixture("Omicron", "Pi", kickoff)
+        pick = live_pick(match, "1x2", "home", 2.6, "B", T0)
+        publish([match.id], T0)
+        result(match, status=voided_by)
+        voided_at = kickoff + timedelta(hours=49)
+        settling.run(7, factories.settings(), now=voided_at)
+        assert Pick.get_by_id(pick.id).status == "void"
+        factories.match(
+            "Omicron",
+            "Pi",
+            kickoff=kickoff + played_after,
+            status="finished",
+            goals=(1, 0),
+            odds=CLOSING,
+        )
+        played = Match.get_by_id(match.id)
+        assert (played.kickoff_at, played.status) == (kickoff + played_after, "finished")
+        clock.now = kickoff + timedelta(days=6)
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(app.test_client())
+    if honest:
+        assert not report.failed, details(report)
+        assert "1 voided before their postponed or cancelled match was played" in details(report)
+    else:
+        assert verdicts["outcomes"] == "FAIL", details(report)
+        assert (
+            f"pick {pick.id}: its outcome records the match's status as {voided_by}, "
+            f"/api/matches/{match.id} shows finished" in details(report)
+        )
+
+
+def test_each_settled_pick_says_which_closing_line_it_used(app, clock):
+    """A match whose source gives no closing price closes on the service's own line (the
+    latest price seen before kick-off: ``seen``); one with the source's closing columns on
+    those (``source``). The pick, its card and its outcome entry say which; a source's closing
+    price arriving later replaces the service's line, marked as the source's."""
+    kickoff = T0 + timedelta(days=1)
+    with app.app_context():
+        own = fixture("Tau", "Upsilon", kickoff)
+        theirs = fixture("Phi", "Chi", kickoff)
+        quotes = [OddsRecord(*quote) for quote in ODDS]
+        prices.record({own.id: quotes, theirs.id: quotes}, "football-data", T0)
+        moved = [OddsRecord("pinnacle", "1x2", "home", 3.0), *quotes[1:]]
+        prices.record({own.id: moved}, "football-data", T0 + timedelta(hours=6))
+        picks = {match.id: live_pick(match, "1x2", "home", 2.9, "B", T0) for match in (own, theirs)}
+        publish([own.id, theirs.id], T0)
+        factories.match("Tau", "Upsilon", kickoff=kickoff, status="finished", goals=(1, 0))
+        result(theirs, (1, 0))  # with the source's closing columns
+        closed_at = kickoff + timedelta(hours=3)
+        assert prices.close(closed_at) == {own.id}
+        lines = {
+            row.match_id: row.closing_line
+            for row in OddsQuote.select().where(OddsQuote.is_closing & (OddsQuote.market == "1x2"))
+        }
+        assert lines == {own.id: "seen", theirs.id: "source"}
+        settling.run(7, factories.settings(), now=closed_at)
+        mine, source = (Pick.get_by_id(picks[match.id].id) for match in (own, theirs))
+        assert (mine.closing_odds, mine.closing_line) == (3.0, "seen")
+        assert (source.closing_odds, source.closing_line) == (2.8, "source")
+        outcomes = {
+            found["pickId"]: found for found in entries() if found["type"] == "pick.settled"
+        }
+        assert outcomes[mine.id]["closingLine"] == "seen"
+        assert outcomes[source.id]["closingLine"] == "source"
+        clock.now = closed_at
+        factories.match("Tau", "Upsilon", kickoff=kickoff, goals=(1, 0), odds=CLOSING)
+        assert {
+            row.closing_line
+            for row in OddsQuote.select().where(
+                OddsQuote.is_closing & (OddsQuote.match == own.id) & (OddsQuote.market == "1x2")
+            )
+        } == {"source"}
+        assert Pick.get_by_id(mine.id).closing_line == "seen"  # a settled pick never changes
+    client = app.test_client()
+    for match_id, line in ((own.id, "seen"), (theirs.id, "source")):
+        (pick,) = client.get(f"/api/matches/{match_id}").get_json()["picks"]
+        assert pick["closingLine"] == line
+    _verdicts, report, _, _ = run_verifier(client)
+    assert not report.failed, details(report)
+
+
+def test_red_when_an_outcome_names_no_closing_line_for_its_closing_price(app, clock):
+    """An outcome with a closing price names the closing line it is (the source's, or the
+    service's own); one that names none, or an unknown one, fails."""
+    with app.app_context():
+        match = fixture("Rho", "Sigma", T0 + timedelta(days=1))
+        pick = live_pick(match, "1x2", "home", 2.6, "B", T0)
+        publish([match.id], T0)
+        result(match, (2, 0))
+        settled_at = T0 + timedelta(days=1, hours=4)
+        settling.run(7, factories.settings(), now=settled_at)
+        (entry,) = [found for found in entries() if found["type"] == "pick.settled"]
+        assert entry["closingLine"] == "source" and entry["closingOdds"] is not None
+        assert Pick.get_by_id(pick.id).closing_line == "source"
+        clock.now = settled_at
+    client = app.test_client()
+    _verdicts, report, _, _ = run_verifier(client)
+    assert not report.failed, details(report)
+    with app.app_context():
+        drop_append_only_triggers()
+        row = LedgerEntry.get(LedgerEntry.kind == "pick.settled")
+        body = entries_engine.canonical({**json.loads(row.body), "closingLine": "mine"})
+        LedgerEntry.delete().where(LedgerEntry.position == row.position).execute()
+        LedgerCheckpoint.delete().where(LedgerCheckpoint.size > row.position).execute()
+        LedgerNode.delete().execute()
+        signed_log._append([row.kind], [row.pick_id], [body], settled_at)
+        signed_log.checkpoint(settled_at, factories.settings())
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(client)
+    assert verdicts["outcomes"] == "FAIL", details(report)
+    assert f"pick {pick.id}'s closing line mine does not name" in details(report)
 
 
 def test_red_when_a_closing_probability_is_raised(app, clock):

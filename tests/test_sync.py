@@ -3,6 +3,7 @@ football-data's files (fixtures with prices on Friday, moved prices on Saturday,
 Monday), an Odds-API-shaped server counting credits, and each way a source fails."""
 
 import hashlib
+import json
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from models import (
     League,
     LedgerCheckpoint,
     LedgerEntry,
+    LedgerTimestamp,
     Match,
     OddsQuote,
     Operation,
@@ -30,6 +32,7 @@ from models import (
 from services.feeds import names, sources
 from services.feeds.sources import http
 from services.operations import health, jobs, schedule
+from services.record import timestamps
 from store.database import db
 from store.schema import create_tables
 from tests import factories, servers, sync_world
@@ -40,7 +43,17 @@ from tests.source_servers import FootballDataServer, OddsApiServer, http_date, o
 pytestmark = needs_football_data
 
 #: The tables a sync's data lands in: a sync with nothing new leaves them as they were.
-DATA = (Match, Team, OddsQuote, PriceSeen, Prediction, Pick, LedgerEntry, LedgerCheckpoint)
+DATA = (
+    Match,
+    Team,
+    OddsQuote,
+    PriceSeen,
+    Prediction,
+    Pick,
+    LedgerEntry,
+    LedgerCheckpoint,
+    LedgerTimestamp,
+)
 
 KEY = "k" * 32
 
@@ -165,6 +178,11 @@ def test_a_week_of_fixtures_prices_and_results_makes_signs_and_settles_live_pick
             )
             assert pick.closing_odds == own  # Saturday's price: the service's own close
             assert pick.clv is not None
+            assert pick.closing_line == "seen"  # and the pick says so, as its outcome does
+            (outcome,) = LedgerEntry.select(LedgerEntry.body).where(
+                (LedgerEntry.pick_id == pick.id) & (LedgerEntry.kind != "pick.published")
+            )
+            assert json.loads(outcome.body)["closingLine"] == "seen"
 
 
 def test_a_second_sync_with_nothing_new_asks_conditionally_and_writes_nothing(
@@ -562,20 +580,30 @@ def test_the_odds_api_alone_never_makes_a_team(make_app, waits):
 
 
 def test_no_source_is_called_inside_a_transaction(make_app, football_data, waits, monkeypatch):
-    calls = []
+    """Neither a source nor the time-stamping authority (asked for the checkpoints the sync
+    signs) is called with a transaction open."""
+    calls, stamps = [], []
     fetch = http.get
 
     def watched(*args, **kwargs):
         calls.append(db.in_transaction())
         return fetch(*args, **kwargs)
 
+    def stamp(*args, **kwargs):
+        stamps.append(db.in_transaction())
+        raise timestamps.TimestampError("the time-stamping authority did not answer")
+
     monkeypatch.setattr(http, "get", watched)
-    app = _app(make_app, football_data)
+    monkeypatch.setattr(timestamps, "stamp", stamp)
+    app = _app(make_app, football_data, LEDGER_TSA_URL="http://127.0.0.1:9/")
     (friday, files), *_ = sync_world.week()
     with app.app_context():
         _serve(football_data, files, friday)
-        _sync(app, friday, waits)
+        _, result = _sync(app, friday, waits)
+        assert result["published"] > 0
+        assert [row.size for row in LedgerTimestamp.select()] == [result["checkpoint_size"]]
     assert calls == [False, False]
+    assert stamps == [False]
 
 
 NEW_LEAGUES = (

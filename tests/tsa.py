@@ -108,8 +108,11 @@ def make_authority(folder: Path) -> x509.Certificate:
 class _Handler(http.server.BaseHTTPRequestHandler):
     folder: Path
     lock: threading.Lock
+    probe = None  # called before each answer (a test's check of the caller's state)
 
     def do_POST(self):
+        if self.probe is not None:
+            self.probe()
         query = self.rfile.read(int(self.headers["Content-Length"]))
         with self.lock, tempfile.TemporaryDirectory() as scratch:
             asked, answer = Path(scratch) / "query.tsq", Path(scratch) / "reply.tsr"
@@ -141,10 +144,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def authority(folder: Path):
-    """Serve a local authority from ``folder``: yields ``(url, CA certificate)``."""
+def authority(folder: Path, probe=None):
+    """Serve a local authority from ``folder``: yields ``(url, CA certificate)``; ``probe()``
+    is called as each request arrives, before it is answered."""
     ca = make_authority(folder)
-    handler = type("Handler", (_Handler,), {"folder": folder, "lock": threading.Lock()})
+    attributes = {"folder": folder, "lock": threading.Lock()}
+    if probe is not None:
+        attributes["probe"] = staticmethod(probe)
+    handler = type("Handler", (_Handler,), attributes)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
     thread.start()

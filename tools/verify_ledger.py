@@ -17,9 +17,12 @@ checks, printing one verdict line per check and exiting 1 if any fails:
 - that each revealed pick opens its commitment, and each outcome cites its published pick;
 - that each outcome follows from the entries alone (won, lost or void from the match status
   and score it records and the revealed selection; profit, CLV and fair closing EV from the
-  revealed price and the closing price and probability it records), and that the kick-off,
-  status and score it records are what ``/api/matches/{id}`` shows today (an outcome written
-  before outcomes recorded them is judged on what that answer shows);
+  revealed price and the closing price and probability it records; a closing price names its
+  closing line, the source's or the service's own), and that the kick-off, status and score it
+  records are what ``/api/matches/{id}`` shows today (an outcome written before outcomes
+  recorded them is judged on what that answer shows; a pick voided because its match was
+  postponed or cancelled keeps its outcome when the match is played later, at a kick-off after
+  the voiding);
 - the live rule, applied here to every settled pick: live only if made before its match's
   kick-off as finally known *and* first covered by a checkpoint signed strictly before that
   kick-off; each outcome must say the same (picks that fail it are set apart, never counted);
@@ -594,6 +597,9 @@ WINNERS = {
     "ou25": lambda home, away: "over" if home + away > 2 else "under",
     "btts": lambda home, away: "yes" if home > 0 and away > 0 else "no",
 }
+#: Which closing line an outcome's closing price is (the source's, or the service's own from
+#: the prices it saw), null without one.
+CLOSING_LINES = ("source", "seen", None)
 #: The live rule's reasons, as outcomes name them.
 MADE_AFTER, NOT_IN_LEDGER, SIGNED_AFTER = (
     "made-after-kickoff",
@@ -715,12 +721,13 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
     if recorded:
         kickoff = instant(outcome["kickoffAt"])
         match_status, score = outcome["matchStatus"], score_of(outcome["score"])
+        row["played_later"] = played_after_voiding(outcome, today)
         for name, mine, theirs in (
             ("kick-off", kickoff, today["kickoff"]),
             ("status", match_status, today["status"]),
             ("score", score, today["score"]),
         ):
-            if mine != theirs:
+            if mine != theirs and not row["played_later"]:
                 problems.append(
                     f"pick {pick_id}: its outcome records the match's {name} as {shown(mine)}, "
                     f"/api/matches/{entry['matchId']} shows {shown(theirs)}"
@@ -778,6 +785,13 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
                 problems.append(f"pick {pick_id}'s CLV does not follow from its prices")
     elif clv is not None:
         problems.append(f"pick {pick_id} has a CLV but no closing price")
+    if "closingLine" in outcome:  # outcomes written before it was named carry none
+        line = outcome["closingLine"]
+        if line not in CLOSING_LINES or (line is None) != (closing is None):
+            problems.append(
+                f"pick {pick_id}'s closing line {shown(line)} does not name where its closing "
+                f"price {shown(closing)} came from"
+            )
     if "closingProbability" not in outcome:
         row["recorded_closing"] = False
     elif outcome["closingProbability"] is not None:
@@ -785,6 +799,23 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
         if not 0.0 < fair <= 1.0 or closing is None:
             problems.append(f"pick {pick_id}'s closing probability {fair} is not one")
         row["closing_ev"] = row["odds"] * fair - 1.0
+
+
+#: The statuses of a match that has been played (or is being played).
+PLAYED = ("live", "finished")
+
+
+def played_after_voiding(outcome: dict, today: dict) -> bool:
+    """Whether an outcome and today's match disagree honestly: the pick was voided because its
+    match was postponed or cancelled, and the match was played later, at a kick-off after the
+    outcome was settled (a settled pick never changes, so its outcome keeps the match as it
+    stood). Nothing else excuses a difference."""
+    return (
+        outcome["status"] == "void"
+        and outcome["matchStatus"] in ("postponed", "cancelled")
+        and today["status"] in PLAYED
+        and today["kickoff"] > instant(outcome["settledAt"])
+    )
 
 
 def shown(value) -> str:
@@ -808,6 +839,9 @@ def check_outcomes(fetch, ledger: Ledger):
     detail = f"{len(settled)} outcomes follow from their entries and match /api/matches/{{id}}"
     if old:
         detail += f" ({old} written before outcomes recorded the match, judged on its answer)"
+    later = sum(bool(row.get("played_later")) for row in settled)
+    if later:
+        detail += f"; {later} voided before their postponed or cancelled match was played later"
     return detail
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from clock import utcnow
 from engine import footballdata, text
-from enums import KICKED_OFF_STATUSES
+from enums import CLOSING_LINES, KICKED_OFF_STATUSES
 from models import League, Match, OddsQuote, Team
 from services import routes
 from services.forecasting import price_cubes
@@ -512,12 +512,16 @@ def _new_match(match_key, record, slug, now) -> dict:
     }
 
 
+#: A closing quote from a source's own closing columns.
+SOURCE_LINE = CLOSING_LINES[0]
+
 QUOTE_KEY = ["match", "market", "is_closing", "bookmaker", "selection"]
 
 
 def _store_odds(records_by_match) -> tuple[int, set[int]]:
     """Insert new quotes and reprice changed ones; returns how many were written and the ids of
-    the matches whose quotes changed."""
+    the matches whose quotes changed. A source's closing quote is marked as the source's
+    (``closing_line``), replacing a closing line the service took from the prices it saw."""
     stored = {}
     for chunk in _chunks(records_by_match, 500):
         query = OddsQuote.select(
@@ -528,21 +532,30 @@ def _store_odds(records_by_match) -> tuple[int, set[int]]:
             OddsQuote.bookmaker,
             OddsQuote.selection,
             OddsQuote.price,
+            OddsQuote.closing_line,
         ).where(OddsQuote.match.in_(chunk))
-        for quote_id, match_id, market, closing, bookmaker, selection, price in query.tuples():
-            stored[(match_id, market, bool(closing), bookmaker, selection)] = (quote_id, price)
+        for quote_id, match_id, market, closing, book, selection, price, line in query.tuples():
+            stored[(match_id, market, bool(closing), book, selection)] = (quote_id, price, line)
     new, repriced, changed = [], {}, set()
     for match_id, record in records_by_match.items():
         for quote in record.odds:
             quote_key = (match_id, quote.market, quote.is_closing, quote.bookmaker, quote.selection)
+            line = SOURCE_LINE if quote.is_closing else None
             existing = stored.get(quote_key)
             if existing is None:
-                new.append((*quote_key, quote.price))
-                stored[quote_key] = (None, quote.price)
+                new.append((*quote_key, quote.price, line))
+                stored[quote_key] = (None, quote.price, line)
                 changed.add(match_id)
-            elif existing[1] != quote.price and existing[0] is not None:
-                repriced[existing[0]] = quote.price  # a quote given twice: the last price wins
+            elif existing[0] is not None and (
+                existing[1] != quote.price or existing[2] not in (line, None)
+            ):
+                # a quote given twice: the last price wins
+                repriced[existing[0]] = (quote.price, line)
                 changed.add(match_id)
-    insert_rows(OddsQuote, [*QUOTE_KEY, "price"], new)
-    update_rows(OddsQuote, {"price": "float"}, list(repriced.items()))
+    insert_rows(OddsQuote, [*QUOTE_KEY, "price", "closing_line"], new)
+    update_rows(
+        OddsQuote,
+        {"price": "float", "closing_line": "text"},
+        [(quote_id, *values) for quote_id, values in repriced.items()],
+    )
     return len(new) + len(repriced), changed

@@ -7,15 +7,17 @@ row per run of one price of one bookmaker's selection, with when it was first an
 
 Once a match has kicked off, each bookmaker's market whose source gave no closing price gets one
 from the history: the latest price of each selection first seen before kick-off, stored as
-closing quotes (``is_closing``), so settlement, CLV and fair closing EV read it as they read a
-source's closing columns. A source's own closing price, arriving later (football-data's season
-files), replaces it.
+closing quotes (``is_closing``) marked as the service's own line (``closing_line`` ``seen``), so
+settlement, CLV and fair closing EV read it as they read a source's closing columns and each
+settled pick says which line it used. A source's own closing price, arriving later
+(football-data's season files), replaces it.
 """
 
 from collections import defaultdict
 from datetime import timedelta
 
 from engine.markets import MARKETS
+from enums import CLOSING_LINES
 from models import Match, OddsQuote, PriceSeen
 from services.forecasting import price_cubes
 from store.bulk import insert_rows, update_rows
@@ -23,6 +25,8 @@ from store.bulk import insert_rows, update_rows
 #: How long after kick-off a match still gets its closing line from the history (a sync that
 #: did not run for longer leaves it to the season files' closing columns).
 CLOSE_WITHIN = timedelta(days=7)
+#: The closing line the service keeps itself: the latest price seen before kick-off.
+SEEN_LINE = CLOSING_LINES[1]
 
 HISTORY_FIELDS = [
     "match",
@@ -126,10 +130,14 @@ def close(now) -> set[int]:
         if set(prices) != set(MARKETS[market]):
             continue  # a closing line is a whole market
         for selection in MARKETS[market]:
-            rows.append((match_id, market, True, bookmaker, selection, prices[selection]))
+            rows.append(
+                (match_id, market, True, bookmaker, selection, prices[selection], SEEN_LINE)
+            )
         given.add(match_id)
     insert_rows(
-        OddsQuote, ["match", "market", "is_closing", "bookmaker", "selection", "price"], rows
+        OddsQuote,
+        ["match", "market", "is_closing", "bookmaker", "selection", "price", "closing_line"],
+        rows,
     )
     price_cubes.summarise(given)
     return given

@@ -160,6 +160,7 @@ def _run_day(known, now, settings, horizon, backfill, check_clock) -> ReplayDay:
         signed_log.checkpoint(now, settings)
         published = signed_log.published_count() - before
         size = signed_log.size()
+    signed_log.stamp(settings, now)
     return ReplayDay(
         now=now,
         matches_new=summary.matches_new,

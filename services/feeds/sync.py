@@ -59,6 +59,7 @@ def run(settings, now, source: str | None = None, policy: http.Policy | None = N
     settled = settling.settle_pending(settings, now=now)
     with db.atomic():
         signed = signed_log.checkpoint(now, settings) or signed
+    signed_log.stamp(settings, now)
     for report in reports:
         for error in report["errors"]:
             log.warning("sync %s: %s", report["source"], error)

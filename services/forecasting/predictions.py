@@ -44,6 +44,7 @@ def backfill(settings, now=None, rebuild=False, progress=None) -> dict:
         written = store(fc, np.arange(len(fc.match_id)), now, rebuild=rebuild)
         settled = settling.settle_pending(settings, now=now)
         signed_log.checkpoint(now, settings)
+    signed_log.stamp(settings, now)
     live = Pick.select().where(Pick.is_live).count()
     return {
         "matches": len(fc.match_id),
@@ -76,4 +77,5 @@ def refresh(match: Match, settings, now=None) -> dict:
     with db.atomic():
         written = store(fc, [row], now, refresh_intelligence=True)
         signed_log.checkpoint(now, settings)
+    signed_log.stamp(settings, now)
     return {"match_id": match.id, "refreshed_at": now, **written}

@@ -24,7 +24,7 @@ from services import routes
 from services.accounts import users
 from services.feeds import sync
 from services.forecasting import calibration_runs, predictions
-from services.record import settling
+from services.record import settling, signed_log
 from services.webhooks import events
 from store.database import db, writing
 
@@ -37,11 +37,15 @@ UNFINISHED = ("queued", "running")
 SHOWN_RESULTS = frozenset({"calibration-run"})
 
 
-def run(kind: str, params: dict, work, created_by=None, now=None, atomic=True) -> Operation:
+def run(
+    kind: str, params: dict, work, created_by=None, now=None, atomic=True, settings=None
+) -> Operation:
     """Record and run ``work()`` as an operation of ``kind``; returns the finished record.
 
     ``now`` is when it starts (the system clock's time if None): its timing is measured from it.
     ``atomic=False`` runs work that opens its own transactions (a sync fetches with none open).
+    ``settings``, for work that signs ledger checkpoints: they are time-stamped once its
+    transaction has committed.
     """
     operation = Operation.create(
         kind=kind,
@@ -50,13 +54,15 @@ def run(kind: str, params: dict, work, created_by=None, now=None, atomic=True) -
         created_by=created_by,
         created_at=now or utcnow(),
     )
-    return execute(operation, work, now, atomic)
+    return execute(operation, work, now, atomic, settings)
 
 
-def execute(operation: Operation, work, now=None, atomic=True) -> Operation:
+def execute(operation: Operation, work, now=None, atomic=True, settings=None) -> Operation:
     """Run ``work()`` for a queued ``operation`` (in one transaction unless ``atomic`` is
     False) and record how it ended, with the ``operation.completed`` event in the same
-    transaction as the record's final state."""
+    transaction as the record's final state. With ``settings``, the ledger checkpoints the work
+    signed are time-stamped after its transaction commits (never inside it: the authority is
+    a network call)."""
     clocked = now is not None
     operation.status, operation.started_at = "running", now or utcnow()
     operation.save()
@@ -83,6 +89,8 @@ def execute(operation: Operation, work, now=None, atomic=True) -> Operation:
             audience="operators",
         )
     log.info("operation %s %s %s in %.0f ms", operation.id, kind, operation.status, elapsed * 1000)
+    if settings is not None:
+        signed_log.stamp(settings, operation.finished_at)
     return operation
 
 
@@ -149,6 +157,7 @@ def settle(last_days: int, settings, by=None, now=None) -> dict:
             lambda: settling.run(last_days, settings, now),
             by,
             now,
+            settings=settings,
         )
     )
 
@@ -177,6 +186,7 @@ def refresh(match_id: int, settings, by=None, now=None) -> dict:
             lambda: predictions.refresh(match, settings, now),
             by,
             now,
+            settings=settings,
         )
     )
 
@@ -192,6 +202,7 @@ def backfill(settings, rebuild=False, by=None, progress=None, now=None) -> dict:
             lambda: predictions.backfill(settings, now=now, rebuild=rebuild, progress=progress),
             by,
             now,
+            settings=settings,
         )
     )
 

@@ -190,5 +190,7 @@ def execute(operation_id: int, settings, now) -> dict | None:
         return None
     job = next(job for job in JOBS if job.kind == operation.kind)
     params = PARAMS_SCHEMAS[operation.kind]().load(operation.params)
-    finished = jobs.execute(operation, lambda: job.work(params, settings, now), now, job.atomic)
+    finished = jobs.execute(
+        operation, lambda: job.work(params, settings, now), now, job.atomic, settings
+    )
     return jobs.describe(finished)

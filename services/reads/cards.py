@@ -60,6 +60,7 @@ PICK_FIELDS = (
     "status",
     "profit",
     "closing_odds",
+    "closing_line",
     "closing_probability",
     "clv",
     "created_at",

@@ -17,7 +17,8 @@ from engine import ledger as entries_engine
 from engine import odds as odds_engine
 from engine import settlement
 from engine.markets import MARKETS
-from models import LedgerSeal, Match, Pick
+from enums import CLOSING_LINES
+from models import LedgerSeal, Match, OddsQuote, Pick
 from services.forecasting import price_cubes
 from services.record import signed_log
 from services.webhooks import events
@@ -33,8 +34,10 @@ SETTLED_COLUMNS = {
     "closing_odds": "float",
     "closing_bookmaker": "text",
     "closing_probability": "float",
+    "closing_line": "text",
     "clv": "float",
 }
+SOURCE_LINE, SEEN_LINE = CLOSING_LINES
 
 
 def settle_pending(settings, now=None, kickoff_from=None) -> dict:
@@ -96,7 +99,7 @@ def _settle(settings, now, kickoff_from) -> dict:
         void_after_hours=settings["VOID_AFTER_HOURS"],
     )
     done = decided != "pending"
-    closing, closing_book, closing_probability = _closing(
+    closing, closing_book, closing_probability, closing_line = _closing(
         match_id.astype(np.int64), market, selection, done, settings["MARGIN_METHOD"]
     )
     clv = settlement.clv(price, closing)
@@ -107,6 +110,7 @@ def _settle(settings, now, kickoff_from) -> dict:
         _nullable(closing[done]),
         closing_book[done].tolist(),
         _nullable(closing_probability[done]),
+        closing_line[done].tolist(),
         _nullable(clv[done]),
         strict=True,
     )
@@ -136,6 +140,7 @@ def _settle(settings, now, kickoff_from) -> dict:
         away_goals=_goals(away[recorded]),
         closing_bookmaker=closing_book[recorded].tolist(),
         closing_probability=_nullable(closing_probability[recorded]),
+        closing_line=closing_line[recorded].tolist(),
         margin_method=settings["MARGIN_METHOD"],
         not_live_reason=reasons[recorded].tolist(),
     )
@@ -187,14 +192,18 @@ def _goals(values) -> list:
 
 
 def _closing(match_ids, market, selection, rows, method):
-    """Sharp closing price, its bookmaker and the selection's de-margined closing probability for
-    each pick in ``rows`` (NaN and None elsewhere)."""
+    """Sharp closing price, its bookmaker, the selection's de-margined closing probability and
+    the closing line it comes from (``CLOSING_LINES``: the source's closing columns, or the
+    service's own line from the prices it saw) for each pick in ``rows`` (NaN and None
+    elsewhere)."""
     price = np.full(len(match_ids), np.nan)
     probability = np.full(len(match_ids), np.nan)
     bookmaker = np.full(len(match_ids), None, dtype=object)
+    line = np.full(len(match_ids), None, dtype=object)
     wanted = np.unique(match_ids[rows])
     position = np.searchsorted(wanted, match_ids)
     cubes = price_cubes.load(wanted, closing=True)
+    seen = _seen_lines(wanted.tolist())
     for name, selections in MARKETS.items():
         cube = cubes[name]
         mine = rows & (market == name)
@@ -208,7 +217,29 @@ def _closing(match_ids, market, selection, rows, method):
         probability[mine] = fair[at, column]
         names = np.array([*cube.bookmakers, None], dtype=object)
         bookmaker[mine] = np.where(np.isfinite(price[mine]), names[source[at]], None)
-    return price, bookmaker, probability
+        line[mine] = [
+            None if book is None else SEEN_LINE if (match, name, book) in seen else SOURCE_LINE
+            for match, book in zip(match_ids[mine].tolist(), bookmaker[mine], strict=True)
+        ]
+    return price, bookmaker, probability, line
+
+
+def _seen_lines(match_ids) -> set:
+    """``(match_id, market, bookmaker)`` of each closing line of ``match_ids`` the service took
+    from the prices it saw (a whole market at a time), not from a source's closing columns."""
+    found = set()
+    for start in range(0, len(match_ids), BATCH):
+        found.update(
+            OddsQuote.select(OddsQuote.match, OddsQuote.market, OddsQuote.bookmaker)
+            .where(
+                OddsQuote.match.in_(match_ids[start : start + BATCH])
+                & OddsQuote.is_closing
+                & (OddsQuote.closing_line == SEEN_LINE)
+            )
+            .distinct()
+            .tuples()
+        )
+    return found
 
 
 def _nullable(values) -> list:
@@ -222,4 +253,5 @@ def run(last_days: int, settings, now=None) -> dict:
     with db.atomic():
         counts = settle_pending(settings, now=now, kickoff_from=now - timedelta(days=last_days))
         signed_log.checkpoint(now, settings)
+    signed_log.stamp(settings, now)
     return {"last_days": last_days, "settled_at": now, **counts}

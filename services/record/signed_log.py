@@ -3,9 +3,10 @@
 Each live pick is published into it before kick-off (``pick.published``, sealed by a
 commitment), and its settlement or voiding follows (``pick.settled`` / ``pick.voided``), each in
 the transaction that stores the pick or settles it. Every operation that appends ends with one
-signed checkpoint (:func:`checkpoint`). Entries, proofs and the latest checkpoint are public;
-a pick's reveal (its salt and the sealed fields) is served as soon as the premium rule shows
-the pick itself.
+signed checkpoint (:func:`checkpoint`), time-stamped by an RFC 3161 authority, where one is
+configured, once that transaction has committed (:func:`stamp`). Entries, proofs and the latest
+checkpoint are public; a pick's reveal (its salt and the sealed fields) is served as soon as the
+premium rule shows the pick itself.
 
 Rows are only ever added: no function here updates or deletes one, and the database refuses it
 too (see ``store.schema._append_only``).
@@ -15,7 +16,7 @@ import base64
 import bisect
 import logging
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from peewee import JOIN
 
@@ -28,6 +29,7 @@ from models import (
     LedgerEntry,
     LedgerNode,
     LedgerSeal,
+    LedgerTimestamp,
     Match,
     Pick,
     node_address,
@@ -47,6 +49,8 @@ PAGE_LIMIT = 1000
 STORED_LEVEL = 3
 #: Matches looked up per query (SQLite takes at most 32,766 parameters).
 BATCH = 5000
+#: How recent a checkpoint must be for :func:`stamp` to ask for its time-stamp.
+STAMP_WITHIN = timedelta(hours=1)
 #: PostgreSQL advisory lock that serialises appends (SQLite serialises writers itself).
 APPEND_LOCK = 0x6C6564676572  # "ledger"
 
@@ -265,7 +269,9 @@ def first_signed(pick_ids) -> dict:
 
 def checkpoint(now: datetime, settings) -> dict | None:
     """Sign a checkpoint of the ledger as it stands, if it grew since the last one (None
-    otherwise). Call at the end of each operation that appends, in its transaction."""
+    otherwise). Call at the end of each operation that appends, in its transaction; then,
+    once it has committed, :func:`stamp` asks for the checkpoint's time-stamp (no network call
+    holds the transaction, and with it the write lock, open)."""
     _lock()
     current = size()
     last = LedgerCheckpoint.select().order_by(LedgerCheckpoint.size.desc()).first()
@@ -276,28 +282,54 @@ def checkpoint(now: datetime, settings) -> dict | None:
     at = max(now, last.published_at) if last is not None else now
     root = merkle.tree_root(current, _lookup)
     text = notes.Checkpoint(key.name, current, root, (f"time {entries_engine.instant(at)}",)).text()
-    note = key.sign(text)
-    token = error = None
-    if settings.get("LEDGER_TSA_URL"):
-        try:
-            token = base64.b64encode(
-                timestamps.stamp(
-                    settings["LEDGER_TSA_URL"], note.encode(), settings["LEDGER_TSA_TIMEOUT"]
-                )
-            ).decode()
-        except timestamps.TimestampError as failure:
-            error = str(failure)
-            log.warning("checkpoint %s carries no time-stamp: %s", current, error)
     row = LedgerCheckpoint.create(
         size=current,
         root_hash=root.hex(),
         published_at=at,
-        signed_note=note,
+        signed_note=key.sign(text),
         key_id=key.key_id.hex(),
-        timestamp_token=token,
-        timestamp_error=error,
     )
     return _checkpoint(row)
+
+
+def stamp(settings, now: datetime) -> int:
+    """Ask the time-stamping authority (``LEDGER_TSA_URL``) for the RFC 3161 time-stamp of each
+    checkpoint signed in the last :data:`STAMP_WITHIN` that has none, and store its token (or
+    why there is none); returns how many were asked.
+
+    Call after the transaction that signed them commits: inside one (an operation's, a caller's
+    further out) it does nothing, and whoever commits that transaction, or the schedule's
+    checkpoint, stamps them after. A time-stamp proves a note existed when it was stamped, so
+    one asked long after the signing proves little: older checkpoints are left as they are."""
+    url = settings.get("LEDGER_TSA_URL")
+    if not url or db.in_transaction():
+        return 0
+    stamped = LedgerTimestamp.select(LedgerTimestamp.size)
+    query = (
+        LedgerCheckpoint.select(LedgerCheckpoint.size, LedgerCheckpoint.signed_note)
+        .where(
+            LedgerCheckpoint.size.not_in(stamped)
+            & LedgerCheckpoint.timestamp_token.is_null()
+            & LedgerCheckpoint.timestamp_error.is_null()
+            & (LedgerCheckpoint.published_at >= now - STAMP_WITHIN)
+        )
+        .order_by(LedgerCheckpoint.size)
+    )
+    asked = 0
+    for checkpoint_size, note in list(query.tuples()):
+        token = error = None
+        try:
+            answer = timestamps.stamp(url, note.encode(), settings["LEDGER_TSA_TIMEOUT"])
+            token = base64.b64encode(answer).decode()
+        except timestamps.TimestampError as failure:
+            error = str(failure)
+            log.warning("checkpoint %s carries no time-stamp: %s", checkpoint_size, error)
+        # Two processes may stamp one checkpoint: the first stored stays, as rows never change.
+        LedgerTimestamp.insert(
+            size=checkpoint_size, token=token, error=error, stamped_at=now
+        ).on_conflict_ignore().execute()
+        asked += 1
+    return asked
 
 
 def unsigned() -> bool:
@@ -309,6 +341,7 @@ def scheduled_checkpoint(now: datetime, settings) -> dict:
     """The schedule's checkpoint: one signed now if entries were appended since the latest (see
     :func:`checkpoint`), else the latest as it stands (another run signed them first)."""
     made = checkpoint(now, settings)
+    stamp(settings, now)  # what an earlier run left unstamped (nothing inside a transaction)
     if made is not None:
         return made
     return {name: value for name, value in head(settings).items() if name in CHECKPOINT_FIELDS}
@@ -326,15 +359,33 @@ CHECKPOINT_FIELDS = (
 )
 
 
-def _checkpoint(row) -> dict:
+def _checkpoint(row, stamps=None) -> dict:
+    """A checkpoint's record, with its time-stamp: from ``stamps`` (``{size: (token, error)}``,
+    read for this one row when None), else as checkpoints signed before time-stamps were asked
+    after the signing carry it."""
+    if stamps is None:
+        stamps = _stamps([row.size])
+    token, error = stamps.get(row.size, (row.timestamp_token, row.timestamp_error))
     return {
         "size": row.size,
         "root_hash": row.root_hash,
         "published_at": row.published_at,
         "signed_note": row.signed_note,
         "key_id": row.key_id,
-        "timestamp_token": row.timestamp_token,
-        "timestamp_error": row.timestamp_error,
+        "timestamp_token": token,
+        "timestamp_error": error,
+    }
+
+
+def _stamps(sizes) -> dict:
+    """``{size: (token, error)}`` of the checkpoints of ``sizes`` stamped after their signing."""
+    return {
+        value: (token, error)
+        for value, token, error in LedgerTimestamp.select(
+            LedgerTimestamp.size, LedgerTimestamp.token, LedgerTimestamp.error
+        )
+        .where(LedgerTimestamp.size.in_(list(sizes)))
+        .tuples()
     }
 
 
@@ -413,8 +464,9 @@ def page(start: int, end: int | None, now) -> dict:
                 "checkpoint_size": size_,
             }
         )
+    stamps = _stamps(cited)
     checkpoints = [
-        _checkpoint(row)
+        _checkpoint(row, stamps)
         for row in LedgerCheckpoint.select()
         .where(LedgerCheckpoint.size.in_(sorted(cited)))
         .order_by(LedgerCheckpoint.size)

@@ -29,6 +29,23 @@ def probability_map(description, **kwargs):
     )
 
 
+def closing_line():
+    """A settled pick's ``closing_line`` field: which closing line it was measured against."""
+    return enum_of(
+        CLOSING_LINES,
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Which closing line the closing odds, CLV and fair closing EV come "
+            "from: `source`, the source's own closing prices (football-data.co.uk's closing "
+            "columns); `seen`, the service's own closing line, the latest price it saw before "
+            "kick-off, used where the source gives no closing price. Null while pending, "
+            "without a closing price, and for picks settled before the closing line was "
+            "recorded."
+        },
+    )
+
+
 class LeagueRefSchema(CamelSchema):
     """The league a match belongs to."""
 
@@ -219,19 +236,7 @@ class PickSchema(CamelSchema):
     status = enum_of(PICK_STATUSES, required=True)
     profit = money(required=True, allow_none=True)
     closing_odds = fields.Float(required=True, allow_none=True)
-    closing_line = enum_of(
-        CLOSING_LINES,
-        required=True,
-        allow_none=True,
-        metadata={
-            "description": "Which closing line the closing odds, CLV and fair closing EV come "
-            "from: `source`, the source's own closing prices (football-data.co.uk's closing "
-            "columns); `seen`, the service's own closing line, the latest price it saw before "
-            "kick-off, used where the source gives no closing price. Null while pending, "
-            "without a closing price, and for picks settled before the closing line was "
-            "recorded."
-        },
-    )
+    closing_line = closing_line()
     clv = ratio(
         required=True,
         allow_none=True,

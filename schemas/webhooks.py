@@ -7,6 +7,7 @@ from marshmallow import fields, validate
 
 from enums import DELIVERY_STATUSES, MARKETS, OPERATION_KINDS, OPERATION_STATUSES, WEBHOOK_EVENTS
 from schemas.common import CamelSchema, PageArgsSchema, UTCDateTime, enum_of, page_of
+from schemas.matches import closing_line
 from schemas.numbers import Integer, JsonBoolean, money, ratio
 
 URL_MAX = 2048
@@ -181,6 +182,7 @@ class PickSettledDataSchema(PayloadDataSchema):
     odds = fields.Float(required=True)
     profit = money(required=True)
     closing_odds = fields.Float(required=True, allow_none=True)
+    closing_line = closing_line()
     clv = ratio(required=True, allow_none=True)
 
 

@@ -161,6 +161,7 @@ def test_each_result_and_each_settled_pick_once(world, kind):
             pick = Pick.get_by_id(item.payload["data"]["id"])
             assert item.payload["data"]["status"] == pick.status != "pending"
             assert item.payload["data"]["profit"] == pytest.approx(pick.profit)
+            assert item.payload["data"]["closingLine"] == pick.closing_line
 
 
 def test_operations_are_told_to_operators_and_admins_only(world):

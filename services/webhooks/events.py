@@ -91,6 +91,7 @@ def settled_picks(pick_ids) -> dict[int, dict]:
             Pick.odds,
             Pick.profit,
             Pick.closing_odds,
+            Pick.closing_line,
             Pick.clv,
         ).where(Pick.id.in_(pick_ids[start : start + 500]))
         for (
@@ -102,6 +103,7 @@ def settled_picks(pick_ids) -> dict[int, dict]:
             odds,
             profit,
             closing,
+            line,
             clv,
         ) in query.tuples():
             found[pick_id] = {
@@ -114,6 +116,7 @@ def settled_picks(pick_ids) -> dict[int, dict]:
                 "odds": odds,
                 "profit": profit,
                 "closing_odds": closing,
+                "closing_line": line,
                 "clv": clv,
             }
     return found

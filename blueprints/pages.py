@@ -1,5 +1,6 @@
-"""The public pages a person reads in a browser: the landing page's matches, the track record
-with its charts, and what search engines read (``/sitemap.xml``, ``/robots.txt``).
+"""The public pages a person reads in a browser: the landing page's matches, the results of past
+days, the track record with its charts, and what search engines read (``/sitemap.xml``,
+``/robots.txt``).
 
 A link to a page carries what campaigns and social sites append (``?utm_source=newsletter``,
 ``?fbclid=…``): the pages read no query parameter and ignore any (``Blueprint.page``), where the
@@ -62,7 +63,7 @@ class TrackRecordPage(MethodView):
     )
     def get(self):
         """The track record as a page: live and backfilled picks apart, charts, the ledger"""
-        page = pages.track_record_page(settings())
+        page = pages.track_record_page(settings(), now())
         return html.render(
             "track_record.html",
             page=page,
@@ -75,6 +76,60 @@ class TrackRecordPage(MethodView):
             "standard error, closing-line value and calibration.",
             canonical=f"{base_url()}/track-record",
         )
+
+
+def _results(day=None):
+    """The results page of ``day`` (the latest day with a finished match when None)."""
+    page = pages.results(day, current_viewer(), now())
+    shown = page["day"].strftime("%-d %B %Y")
+    path = "/results" if day is None else f"/results/{day.isoformat()}"
+    return html.render(
+        "results.html",
+        page=page,
+        title=f"Football results of {shown}: scores, our forecasts and picks",
+        description=f"The matches of {shown} by league: each final score beside our forecast "
+        "and how our pick did.",
+        canonical=f"{base_url()}{path}",
+    )
+
+
+RESULTS_DOC = (
+    "The page. Query parameters (a link's `utm_source`, `fbclid`…) are ignored: the page "
+    "reads none."
+)
+
+
+@blp.route("/results")
+class LatestResults(MethodView):
+    @blp.page()
+    @blp.cached()
+    @blp.doc(
+        operationId="getLatestResultsPage",
+        responses={200: {"description": RESULTS_DOC, "content": HTML}},
+    )
+    def get(self):
+        """The results page of the latest day with a finished match"""
+        return _results()
+
+
+@blp.route("/results/<day:day>")
+class ResultsOfDay(MethodView):
+    @blp.page()
+    @blp.cached()
+    @blp.doc(
+        operationId="getResultsPage",
+        responses={
+            200: {
+                "description": RESULTS_DOC + " A malformed day, or one still to come, is 404.",
+                "content": HTML,
+            }
+        },
+    )
+    @blp.problems(404, "not-found")
+    def get(self, day):
+        """The results page of one UTC day (YYYY-MM-DD): its matches by league, each score
+        beside our forecast and how its pick did"""
+        return _results(day)
 
 
 @blp.route("/sitemap.xml")

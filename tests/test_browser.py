@@ -137,6 +137,8 @@ def test_the_docs_render_in_a_browser_under_their_policy(app, tmp_path):
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
 WIDTHS = (1280, 390)
+#: The smallest chart text a reader must be able to read, at either width (CSS px).
+MIN_TEXT_PX = 12
 
 #: Read from the rendered DOM: each bar's filled width against its share of the track, and
 #: each chart's marks against the rows of its table.
@@ -158,10 +160,15 @@ MEASURE = """() => {
                  declared: parseInt(svg.dataset.marks),
                  rows: figure.querySelectorAll('table tbody tr').length});
   }
+  // Each chart text's size as drawn: its font size scaled by the SVG's viewBox.
+  const texts = [...document.querySelectorAll('figure.chart svg text')].map((t) => ({
+    text: t.textContent,
+    size: parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a,
+  }));
   const wide = [...document.querySelectorAll('body *')]
     .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
     .map((e) => e.tagName + '.' + e.className);
-  return {bars, charts, width: document.documentElement.scrollWidth, wide};
+  return {bars, charts, texts, width: document.documentElement.scrollWidth, wide};
 }"""
 
 
@@ -176,6 +183,7 @@ def public_pages(app):
         "prediction-settled": f"/api/v1/seo/predictions/{slugs['settled']}",
         "prediction-locked": f"/api/v1/seo/predictions/{slugs['locked']}",
         "track-record": "/track-record",
+        "results": "/results",
         "not-found": "/no-such-page",
     }
 
@@ -219,18 +227,22 @@ def test_the_public_pages_in_a_browser(app, public_pages):
                         assert abs(bar["width"] - bar["share"] * bar["track"]) <= 2, bar
                     for chart in found["charts"]:
                         assert chart["marks"] == chart["rows"] == chart["declared"], chart
+                    small = [t for t in found["texts"] if t["size"] < MIN_TEXT_PX]
+                    assert not small, (name, width, small[:5])
                     seen[name, width] = found
         finally:
             browser.close()
     # What each page must show: the bars of the forecasts, and every chart of the record.
     assert all(seen["landing", width]["bars"] for width in WIDTHS)
+    assert all(len(seen["results", width]["bars"]) == 3 for width in WIDTHS)  # the 1x2 forecast
     assert len(seen["prediction-settled", 1280]["bars"]) >= 7  # 3 + 2 + 2 selections, ours
     titles = [chart["title"] for chart in seen["track-record", 390]["charts"]]
-    assert titles[:2] == [
+    assert titles[:4] == [
+        "Units won or lost, pick by pick, live",
         "Return on investment by month, live",
+        "Return on investment by rating, live",
         "Fair closing EV of the live picks",
     ]
-    assert "Units won or lost, pick by pick" in titles
+    assert "Units won or lost, pick by pick, backfilled" in titles
     assert any(title.startswith("Reliability") for title in titles)
-    curve = next(c for c in seen["track-record", 1280]["charts"] if c["title"].startswith("Units"))
-    assert curve["marks"] >= 1  # the settled live pick, and the backfilled ones
+    assert seen["track-record", 390]["texts"]  # the sizes above were measured

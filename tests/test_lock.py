@@ -322,6 +322,7 @@ def crawl(client, headers, match: Match) -> dict:
         parameters = [*operations.get("parameters", []), *operations["get"].get("parameters", [])]
         filled = path.replace("{id}", str(match.id)).replace("{slug}", match.slug)
         filled = filled.replace("{match_id}", str(match.id)).replace("{name}", "not-found")
+        filled = filled.replace("{day}", match.kickoff_at.date().isoformat())
         if "{" in filled:
             continue  # an operation, webhook or delivery id: not public
         query = [p["name"] for p in parameters if p["in"] == "query"]

@@ -240,7 +240,7 @@ def test_a_release_database_with_data_upgrades_and_every_endpoint_answers(make_a
     for path, headers in gets.items():
         response = client.get(path, headers=headers)
         assert response.status_code == 200, (path, response.get_data(as_text=True)[:500])
-    for page in ("/", "/track-record"):
+    for page in ("/", "/track-record", "/results"):
         assert client.get(page, headers=browser).status_code == 200, page
     posts = {
         "/api/backtest/run": ({}, pro),
@@ -270,6 +270,7 @@ def test_a_release_database_with_data_upgrades_and_every_endpoint_answers(make_a
             .replace(id_param("delivery_id"), "1")
             .replace(id_param("user_id"), "1")
             .replace("<slug:slug>", ids["slug"])
+            .replace("<day:day>", "2026-11-20")
             .replace("<name>", "not-found")
             .replace("<path:filename>", "none.css")
         )

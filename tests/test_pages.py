@@ -4,13 +4,14 @@ rules) and robots.txt, the 404 page; all under the pages' Content-Security-Polic
 
 import re
 import xml.etree.ElementTree as ET
-from datetime import datetime
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import pytest
 
 from services.reads.pages import CURVE_POINTS, _curve, _histogram
-from tests import world
+from tests import factories, world
+from web import charts
 
 HTML = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
@@ -49,6 +50,7 @@ def test_the_landing_page_shows_the_coming_matches(client, slugs):
     assert f'href="http://localhost/api/v1/seo/predictions/{slugs["later"]}"' in text
     assert slugs["settled"] not in text  # yesterday's match is not among the coming days
     assert 'href="http://localhost/track-record"' in text
+    assert 'href="http://localhost/results"' in text
     assert "Pro until kick-off" in text and "locked" in text  # the A pick's 1x2 is withheld
     assert 'class="bar"' in text  # the other match's published 1x2
 
@@ -85,14 +87,197 @@ def test_the_track_record_page(client, slugs):
     assert text.index("<h2>Live record</h2>") < text.index("<h2>Backfilled record")
     assert "± one standard error" in text
     for title in (
-        "Units won or lost, pick by pick",
+        "Units won or lost, pick by pick, live",
+        "Units won or lost, pick by pick, backfilled",
         "Return on investment by month, live",
+        "Return on investment by rating, backfilled",
         "Fair closing EV of the live picks",
         "Reliability, Match result",
     ):
         assert f"{title}</title>" in text and f"<caption>{title}</caption>" in text
     assert "Live picks by rating" in text and "Live picks by competition type" in text
     assert "The latest checkpoint signs the first" in text and "verify_ledger.py" in text
+
+
+def test_the_track_record_says_how_to_read_its_figures(client, slugs):
+    """Beside each record's figures: units, ROI and its standard error, CLV and fair closing
+    EV, edge and ratings, each month's and rating's error bars."""
+    text = page(client, "/track-record")
+    for record in text.split("<h2>Live record</h2>")[1].split("<h2>Backfilled record")[:2]:
+        notes = " ".join(re.findall(r'<p class="small how">(.*?)</p>', record, re.S))
+        for words in (
+            "stakes 1 unit",
+            "standard error says how far chance alone moves a figure",
+            "Closing-line value (CLV)",
+            "fair closing EV is what the pick was worth at the close",
+            "edge is our probability × its price − 1",
+            "A the strongest",
+            "ROI with ± one standard error",
+        ):
+            assert words in notes, words
+
+
+def _figures(text) -> list[dict]:
+    """Each chart of a page: its title, its marks (bars, dots, a line's points), the marks it
+    declares and the rows of its table."""
+    found = []
+    for figure in re.findall(r'<figure class="chart">(.*?)</figure>', text, re.S):
+        points = re.findall(r'<polyline class="mark" points="([^"]*)"', figure)
+        found.append(
+            {
+                "title": re.search(r"<title id=[^>]*>([^<]*)</title>", figure)[1],
+                "marks": len(re.findall(r'<(?:rect|circle) class="mark"', figure))
+                + sum(len(each.split()) for each in points),
+                "declared": int(re.search(r'data-marks="(\d+)"', figure)[1]),
+                "rows": figure.split("<tbody>")[1].count("<tr>"),
+                "texts": re.findall(r"<text [^>]*>([^<]*)</text>", figure),
+                "points": points,
+            }
+        )
+    return found
+
+
+#: A figure written with a minus sign and nothing but zeros: "-0%", "−0.0%", "-0.00".
+NEGATIVE_ZERO = re.compile(r"[-−]0(?:\.0+)?(?![.\d])")
+
+
+def test_the_track_records_charts_draw_their_tables_rows_on_axes_of_their_own(client, slugs):
+    """One mark per row of each chart's table; the live units curve on its own axis (its last
+    pick at the right edge, not squeezed beside the backfilled picks); no "−0"."""
+    text = page(client, "/track-record")
+    found = {chart["title"]: chart for chart in _figures(text)}
+    assert len(found) >= 9
+    for chart in found.values():
+        assert chart["marks"] == chart["rows"] == chart["declared"] > 0, chart["title"]
+    left, _, width, _ = charts.MARGIN[0], None, charts.WIDTH - sum(charts.MARGIN[:2]), None
+    for name, picks in (("live", 1), ("backfilled", 16)):
+        curve = found[f"Units won or lost, pick by pick, {name}"]
+        last = curve["points"][0].split()[-1]
+        assert float(last.split(",")[0]) == left + width  # the last pick at the right edge
+        assert curve["texts"][-2] == str(picks)  # the axis ends at this record's last pick
+    assert not NEGATIVE_ZERO.search(re.sub(r"<[^>]*>", " ", text))
+
+
+def test_the_months_to_come_are_not_drawn(client, slugs):
+    """A pending pick of next month (by the app's clock) draws no month of its own."""
+    with client.application.app_context():
+        ahead = factories.match(
+            "City", "Athletic", kickoff=world.T0 + timedelta(days=30), status="scheduled"
+        )
+        factories.pick(ahead, rating="B", is_live=True, created_at=world.T0)
+    text = page(client, "/track-record")
+    months = next(c for c in _figures(text) if c["title"].endswith("by month, live"))
+    assert months["texts"][-1] == "2026-03" and "2026-04" not in text
+
+
+def test_an_empty_record_says_so_instead_of_bare_axes(client):
+    text = page(client, "/track-record")
+    assert '<figure class="chart">' not in text
+    assert "No settled live pick yet" in text and "No settled backfilled pick yet" in text
+    assert "No live pick has settled yet: no month to show." in text
+
+
+def test_the_roi_bars_carry_one_standard_error():
+    rows = [
+        {"month": "2026-01", "picks": 40, "roi": 0.1, "roi_std_error": 0.05},
+        {"month": "2026-02", "picks": 30, "roi": -0.2, "roi_std_error": 0.1},
+        {"month": "2026-03", "picks": 1, "roi": 1.2, "roi_std_error": None},
+    ]
+    chart = charts.monthly_roi(rows, "live")
+    bars = chart["rects"]
+    whiskers = [line for line in chart["lines"] if line["x1"] == line["x2"]]
+    assert len(bars) == 3 and len(whiskers) == 2  # none for a single pick: no error to show
+    for bar, whisker, row in zip(bars, whiskers, rows, strict=False):
+        assert whisker["x1"] == round(bar["x"] + bar["width"] / 2, 2)
+        # ROI ± SE: the whisker is twice the error long and centred on the bar's end
+        roi_y = bar["y"] if row["roi"] >= 0 else bar["y"] + bar["height"]
+        assert abs((whisker["y1"] + whisker["y2"]) / 2 - roi_y) < 0.02
+    assert chart["rows"][1] == ("2026-02", 30, "-20.0%", "10.0%")
+    ratings = charts.rating_roi(
+        [{"rating": r, "picks": 9, "roi": 0.05, "roi_std_error": 0.2} for r in "ABC"], "live"
+    )
+    assert len(ratings["rects"]) == 3 and len([w for w in ratings["lines"] if w["x1"] == w["x2"]])
+
+
+def test_the_closing_ev_axis_reads_right():
+    """Its labels: the two edges inside the drawing, zero without a sign."""
+    chart = charts.histogram(_histogram([-0.01, 0.03, 0.3]), "live")
+    _, top, _, height = chart["plot"]
+    labels = [(t["text"], t["anchor"]) for t in chart["texts"] if t["y"] == top + height + 16]
+    assert labels == [("-20%", "start"), ("0%", "middle"), ("+20%", "end")]
+
+
+@pytest.mark.parametrize(
+    ("value", "args", "text"),
+    [
+        (-0.0004, (), "0.0%"),
+        (-0.00001, (0,), "0%"),
+        (-0.004, (2, 1, ""), "0.00"),
+        (0.0004, (), "0.0%"),
+        (-0.0006, (), "-0.1%"),
+        (0.053, (), "+5.3%"),
+        (None, (), "–"),
+    ],
+)
+def test_a_signed_figure_is_never_minus_zero(value, args, text):
+    assert charts.signed(value, *args) == text
+
+
+def test_the_results_page_shows_the_latest_days_scores_forecasts_and_picks(client, slugs):
+    """Without a day, the latest day with a finished match: each match with its score, our
+    forecast (the outcome that happened marked) and its pick's outcome; a link to the day
+    before."""
+    text = page(client, "/results")
+    assert '<link rel="canonical" href="http://localhost/results">' in text
+    assert '<time datetime="2026-03-09">Monday 9 March 2026</time>' in text
+    assert "<h2>Test League</h2>" in text
+    assert f'href="http://localhost/api/v1/seo/predictions/{slugs["settled"]}"' in text
+    assert "<strong>2–0</strong>" in text
+    assert re.search(r"<strong>Rovers win \d+%</strong> · Draw \d+% · United win \d+%", text)
+    assert "Rovers win at 2.20<br>won" in text and "+1.20&nbsp;u" in text
+    assert 'rel="prev"' in text and 'rel="next"' not in text
+    assert slugs["locked"] not in text and slugs["later"] not in text  # still to come
+    same = page(client, "/results/2026-03-09")
+    assert '<link rel="canonical" href="http://localhost/results/2026-03-09">' in same
+    assert same.split("<main>")[1] == text.split("<main>")[1]
+
+
+def test_an_earlier_days_results_step_through_the_past(client, slugs):
+    earlier = re.search(
+        r'href="http://localhost/results/([0-9-]+)" rel="prev"', page(client, "/results")
+    )[1]
+    text = page(client, f"/results/{earlier}")
+    assert "<strong>" in text and 'href="http://localhost/results/2026-03-09" rel="next"' in text
+    empty = page(client, "/results/2026-03-08")  # between two match days
+    assert "No match was played on this day." in empty and "<table" not in empty
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/results/2026-02-30",
+        "/results/2026-3-09",
+        "/results/20260309",
+        "/results/today",
+        "/results/2026-03-11",
+        "/results/2026-03-09/",
+    ],
+)
+def test_a_malformed_or_future_day_is_a_404(client, slugs, path):
+    page(client, "/results/2026-03-10")  # today's: its matches kicked off so far (none yet)
+    text = page(client, path, status=404)
+    assert "the matches of the coming days" in text
+    api = client.get(path)
+    assert api.status_code == 404 and api.mimetype == "application/problem+json"
+
+
+def test_the_results_pages_are_described_like_the_other_pages(client):
+    spec = client.get("/openapi.json").get_json()
+    for path in ("/results", "/results/{day}"):
+        answer = spec["paths"][path]["get"]["responses"]["200"]
+        assert "text/html" in answer["content"] and "ignored" in answer["description"]
+    (day,) = spec["paths"]["/results/{day}"]["parameters"]
+    assert day["in"] == "path" and day["schema"] == {"type": "string", "format": "date"}
 
 
 def test_the_sitemap_follows_the_protocol_and_lists_pages_that_answer(client, slugs):
@@ -114,6 +299,8 @@ def test_the_sitemap_follows_the_protocol_and_lists_pages_that_answer(client, sl
         locations.append(location)
     assert len(set(locations)) == len(locations)
     assert "http://localhost/" in locations and "http://localhost/track-record" in locations
+    assert "http://localhost/results" in locations
+    assert "http://localhost/results/2026-03-09" in locations  # the settled match's day
     for slug in slugs.values():
         assert f"http://localhost/api/v1/seo/predictions/{slug}" in locations
     for location in locations:
@@ -143,7 +330,8 @@ def test_a_browser_gets_a_404_page_that_links_home(client):
 
 
 def test_the_pages_are_cached_answers_with_etags(client, slugs):
-    for path in ("/", "/track-record", f"/api/v1/seo/predictions/{slugs['settled']}"):
+    paths = ("/", "/track-record", "/results", "/results/2026-03-09")
+    for path in (*paths, f"/api/v1/seo/predictions/{slugs['settled']}"):
         first = client.get(path, headers=HTML)
         again = client.get(path, headers={**HTML, "If-None-Match": first.headers["ETag"]})
         assert again.status_code == 304, path

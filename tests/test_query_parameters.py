@@ -16,7 +16,7 @@ from tests import asserts, world
 from tests.helpers import settings
 
 #: A value for each path parameter: the query is refused before anything is looked up by it.
-PATH_VALUES = {"name": "not-found", "slug": "alpha-v-beta-2026-11-21"}
+PATH_VALUES = {"name": "not-found", "slug": "alpha-v-beta-2026-11-21", "day": "2026-03-09"}
 
 
 def _spec() -> dict:
@@ -39,7 +39,13 @@ SPEC = _spec()
 OPERATIONS = _operations(SPEC)
 WITH_QUERY = {key: parameters for key, parameters in OPERATIONS.items() if parameters}
 #: The operations that are pages whatever the client asks: they ignore a query parameter.
-PAGES = {("get", "/track-record"), ("get", "/sitemap.xml"), ("get", "/robots.txt")}
+PAGES = {
+    ("get", "/track-record"),
+    ("get", "/results"),
+    ("get", "/results/{day}"),
+    ("get", "/sitemap.xml"),
+    ("get", "/robots.txt"),
+}
 #: What a campaign or a social site appends to a link.
 DECORATIONS = [
     "utm_source=newsletter&utm_medium=email&utm_campaign=november",
@@ -162,6 +168,8 @@ def test_the_pages_document_no_422():
         ("/", HTML),
         ("/track-record", {}),
         ("/track-record", HTML),
+        ("/results", HTML),
+        ("/results/2026-03-09", {}),
         ("prediction", HTML),
         ("/sitemap.xml", {}),
         ("/robots.txt", {}),

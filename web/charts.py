@@ -4,16 +4,24 @@ inline ``style`` attribute, no script) holds.
 
 Each chart comes with its ``title`` and ``desc`` (the SVG's accessible name and description)
 and its ``rows``: the same figures as a table, one row per plotted mark (a polyline point, a
-bar, a dot), for screen readers and for anyone who wants the numbers.
+bar, a dot), for screen readers and for anyone who wants the numbers; a chart without rows
+is drawn as its ``empty`` sentence instead of bare axes. Text sizes are not set here but in
+the pages' style (``web/html.py``), which keeps them readable at any width the drawing is
+scaled to; :func:`signed` writes every figure with its sign and never as a negative zero.
 """
 
 from math import ceil, floor, log10
 
 from services.reads.pages import MARKET_NAMES
 
-WIDTH, HEIGHT = 640, 260
+#: The charts' drawing box (the SVG's viewBox) and the width it is shown at on a wide screen
+#: (narrower screens scale it down to their column: about 358 CSS px at 390 px wide).
+WIDTH, HEIGHT = 350, 180
+SHOWN_WIDTH = 640
 #: Room for the axes' labels: left, right, top, bottom.
-MARGIN = (48, 12, 12, 34)
+MARGIN = (58, 10, 12, 30)
+#: At most this many labels along the bars' axis (a month is about 55 user units wide).
+TIME_LABELS = 4
 #: Series colours (dark enough on white for any label in their colour).
 INK = "#1b1b1b"
 BLUE = "#1f5fa8"
@@ -23,13 +31,34 @@ RED = "#b3261e"
 GRID = "#d0d0d0"
 
 
-def _frame(title, desc, headers):
+def signed(value: float | None, digits: int = 1, scale: float = 100.0, unit: str = "%") -> str:
+    """``value × scale`` with its sign and ``digits`` decimals (``+5.3%``), a dash for None; a
+    figure that rounds to zero is written ``0.0%``, never with a sign (no "−0")."""
+    if value is None:
+        return "–"
+    text = f"{value * scale:+.{digits}f}"
+    if float(text) == 0:
+        text = f"{0:.{digits}f}"
+    return text + unit
+
+
+def _tick(value: float, scale: float = 100.0, unit: str = "%") -> str:
+    """A round axis value with its sign and no more decimals than it has (``+2.5%``, ``0%``)."""
+    shown = round(value * scale, 6)
+    return f"0{unit}" if shown == 0 else f"{shown:+g}{unit}"
+
+
+def _frame(title, desc, headers, empty):
+    """A chart's figure: ``empty`` is what the page says instead when it has nothing to draw."""
     left, right, top, bottom = MARGIN
     return {
         "title": title,
         "desc": desc,
         "width": WIDTH,
         "height": HEIGHT,
+        "shown_width": SHOWN_WIDTH,
+        "shown_height": round(SHOWN_WIDTH * HEIGHT / WIDTH),
+        "wide": True,
         "plot": (left, top, WIDTH - left - right, HEIGHT - top - bottom),
         "lines": [],
         "polylines": [],
@@ -39,6 +68,7 @@ def _frame(title, desc, headers):
         "headers": headers,
         "rows": [],
         "legend": [],
+        "empty": empty,
     }
 
 
@@ -71,83 +101,78 @@ def _log10(value):
     return log10(value) if value > 0 else 0.0
 
 
-def _y_axis(chart, low, high, y, fmt):
-    """Horizontal grid lines and labels at round values of the y range."""
+def _y_axis(chart, low, high, y, fmt, whole=False):
+    """Horizontal grid lines and labels at round values of the y range (whole numbers only
+    when ``whole``: counts)."""
     left, _, width, _ = chart["plot"]
     for tick in _ticks(low, high):
+        if whole and tick != int(tick):
+            continue
         chart["lines"].append(
             {"x1": left, "y1": y(tick), "x2": left + width, "y2": y(tick), "stroke": GRID}
         )
-        chart["texts"].append({"x": left - 6, "y": y(tick) + 4, "text": fmt(tick), "anchor": "end"})
+        chart["texts"].append({"x": left - 4, "y": y(tick) + 4, "text": fmt(tick), "anchor": "end"})
 
 
-def units_curve(series: list[tuple[str, str, list[tuple[int, float]]]]) -> dict:
-    """Cumulative units against pick number, one polyline per ``(name, colour, points)``."""
-    points = [point for _, _, found in series for point in found]
+def units_curve(name: str, colour: str, found: list[tuple[int, float]]) -> dict:
+    """Cumulative units against pick number of one record (live or backfilled), on an axis of
+    its own: the live record's few picks are not squeezed beside thousands of backfilled ones."""
     chart = _frame(
-        "Units won or lost, pick by pick",
-        "Cumulative profit in units (1 unit staked per pick) after each settled pick; "
-        + "; ".join(
-            f"{name}: {len(found)} points, ending at {found[-1][1]:+.2f} units after pick "
-            f"{found[-1][0]}"
+        f"Units won or lost, pick by pick, {name}",
+        f"Cumulative profit in units (1 unit staked per pick) after each settled {name} pick; "
+        + (
+            f"{len(found)} points, ending at {signed(found[-1][1], 2, 1, ' units')} after pick "
+            f"{found[-1][0]}."
             if found
-            else f"{name}: no settled pick"
-            for name, _, found in series
-        )
-        + ".",
-        ("Series", "Pick", "Units"),
+            else "no settled pick."
+        ),
+        ("Pick", "Units"),
+        f"No settled {name} pick yet: the curve starts with the first one.",
     )
+    if not found:
+        return chart
     left, top, width, height = chart["plot"]
-    last = max((number for number, _ in points), default=1)
-    values = [units for _, units in points] + [0.0]
+    last = max(number for number, _ in found)
+    values = [units for _, units in found] + [0.0]
     low, high = min(values), max(values)
     pad = (high - low) * 0.05 or 1.0
     x = _scale(0, max(last, 1), left, width)
     y = _scale(low - pad, high + pad, top, height, flip=True)
-    _y_axis(chart, low - pad, high + pad, y, lambda v: f"{v:+g}")
+    _y_axis(chart, low - pad, high + pad, y, lambda v: _tick(v, 1, ""))
     chart["lines"].append({"x1": left, "y1": y(0), "x2": left + width, "y2": y(0), "stroke": INK})
-    for name, colour, found in series:
-        if not found:
-            continue
-        chart["polylines"].append(
-            {
-                "name": name,
-                "stroke": colour,
-                "points": " ".join(f"{x(number)},{y(units)}" for number, units in found),
-            }
-        )
-        chart["legend"].append((name, colour))
-        chart["rows"].extend((name, number, f"{units:+.2f}") for number, units in found)
-    chart["texts"].append(
-        {"x": left + width, "y": top + height + 26, "text": "pick number", "anchor": "end"}
+    chart["polylines"].append(
+        {
+            "name": name,
+            "stroke": colour,
+            "points": " ".join(f"{x(number)},{y(units)}" for number, units in found),
+        }
     )
-    chart["texts"].append({"x": left, "y": top + height + 26, "text": "0", "anchor": "start"})
+    chart["rows"].extend((number, signed(units, 2, 1, "")) for number, units in found)
+    below = top + height + 16
+    chart["texts"].append({"x": left, "y": below, "text": "0", "anchor": "start"})
+    chart["texts"].append({"x": left + width, "y": below, "text": str(last), "anchor": "end"})
     chart["texts"].append(
-        {"x": left + width, "y": top + height + 14, "text": str(last), "anchor": "end"}
+        {"x": left + width / 2, "y": below, "text": "pick number", "anchor": "middle"}
     )
     return chart
 
 
-def monthly_roi(months: list[dict], name: str) -> dict:
-    """One bar per month: its ROI (up for a profit, down for a loss), its pick count above."""
-    chart = _frame(
-        f"Return on investment by month, {name}",
-        f"ROI of the settled {name} picks of each month, with the number of picks; "
-        f"{len(months)} months.",
-        ("Month", "Picks", "ROI"),
-    )
+def _mean_bars(chart, rows, key, label_of):
+    """One bar per row: its ROI (up for a profit, down for a loss) with a bar of ± one standard
+    error through its top, and the key below it at most :data:`TIME_LABELS` times."""
     left, top, width, height = chart["plot"]
-    rois = [row["roi"] or 0.0 for row in months] + [0.0]
-    low, high = min(rois), max(rois)
-    pad = (high - low) * 0.15 or 0.1
+    spans = [(row["roi"], row["roi_std_error"] or 0.0) for row in rows]
+    ends = [roi - error for roi, error in spans] + [roi + error for roi, error in spans] + [0.0]
+    low, high = min(ends), max(ends)
+    pad = (high - low) * 0.08 or 0.1
     y = _scale(low - pad, high + pad, top, height, flip=True)
-    _y_axis(chart, low - pad, high + pad, y, lambda v: f"{v:+.0%}")
-    slot = min(width / max(len(months), 1), 60)
-    label_every = max(1, ceil(len(months) / 8))
-    for index, row in enumerate(months):
-        roi = row["roi"] or 0.0
+    _y_axis(chart, low - pad, high + pad, y, _tick)
+    slot = min(width / len(rows), 60)
+    label_every = max(1, ceil(len(rows) / TIME_LABELS))
+    for index, (row, (roi, error)) in enumerate(zip(rows, spans, strict=True)):
         x = round(left + slot * index + slot * 0.15, 2)
         top_y, bottom_y = sorted((y(roi), y(0)))
+        error_text = "" if row["roi_std_error"] is None else f" ± {signed(error, 1).lstrip('+')}"
         chart["rects"].append(
             {
                 "x": x,
@@ -155,25 +180,56 @@ def monthly_roi(months: list[dict], name: str) -> dict:
                 "width": round(slot * 0.7, 2),
                 "height": round(max(bottom_y - top_y, 0.5), 2),
                 "fill": GREEN if roi >= 0 else RED,
-                "label": f"{row['month']}: ROI {roi:+.1%}, {row['picks']} picks",
+                "label": f"{label_of(row)}: ROI {signed(roi)}{error_text}, {row['picks']} picks",
             }
         )
         centre = round(x + slot * 0.35, 2)
-        chart["texts"].append(
-            {
-                "x": centre,
-                "y": top_y - 3 if roi >= 0 else bottom_y + 11,
-                "text": str(row["picks"]),
-                "anchor": "middle",
-            }
-        )
+        if error:
+            chart["lines"].append(
+                {
+                    "x1": centre,
+                    "y1": y(roi - error),
+                    "x2": centre,
+                    "y2": y(roi + error),
+                    "stroke": INK,
+                }
+            )
         if index % label_every == 0:
             chart["texts"].append(
-                {"x": centre, "y": top + height + 26, "text": row["month"], "anchor": "middle"}
+                {"x": centre, "y": top + height + 16, "text": row[key], "anchor": "middle"}
             )
-        roi_text = "–" if row["roi"] is None else f"{row['roi']:+.1%}"
-        chart["rows"].append((row["month"], row["picks"], roi_text))
+        chart["rows"].append((row[key], row["picks"], signed(roi), error_text[3:] or "–"))
     chart["lines"].append({"x1": left, "y1": y(0), "x2": left + width, "y2": y(0), "stroke": INK})
+    return chart
+
+
+def monthly_roi(months: list[dict], name: str) -> dict:
+    """One bar per month with a settled pick: its ROI with ± one standard error."""
+    shown = [row for row in months if row["roi"] is not None]
+    chart = _frame(
+        f"Return on investment by month, {name}",
+        f"ROI of the settled {name} picks of each month, with ± one standard error and the "
+        f"number of picks; {len(shown)} month{'s' if len(shown) != 1 else ''}.",
+        ("Month", "Picks", "ROI", "± SE"),
+        f"No {name} pick has settled yet: no month to show.",
+    )
+    if shown:
+        _mean_bars(chart, shown, "month", lambda row: row["month"])
+    return chart
+
+
+def rating_roi(ratings: list[dict], name: str) -> dict:
+    """One bar per rating with a settled pick: its ROI with ± one standard error."""
+    shown = [row for row in ratings if row["roi"] is not None]
+    chart = _frame(
+        f"Return on investment by rating, {name}",
+        f"ROI of the settled {name} picks of each rating, with ± one standard error: a "
+        "difference between ratings smaller than their error bars is noise.",
+        ("Rating", "Picks", "ROI", "± SE"),
+        f"No {name} pick has settled yet: no rating to show.",
+    )
+    if shown:
+        _mean_bars(chart, shown, "rating", lambda row: f"Rated {row['rating']}")
     return chart
 
 
@@ -186,14 +242,17 @@ def histogram(bins: list[dict], name: str) -> dict:
         "closing expected value (odds × de-margined closing probability − 1); the outer bins "
         "hold everything beyond them.",
         ("Fair closing EV", "Picks"),
+        f"No settled {name} pick has a closing line yet.",
     )
+    if not total:
+        return chart
     left, top, width, height = chart["plot"]
-    most = max((row["count"] for row in bins), default=0) or 1
+    most = max(row["count"] for row in bins)
     y = _scale(0, most, top, height, flip=True)
-    _y_axis(chart, 0, most, y, lambda v: f"{v:g}")
-    slot = width / max(len(bins), 1)
+    _y_axis(chart, 0, most, y, lambda v: f"{v:g}", whole=True)
+    slot = width / len(bins)
     for index, row in enumerate(bins):
-        span = f"{row['from']:+.1%} to {row['to']:+.1%}"
+        span = f"{signed(row['from'])} to {signed(row['to'])}"
         chart["rects"].append(
             {
                 "x": round(left + slot * index + 1, 2),
@@ -205,14 +264,16 @@ def histogram(bins: list[dict], name: str) -> dict:
             }
         )
         chart["rows"].append((span, row["count"]))
-    for index in (0, len(bins) // 2, len(bins)):
-        value = bins[0]["from"] + (bins[0]["to"] - bins[0]["from"]) * index if bins else 0
+    # The edges and the middle, the outer labels kept inside the drawing.
+    low, high = bins[0]["from"], bins[-1]["to"]
+    for index, anchor in ((0, "start"), (len(bins) // 2, "middle"), (len(bins), "end")):
+        value = low + (high - low) * index / len(bins)
         chart["texts"].append(
             {
                 "x": round(left + slot * index, 2),
                 "y": top + height + 16,
-                "text": f"{value:+.0%}",
-                "anchor": "middle",
+                "text": _tick(value),
+                "anchor": anchor,
             }
         )
     return chart
@@ -228,10 +289,12 @@ def reliability(market_name: str, bins: list[dict]) -> dict:
         f"the average forecast; {len(filled)} non-empty bins; a calibrated forecast lies on "
         "the diagonal.",
         ("Bin", "Forecasts", "Mean forecast", "Observed"),
+        f"No {market_name} forecast of a finished match in the run's window.",
     )
-    chart["width"] = chart["height"] = 300
-    left, top = MARGIN[0], MARGIN[2]
-    size = 300 - left - MARGIN[1] - MARGIN[3] + 12
+    side = 300
+    chart.update(width=side, height=side, shown_width=side, shown_height=side, wide=False)
+    left, top = 50, MARGIN[2]
+    size = side - left - MARGIN[1] - 8
     chart["plot"] = (left, top, size, size - 12)
     x = _scale(0, 1, left, size)
     y = _scale(0, 1, top, size - 12, flip=True)
@@ -243,7 +306,12 @@ def reliability(market_name: str, bins: list[dict]) -> dict:
             {"x": left - 6, "y": y(tick) + 4, "text": f"{tick:.0%}", "anchor": "end"}
         )
         chart["texts"].append(
-            {"x": x(tick), "y": y(0) + 16, "text": f"{tick:.0%}", "anchor": "middle"}
+            {
+                "x": x(tick),
+                "y": y(0) + 16,
+                "text": f"{tick:.0%}",
+                "anchor": ("start", "middle", "middle", "middle", "end")[int(tick * 4)],
+            }
         )
     chart["lines"].append({"x1": x(0), "y1": y(0), "x2": x(1), "y2": y(1), "stroke": INK})
     for row in filled:
@@ -270,17 +338,13 @@ def reliability(market_name: str, bins: list[dict]) -> dict:
 
 def for_track_record(page: dict) -> dict:
     """The track-record page's charts from its figures (see ``services.reads.pages``)."""
-    found = {
-        "curve": units_curve(
-            [
-                ("Live", BLUE, page["live"]["curve"]),
-                ("Backfilled (walk-forward)", ORANGE, page["backfilled"]["curve"]),
-            ]
-        )
-    }
-    for name in ("live", "backfilled"):
-        found[f"{name}_months"] = monthly_roi(page[name]["by_month"], name)
-        found[f"{name}_ev"] = histogram(page[name]["closing_ev_bins"], name)
+    found = {}
+    for name, colour in (("live", BLUE), ("backfilled", ORANGE)):
+        record = page[name]
+        found[f"{name}_curve"] = units_curve(name, colour, record["curve"])
+        found[f"{name}_months"] = monthly_roi(record["by_month"], name)
+        found[f"{name}_ratings"] = rating_roi(record["by_rating"], name)
+        found[f"{name}_ev"] = histogram(record["closing_ev_bins"], name)
     calibration = page.get("calibration")
     found["reliability"] = [
         (market, reliability(MARKET_NAMES.get(market, market), figures["bins"]))

@@ -9,6 +9,7 @@ import hashlib
 
 from flask import current_app, make_response, render_template, request
 
+from web.charts import signed
 from web.links import base_url
 
 #: The pages' styles (the charts and bars draw with SVG presentation attributes).
@@ -25,12 +26,21 @@ CSS = (
     "margin-top:1rem}.rating{font-weight:700}.crumbs{padding:0;list-style:none}"
     ".crumbs li{display:inline}.crumbs li+li:before{content:' › '}"
     "figure{margin:1rem 0}figure svg{max-width:100%;height:auto}.key{vertical-align:middle}"
+    # Chart text in the drawing's units (a chart is 350 wide, shown at most 640 px wide), so
+    # that it is at least 12 px as drawn at any width: 15.5 units below 360 px, 13.5 up to
+    # 480 (about 14 px at 390), 9.5 up to 640, 7.5 beyond (about 13.7 px at 640).
+    ".chart text{font-size:13.5px}@media (max-width:22.5rem){.chart text{font-size:15.5px}}"
+    "@media (min-width:30rem){.chart .wide text{font-size:9.5px}}"
+    "@media (min-width:40rem){.chart .wide text{font-size:7.5px}}"
+    ".empty{border:1px dashed #bbb;padding:.75rem;color:#555}.nowrap{white-space:nowrap}"
+    ".days a{display:inline-block;padding:.5rem 1rem .5rem 0}"
     ".sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;"
     "clip:rect(0,0,0,0);white-space:nowrap;border:0}.note{overflow-wrap:anywhere;"
     "white-space:pre-wrap;font-size:.8rem;background:#f4f4f4;padding:.5rem}"
     "code{overflow-wrap:anywhere}.figures{display:grid;grid-template-columns:max-content 1fr;"
     "gap:.2rem 1rem}.figures dt{font-weight:600}.figures dd{margin:0}"
-    "@media (max-width:30rem){table{font-size:.85rem}th,td{padding:.3rem .15rem}}"
+    "@media (max-width:30rem){table{font-size:.85rem}th,td{padding:.3rem .15rem}"
+    ".site .brand{display:block}}"
 )
 CSS_SOURCE = "sha256-" + base64.b64encode(hashlib.sha256(CSS.encode()).digest()).decode()
 #: The pages' policy: nothing but their own hashed style (the JSON-LD block is data, never run).
@@ -69,11 +79,14 @@ def wants_html() -> bool:
 
 
 def render(template: str, status: int = 200, policy: str = POLICY, **context):
-    """A page as a response: the template rendered with the shared styles, the base of its links
-    and where a reader gets Pro (``PRO_URL``), as HTML under its Content-Security-Policy."""
+    """A page as a response: the template rendered with the shared styles, the base of its links,
+    where a reader gets Pro (``PRO_URL``) and ``signed`` (figures with their sign, never "−0"),
+    as HTML under its Content-Security-Policy."""
     headers = {"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy}
     pro_url = current_app.config["PRO_URL"]
-    body = render_template(template, css=CSS, base=base_url(), pro_url=pro_url, **context)
+    body = render_template(
+        template, css=CSS, base=base_url(), pro_url=pro_url, signed=signed, **context
+    )
     return make_response(body, status, headers)
 
 

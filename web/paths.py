@@ -3,7 +3,9 @@
 A path has one spelling: a doubled slash inside it or a trailing slash does not route either
 (werkzeug reads leading slashes as one)."""
 
-from werkzeug.routing import BaseConverter, IntegerConverter
+from datetime import date
+
+from werkzeug.routing import BaseConverter, IntegerConverter, ValidationError
 
 from enums import ID_RANGE
 
@@ -22,6 +24,21 @@ class IdConverter(IntegerConverter):
     regex = r"[1-9][0-9]*"
 
 
+class DayConverter(BaseConverter):
+    """A UTC day in a path, as ``YYYY-MM-DD``: a real calendar day (``2026-02-30`` is 404)."""
+
+    regex = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+
+    def to_python(self, value: str) -> date:
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            raise ValidationError() from None
+
+    def to_url(self, value: date) -> str:
+        return value.isoformat()
+
+
 def id_param(name: str) -> str:
     """A path segment for a positive int32 id called ``name``: anything else does not route."""
     low, high = ID_RANGE
@@ -35,6 +52,7 @@ def init_app(app) -> None:
     app.url_map.merge_slashes = False
     app.url_map.converters["slug"] = SlugConverter
     app.url_map.converters["id"] = IdConverter
+    app.url_map.converters["day"] = DayConverter
 
 
 def document(api) -> None:
@@ -47,3 +65,4 @@ def document(api) -> None:
     api.register_converter(
         SlugConverter, lambda _converter: {"type": "string", "pattern": f"^{SlugConverter.regex}$"}
     )
+    api.register_converter(DayConverter, lambda _converter: {"type": "string", "format": "date"})

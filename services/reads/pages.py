@@ -1,12 +1,13 @@
-"""What the public pages show a person: the landing page's coming matches, a match's prediction
-page in full, the track record with its charts' figures, and the sitemap's pages. Plain values
-out; the web layer draws them."""
+"""What the public pages show a person: the landing page's coming matches, the past matches of a
+day (the results), a match's prediction page in full, the track record with its charts'
+figures, and the sitemap's pages. Plain values out; the web layer draws them."""
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from peewee import fn
 
 from enums import MARKET_SELECTIONS, MARKETS, PICK_RATINGS
+from errors import NotFound
 from models import LedgerCheckpoint, Match, Operation, Pick, Prediction
 from schemas.ops import RESULT_SCHEMAS
 from services.reads import cards, seo, track_record
@@ -16,6 +17,8 @@ from services.record import signed_log
 LANDING_DAYS = 7
 #: At most this many matches on the landing page (the earliest first).
 LANDING_LIMIT = 200
+#: The results page lists at most this many matches of its day.
+RESULTS_LIMIT = 500
 #: A prediction page links this many other matches of its league (the nearest in time).
 LEAGUE_LINKS = 8
 #: The sitemap lists the prediction pages of matches kicking off within these days of now.
@@ -97,6 +100,83 @@ def landing(viewer, now: datetime, days: int = LANDING_DAYS) -> dict:
         "date_to": (end - timedelta(days=1)).date(),
         "days": [{"date": day, "matches": rows} for day, rows in grouped.items()],
     }
+
+
+def _outcome(score: dict | None) -> str | None:
+    """The 1x2 selection a final score settles (None without one)."""
+    if score is None:
+        return None
+    home, away = score["home"], score["away"]
+    return "home" if home > away else "away" if away > home else "draw"
+
+
+def results(day: date | None, viewer, now: datetime) -> dict:
+    """The matches of one UTC day that have kicked off by ``now``, by league, each with its
+    score, our 1x2 forecast (the outcome that happened marked) and its best pick with how it
+    did; ``day`` None is the latest day with a finished match. The nearest earlier and later
+    days with a finished match come with it, to step through the past. A day after today is
+    NotFound: nothing of it has happened."""
+    today = now.date()
+    if day is not None and day > today:
+        raise NotFound(f"{day.isoformat()} is still to come: it has no result yet.")
+    finished = (Match.status == "finished") & (Match.kickoff_at <= now)
+    if day is None:
+        latest = Match.select(fn.MAX(Match.kickoff_at)).where(finished).scalar()
+        day = _aware(latest).date() if latest is not None else today
+    start = datetime.combine(day, time(0), tzinfo=UTC)
+    end = start + timedelta(days=1)
+    query = (
+        cards.matches()
+        .where((Match.kickoff_at >= start) & (Match.kickoff_at < end) & (Match.kickoff_at <= now))
+        .order_by(Match.kickoff_at, Match.id)
+        .limit(RESULTS_LIMIT)
+    )
+    leagues = {}
+    for card in cards.build(query, viewer, ("predictions", "picks"), now):
+        headline = next((p for p in card["predictions"] if p["market"] == "1x2"), None)
+        home, away = card["home_team"]["name"], card["away_team"]["name"]
+        shares = headline["probabilities"] if headline else None
+        outcome = _outcome(card["score"]) if card["status"] == "finished" else None
+        pick = _best_pick(card["picks"])
+        league = card["league"]
+        leagues.setdefault(league["id"], {"league": league, "matches": []})["matches"].append(
+            {
+                **{key: card[key] for key in ("slug", "kickoff_at", "status", "score")},
+                "home": home,
+                "away": away,
+                "forecast": (
+                    [
+                        {
+                            "name": selection_name(s, home, away),
+                            "share": shares[s],
+                            "pair": (selection_name(s, home, away), shares[s]),
+                            "happened": s == outcome,
+                        }
+                        for s in MARKET_SELECTIONS["1x2"]
+                    ]
+                    if shares
+                    else None
+                ),
+                "pick": pick
+                and {
+                    **pick,
+                    "name": pick["selection"] and selection_name(pick["selection"], home, away),
+                },
+            }
+        )
+    earlier = Match.select(fn.MAX(Match.kickoff_at)).where(finished & (Match.kickoff_at < start))
+    later = Match.select(fn.MIN(Match.kickoff_at)).where(finished & (Match.kickoff_at >= end))
+    return {
+        "day": day,
+        "leagues": sorted(leagues.values(), key=lambda group: group["league"]["name"]),
+        "previous": _day_of(earlier.scalar()),
+        "next": _day_of(later.scalar()),
+    }
+
+
+def _day_of(value) -> date | None:
+    """The UTC day of an aggregate's datetime (None stays None)."""
+    return None if value is None else _aware(value).date()
 
 
 def prediction(slug: str, base_url: str, viewer, now: datetime) -> dict:
@@ -199,16 +279,20 @@ def _league_matches(card: dict) -> list[dict]:
     ]
 
 
-def track_record_page(settings) -> dict:
+def track_record_page(settings, now: datetime) -> dict:
     """The track record as its page shows it: live and backfilled apart, each with its figures
-    (and their standard errors), its units curve, its months, its fair closing EVs and its
-    tables; the latest calibration run's reliability per market; the ledger's latest
-    checkpoint."""
+    (and their standard errors), its units curve, its months up to ``now``'s (a month to come
+    has pending picks at most: nothing to show), its fair closing EVs and its tables; the
+    latest calibration run's reliability per market; the ledger's latest checkpoint."""
     report = track_record.report()
+    this_month = now.strftime("%Y-%m")
     for name, is_live in (("live", True), ("backfilled", False)):
         series = track_record.settled_series(is_live)
         report[name]["curve"] = _curve(series["profits"])
         report[name]["closing_ev_bins"] = _histogram(series["closing_evs"])
+        report[name]["by_month"] = [
+            row for row in report[name]["by_month"] if row["month"] <= this_month
+        ]
     return {
         **report,
         "calibration": latest_calibration(),
@@ -266,7 +350,8 @@ def latest_calibration() -> dict | None:
 
 def sitemap(now: datetime) -> dict:
     """The pages a search engine should know, with when each last changed: the landing page,
-    the track record, and the prediction pages of the matches kicking off from
+    the track record, the results of each day of the last :data:`SITEMAP_PAST_DAYS` with a
+    finished match, and the prediction pages of the matches kicking off from
     :data:`SITEMAP_PAST_DAYS` days ago to :data:`SITEMAP_FUTURE_DAYS` days ahead."""
     since = now - timedelta(days=SITEMAP_PAST_DAYS)
     until = now + timedelta(days=SITEMAP_FUTURE_DAYS)
@@ -275,9 +360,16 @@ def sitemap(now: datetime) -> dict:
         Match.select(Match.id, Match.slug, Match.updated_at)
         .where(window)
         .order_by(Match.kickoff_at, Match.id)
-        .limit(SITEMAP_LIMIT - 2)
+        .limit(SITEMAP_LIMIT - 4 - SITEMAP_PAST_DAYS)
         .tuples()
     )
+    days = {}
+    played = Match.select(Match.kickoff_at, Match.updated_at).where(
+        (Match.kickoff_at >= since) & (Match.kickoff_at <= now) & (Match.status == "finished")
+    )
+    for kickoff_at, updated_at in played.tuples():
+        day = _aware(kickoff_at).date()
+        days[day] = max(days.get(day, updated_at), updated_at)
     changes = {}
     for model, column in ((Prediction, Prediction.made_at), (Pick, Pick.settled_at)):
         query = (
@@ -300,6 +392,8 @@ def sitemap(now: datetime) -> dict:
     return {
         "landing": latest,
         "track_record": max(record) if record else None,
+        "results": max(days.values(), default=None),
+        "result_days": [{"day": day, "lastmod": days[day]} for day in sorted(days)],
         "matches": matches,
     }
 

@@ -94,8 +94,8 @@ class DataSyncRequestSchema(CamelSchema):
         load_default=None,
         allow_none=True,
         metadata={
-            "enum": list(DATA_SOURCES),
-            "description": "One source; every configured one when absent.",
+            "enum": [*DATA_SOURCES, None],
+            "description": "One source; every configured one when absent or null.",
         },
     )
 

@@ -168,7 +168,31 @@ MEASURE = """() => {
   const wide = [...document.querySelectorAll('body *')]
     .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
     .map((e) => e.tagName + '.' + e.className);
-  return {bars, charts, texts, width: document.documentElement.scrollWidth, wide};
+  // The lines a node's text takes (the distinct bottoms of its text's boxes).
+  const lines = (node) => {
+    const bottoms = new Set();
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      if (!walker.currentNode.textContent.trim()) continue;
+      const range = document.createRange();
+      range.selectNodeContents(walker.currentNode);
+      for (const r of range.getClientRects()) bottoms.add(Math.round(r.bottom));
+    }
+    return bottoms.size;
+  };
+  const nav = document.querySelector('header.site nav');
+  const nowrap = [...document.querySelectorAll('.nowrap')].map((e) => ({
+    text: e.textContent, lines: lines(e)}));
+  const happened = [...document.querySelectorAll('tr.happened th')].map((e) => e.textContent);
+  const days = [...document.querySelectorAll('.grid > section')].map((e) => {
+    const box = e.getBoundingClientRect();
+    return {left: Math.round(box.left), top: Math.round(box.top)};
+  });
+  const score = document.querySelector('.score strong');
+  return {bars, charts, texts, width: document.documentElement.scrollWidth, wide,
+          navLines: lines(nav), nowrap, happened, days,
+          main: document.querySelector('main').getBoundingClientRect().width,
+          score: score && parseFloat(getComputedStyle(score).fontSize)};
 }"""
 
 
@@ -229,11 +253,32 @@ def test_the_public_pages_in_a_browser(app, public_pages):
                         assert chart["marks"] == chart["rows"] == chart["declared"], chart
                     small = [t for t in found["texts"] if t["size"] < MIN_TEXT_PX]
                     assert not small, (name, width, small[:5])
+                    assert found["navLines"] == 1, (name, width)  # the navigation never wraps
+                    wrapped = [each for each in found["nowrap"] if each["lines"] != 1]
+                    assert not wrapped, (name, width, wrapped)  # "−1.00 u" stays whole
                     seen[name, width] = found
         finally:
             browser.close()
     # What each page must show: the bars of the forecasts, and every chart of the record.
     assert all(seen["landing", width]["bars"] for width in WIDTHS)
+    # The landing page uses a desktop's width: its two days side by side at 1280 px (a column
+    # wider than the 48rem of the other pages), one under the other on a phone.
+    desktop, phone = seen["landing", 1280], seen["landing", 390]
+    assert desktop["main"] > 1000 and len(desktop["days"]) == 2
+    assert desktop["days"][0]["top"] == desktop["days"][1]["top"]
+    assert desktop["days"][0]["left"] < desktop["days"][1]["left"]
+    assert phone["days"][0]["left"] == phone["days"][1]["left"]
+    assert seen["prediction-settled", 1280]["main"] <= 48 * 16  # text pages keep their measure
+    # The settled match's result marked on the forecast it settles, its score prominent.
+    for width in WIDTHS:
+        settled = seen["prediction-settled", width]
+        assert settled["happened"] == [
+            "✓ Rovers win happened",
+            "✓ Under 2.5 happened",
+            "✓ Not both happened",
+        ]
+        assert settled["score"] >= 20
+        assert any(each["text"].endswith("u") for each in settled["nowrap"])
     assert all(len(seen["results", width]["bars"]) == 3 for width in WIDTHS)  # the 1x2 forecast
     assert len(seen["prediction-settled", 1280]["bars"]) >= 7  # 3 + 2 + 2 selections, ours
     titles = [chart["title"] for chart in seen["track-record", 390]["charts"]]

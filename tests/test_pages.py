@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from models import Match
+from services.forecasting import predictions
 from services.reads.pages import CURVE_POINTS, _curve, _histogram
 from tests import factories, world
 from web import charts
@@ -69,11 +71,80 @@ def test_a_prediction_page_with_a_settled_pick(client, slugs):
     for market in ("Match result", "Over/under 2.5 goals", "Both teams score"):
         assert f"<h2>{market}</h2>" in text
     assert "Market (fair)" in text and "Rovers win" in text
-    assert "<td>won</td>" in text and "+1.20 u" in text  # 2.2 odds, one unit staked
+    assert "<td>won</td>" in text  # 2.2 odds, one unit staked: never wrapped before its unit
+    assert '<td class="n nowrap">+1.20&nbsp;u</td>' in text
     assert "Fair closing EV" in text and "CLV" in text
     assert '<script type="application/ld+json">' in text
     assert "<h2>Form</h2>" in text and "<h2>Head to head</h2>" in text
     assert 'aria-label="Breadcrumb"' in text and "Other Test League matches" in text
+
+
+def test_a_finished_match_marks_its_result_on_the_forecast_it_settles(client, slugs):
+    """Rovers 2–0 United: the score stands out above the markets, and in each market's bars
+    the outcome that happened is marked (home win, under 2.5, not both scoring), once."""
+    text = page(client, f"/api/v1/seo/predictions/{slugs['settled']}")
+    assert '<span class="small muted">Final score</span> <strong>Rovers 2–0 United</strong>' in text
+    assert text.index('class="score"') < text.index("<h2>Match result</h2>")
+    marked = re.findall(r'<tr class="happened"><th scope="row"><strong>✓ ([^<]*)</strong>', text)
+    assert marked == ["Rovers win", "Under 2.5", "Not both"]
+    for market, outcome in (("Match result", "Rovers win"), ("Over/under 2.5 goals", "Under 2.5")):
+        section = text.split(f"<h2>{market}</h2>")[1].split("</section>")[0]
+        assert f"Result: <strong>{outcome}</strong> (2–0)" in section
+    text = page(client, f"/api/v1/seo/predictions/{slugs['later']}")  # a match to come
+    assert 'class="happened"' not in text and 'class="score"' not in text
+
+
+def test_a_sealed_match_says_so_once_not_in_every_market(client, slugs):
+    text = page(client, f"/api/v1/seo/predictions/{slugs['locked']}")
+    assert text.count("are for Pro subscribers until kick-off") == 1
+    assert text.index("are for Pro subscribers") < text.index("<h2>Match result</h2>")
+
+
+def test_a_prediction_page_says_how_to_read_it(client, slugs):
+    text = page(client, f"/api/v1/seo/predictions/{slugs['settled']}")
+    notes = " ".join(re.findall(r'<p class="small how">(.*?)</p>', text, re.S))
+    for words in (
+        "edge is our probability × its price − 1",
+        "rating (A the strongest",
+        "A live pick was published before kick-off; a backfilled one",
+        "stakes 1 unit (u)",
+        "CLV is how much better its price was than the closing price",
+        "fair closing EV is what it was worth at the close",
+    ):
+        assert words in notes, words
+
+
+def test_the_head_to_head_counts_the_meetings_it_lists(client, slugs):
+    """ "Of their last 2 meetings" lists two; one meeting is told as one, not "last 1 meetings"."""
+    text = page(client, f"/api/v1/seo/predictions/{slugs['settled']}")
+    listed = text.split("<h2>Head to head</h2>")[1].split("</section>")[0].count("<tr><td>")
+    assert f"Of their last {listed} meetings: Rovers won" in text and listed == 2
+    with client.application.app_context():
+        factories.match("Wanderers", "Rovers", kickoff=world.T0 - timedelta(days=20), goals=(1, 1))
+        match = factories.match(
+            "Rovers",
+            "Wanderers",
+            kickoff=world.T0 + timedelta(days=1),
+            status="scheduled",
+            odds=world.odds(2.0, 3.4, 3.9),
+        )
+        predictions.backfill(factories.settings(), now=world.T0)
+        slug = Match.get_by_id(match.id).slug
+    text = page(client, f"/api/v1/seo/predictions/{slug}")
+    assert "Their one meeting on record: a draw." in text
+    assert "last 1 meetings" not in text
+
+
+def test_the_landing_pages_pick_names_its_market_and_selection_or_is_locked(client, slugs):
+    with client.application.app_context():
+        later = Match.get(Match.slug == slugs["later"])
+        factories.pick(later, "ou25", "over", 1.95, probability=0.55, edge=0.07, rating="B")
+    text = page(client, "/")
+    picks = re.findall(
+        r'<span class="rating r(\w)">\w</span> <span class="small">([^<]*)</span>', text
+    )
+    assert picks == [("A", "Match result: locked"), ("B", "Over/under 2.5 goals: Over 2.5 at 1.95")]
+    assert '<body class="wide">' in text and '<div class="grid">' in text  # a desktop's width
 
 
 def test_a_prediction_page_keeps_a_locked_pick_locked(client, slugs):
@@ -96,6 +167,11 @@ def test_the_track_record_page(client, slugs):
     ):
         assert f"{title}</title>" in text and f"<caption>{title}</caption>" in text
     assert "Live picks by rating" in text and "Live picks by competition type" in text
+    # One live pick has no standard error: its ROI is shown without the words that name one.
+    for before in re.findall(r"(\S+) \(± one standard error\)", text):
+        assert re.fullmatch(r"\d+\.\d", before), before
+    assert re.search(r"<dd>\+120\.0%</dd>", text)  # the live ROI alone, 1.20 u on 1 unit
+    assert '<span class="nowrap">−' in text or '<span class="nowrap">+' in text
     assert "The latest checkpoint signs the first" in text and "verify_ledger.py" in text
 
 

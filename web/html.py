@@ -17,7 +17,16 @@ CSS = (
     "body{font-family:system-ui,sans-serif;max-width:48rem;margin:0 auto;padding:0 1rem 2rem;"
     "color:#1b1b1b;line-height:1.45}a{color:#0b57a4}h1{font-size:1.5rem}h2{font-size:1.2rem;"
     "margin-top:2rem}h3{font-size:1rem}.site{padding:.75rem 0;border-bottom:1px solid #ddd}"
-    ".site a{display:inline-block;padding:.5rem .5rem .5rem 0;margin-right:.5rem}"
+    # The site's navigation is one line: the brand on the left, the pages on the right.
+    ".site nav{display:flex;flex-wrap:wrap;column-gap:1rem}.site a{padding:.5rem 0;"
+    "white-space:nowrap}.site .brand{margin-right:auto}"
+    # The landing page spreads its days over a desktop's width, two columns from 1024 px.
+    "@media (min-width:64rem){body.wide{max-width:80rem}.wide h1+p{max-width:48rem}"
+    ".grid{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));column-gap:2.5rem}"
+    ".grid>.empty{grid-column:1/-1}}"
+    ".score{font-size:1.5rem;margin:.25rem 0 1rem}.score .small{display:block}"
+    ".sealed{border-left:4px solid #a3530f;padding-left:.75rem}"
+    "tr.happened th,tr.happened td{background:#e8f1e4}"
     ".brand{font-weight:600}footer{margin-top:3rem;border-top:1px solid #ddd}"
     "table{width:100%;border-collapse:collapse}th,td{padding:.4rem .3rem;text-align:left;"
     "vertical-align:top;border-bottom:1px solid #e6e6e6}.n{text-align:right}"
@@ -39,8 +48,10 @@ CSS = (
     "white-space:pre-wrap;font-size:.8rem;background:#f4f4f4;padding:.5rem}"
     "code{overflow-wrap:anywhere}.figures{display:grid;grid-template-columns:max-content 1fr;"
     "gap:.2rem 1rem}.figures dt{font-weight:600}.figures dd{margin:0}"
+    # On a phone the navigation stays one line: a little smaller, and without "Matches", which
+    # is where the brand's link goes too.
     "@media (max-width:30rem){table{font-size:.85rem}th,td{padding:.3rem .15rem}"
-    ".site .brand{display:block}}"
+    ".site nav{flex-wrap:nowrap;column-gap:.75rem;font-size:.875rem}.site .brand+a{display:none}}"
 )
 CSS_SOURCE = "sha256-" + base64.b64encode(hashlib.sha256(CSS.encode()).digest()).decode()
 #: The pages' policy: nothing but their own hashed style (the JSON-LD block is data, never run).

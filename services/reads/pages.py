@@ -6,6 +6,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from peewee import fn
 
+from engine.markets import outcome
 from enums import MARKET_SELECTIONS, MARKETS, PICK_RATINGS
 from errors import NotFound
 from models import LedgerCheckpoint, Match, Operation, Pick, Prediction
@@ -92,7 +93,7 @@ def landing(viewer, now: datetime, days: int = LANDING_DAYS) -> dict:
                     else None
                 ),
                 "sealed": card["sealed"],
-                "pick": _best_pick(card["picks"]),
+                "pick": _named(_best_pick(card["picks"]), home, away),
             }
         )
     return {
@@ -102,12 +103,22 @@ def landing(viewer, now: datetime, days: int = LANDING_DAYS) -> dict:
     }
 
 
-def _outcome(score: dict | None) -> str | None:
-    """The 1x2 selection a final score settles (None without one)."""
-    if score is None:
+def _named(pick: dict | None, home: str, away: str) -> dict | None:
+    """A pick with the names a page gives its market and selection (the selection None while
+    the pick is locked)."""
+    if pick is None:
         return None
-    home, away = score["home"], score["away"]
-    return "home" if home > away else "away" if away > home else "draw"
+    selection = pick["selection"] and selection_name(pick["selection"], home, away)
+    return {**pick, "name": selection, "market_name": MARKET_NAMES[pick["market"]]}
+
+
+def _outcome(card: dict, market: str = "1x2") -> str | None:
+    """The selection of ``market`` that a finished match's final score settles (None before
+    the match is finished with a score)."""
+    score = card["score"]
+    if card["status"] != "finished" or score is None:
+        return None
+    return outcome(market, score["home"], score["away"])
 
 
 def results(day: date | None, viewer, now: datetime) -> dict:
@@ -136,7 +147,7 @@ def results(day: date | None, viewer, now: datetime) -> dict:
         headline = next((p for p in card["predictions"] if p["market"] == "1x2"), None)
         home, away = card["home_team"]["name"], card["away_team"]["name"]
         shares = headline["probabilities"] if headline else None
-        outcome = _outcome(card["score"]) if card["status"] == "finished" else None
+        happened = _outcome(card)
         pick = _best_pick(card["picks"])
         league = card["league"]
         leagues.setdefault(league["id"], {"league": league, "matches": []})["matches"].append(
@@ -150,18 +161,14 @@ def results(day: date | None, viewer, now: datetime) -> dict:
                             "name": selection_name(s, home, away),
                             "share": shares[s],
                             "pair": (selection_name(s, home, away), shares[s]),
-                            "happened": s == outcome,
+                            "happened": s == happened,
                         }
                         for s in MARKET_SELECTIONS["1x2"]
                     ]
                     if shares
                     else None
                 ),
-                "pick": pick
-                and {
-                    **pick,
-                    "name": pick["selection"] and selection_name(pick["selection"], home, away),
-                },
+                "pick": _named(pick, home, away),
             }
         )
     earlier = Match.select(fn.MAX(Match.kickoff_at)).where(finished & (Match.kickoff_at < start))
@@ -194,27 +201,24 @@ def prediction(slug: str, base_url: str, viewer, now: datetime) -> dict:
         found = predictions.get(market)
         ours = found["probabilities"] if found else None
         fair = found["market_probabilities"] if found else None
-        pick = picks.get(market)
+        happened = _outcome(card, market)
         markets.append(
             {
                 "market": market,
                 "name": MARKET_NAMES[market],
                 "predicted": found is not None,
-                "sealed": card["sealed"],
                 "selections": [
                     {
                         "selection": selection,
                         "name": selection_name(selection, home, away),
                         "ours": ours[selection] if ours else None,
                         "fair": fair[selection] if fair else None,
+                        "happened": selection == happened,
                     }
                     for selection in selections
                 ],
-                "pick": pick
-                and {
-                    **pick,
-                    "name": pick["selection"] and selection_name(pick["selection"], home, away),
-                },
+                "happened": happened and selection_name(happened, home, away),
+                "pick": _named(picks.get(market), home, away),
                 "source": found and found["source"],
             }
         )
@@ -222,6 +226,7 @@ def prediction(slug: str, base_url: str, viewer, now: datetime) -> dict:
     page = seo.of_card(card, base_url)
     return {
         **page,
+        "sealed": card["sealed"],
         "markets": markets,
         "form": _form(intelligence, home, away),
         "head_to_head": _head_to_head(intelligence, card, home, away),

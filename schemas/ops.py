@@ -94,7 +94,7 @@ class DataSyncRequestSchema(CamelSchema):
         load_default=None,
         allow_none=True,
         metadata={
-            "enum": [*DATA_SOURCES, None],
+            "enum": list(DATA_SOURCES),
             "description": "One source; every configured one when absent or null.",
         },
     )

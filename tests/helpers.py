@@ -63,6 +63,8 @@ def settings(tmp_path, **overrides):
         "PUBLIC_BASE_URL": None,
         "ACCESS_TOKEN_EXPIRES": 3600,
         "PASSWORD_HASH_METHOD": "scrypt:1024:8:1",  # real scrypt, at a cost tests can afford
+        # sign-ins made side by side wait their turn; the queue's own tests set their bound
+        "PASSWORD_HASH_QUEUE": 64,
         "RATELIMIT_ENABLED": True,
         "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
         "RATELIMIT_STRATEGY": "sliding-window-counter",

@@ -62,6 +62,7 @@ def gunicorn(app, target="wsgi:app", output=None, **settings):
         "LEDGER_SIGNING_KEY": LEDGER_KEY,
         "WEBHOOK_SECRETS_KEY": WEBHOOK_KEY,
         "PASSWORD_HASH_METHOD": app.config["PASSWORD_HASH_METHOD"],
+        "PASSWORD_HASH_QUEUE": str(app.config["PASSWORD_HASH_QUEUE"]),
         "RATELIMIT_STORAGE_URI": app.config["RATELIMIT_STORAGE_URI"],
         "RATELIMIT_AUTH": "1000 per minute",
         "RATELIMIT_DATA": "1000 per minute",

@@ -384,7 +384,7 @@ def test_password_hashes_run_at_most_the_configured_number_at_once(make_app, mon
 
     app = make_app(
         PASSWORD_HASH_CONCURRENCY=2,
-        PASSWORD_HASH_QUEUE=6,  # room for all eight: here they wait, none is refused
+        PASSWORD_HASH_QUEUE=6,  # room for all eight: they wait, none is refused
         RATELIMIT_AUTH="100 per minute",
         RATELIMIT_LOGIN_FAILURES="100 per minute",  # eight attempts at once on one account
     )

@@ -27,9 +27,13 @@ def named_enum(schema: dict) -> None:
 
 
 def generator_friendly(converter, field, ret, **kwargs) -> dict:
-    """An apispec attribute function, run last for every field: names enumeration members
-    (in the field's schema and in its array items) and leaves a comma list's ``anyOf`` alone
-    (with ``null`` when it may be null), without the ``string`` type its class would give it."""
+    """An apispec attribute function, run last for every field: lists ``null`` among the
+    values of an enumeration that may be null (a generated client refuses a value its enum
+    lacks), names enumeration members (in the field's schema and in its array items) and leaves
+    a comma list's ``anyOf`` alone (with ``null`` when it may be null), without the ``string``
+    type its class would give it."""
+    if field.allow_none and ret.get("enum") and None not in ret["enum"]:
+        ret["enum"] = [*ret["enum"], None]  # a null value must be one of an enumeration's
     if isinstance(field, CommaList) and "anyOf" in ret:
         ret.pop("type", None)
         if field.allow_none and {"type": "null"} not in ret["anyOf"]:

@@ -5,7 +5,6 @@ it promises and what an export writes come from one place."""
 from marshmallow import RAISE, ValidationError, fields, post_load, validate
 
 from enums import (
-    CLOSING_LINES,
     COMPETITION_TYPES,
     EXPORT_FORMATS,
     EXPORT_RESOURCES,
@@ -18,6 +17,7 @@ from enums import (
     SELECTIONS,
 )
 from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field, one_of
+from schemas.matches import closing_line
 from schemas.numbers import Integer, money, ratio
 from schemas.records import FiguresSchema
 from schemas.spans import KickoffRangeSchema
@@ -183,18 +183,7 @@ class PickRowSchema(CamelSchema):
     closing_odds = fields.Float(allow_none=True)
     closing_bookmaker = fields.String(allow_none=True)
     closing_probability = ratio(allow_none=True)
-    closing_line = enum_of(
-        CLOSING_LINES,
-        allow_none=True,
-        metadata={
-            "description": "Which closing line the closing odds, CLV and fair closing EV come "
-            "from: `source`, the source's own closing prices (football-data.co.uk's closing "
-            "columns); `seen`, the service's own closing line, the latest price it saw before "
-            "kick-off, used where the source gives no closing price. Null while pending, "
-            "without a closing price, and for picks settled before the closing line was "
-            "recorded."
-        },
-    )
+    closing_line = closing_line(required=False)
     clv = ratio(allow_none=True)
     created_at = UTCDateTime()
     settled_at = UTCDateTime(allow_none=True)

@@ -29,11 +29,11 @@ def probability_map(description, **kwargs):
     )
 
 
-def closing_line():
+def closing_line(required=True):
     """A settled pick's ``closing_line`` field: which closing line it was measured against."""
     return enum_of(
         CLOSING_LINES,
-        required=True,
+        required=required,
         allow_none=True,
         metadata={
             "description": "Which closing line the closing odds, CLV and fair closing EV come "

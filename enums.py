@@ -60,6 +60,8 @@ NOT_LIVE_REASONS = ("made-after-kickoff", "not-in-ledger", "signed-after-kickoff
 #: Where a closing price came from: the source's own closing columns, or the service's own
 #: closing line (the latest price it saw before kick-off, where the source gives none).
 CLOSING_LINES = ("source", "seen")
+#: The source's own closing columns; the service's own line, the latest price seen.
+SOURCE_LINE, SEEN_LINE = CLOSING_LINES
 HEALTH_STATES = ("ok", "degraded", "down")
 #: The live sources a sync fetches (``services.feeds.sources``).
 DATA_SOURCES = ("football-data", "the-odds-api")

@@ -47,19 +47,20 @@ def _landing():
 landing = guard(PUBLIC, cached(_landing, variant=lambda: "html", page=html.wants_html))
 
 
+#: What a page's answer is, as the description says it.
+PAGE_DOC = (
+    "The page. Query parameters (a link's `utm_source`, `fbclid`…) are ignored: the page "
+    "reads none."
+)
+
+
 @blp.route("/track-record")
 class TrackRecordPage(MethodView):
     @blp.page()
     @blp.cached()
     @blp.doc(
         operationId="getTrackRecordPage",
-        responses={
-            200: {
-                "description": "The page. Query parameters (a link's `utm_source`, `fbclid`…) "
-                "are ignored: the page reads none.",
-                "content": HTML,
-            }
-        },
+        responses={200: {"description": PAGE_DOC, "content": HTML}},
     )
     def get(self):
         """The track record as a page: live and backfilled picks apart, charts, the ledger"""
@@ -93,19 +94,13 @@ def _results(day=None):
     )
 
 
-RESULTS_DOC = (
-    "The page. Query parameters (a link's `utm_source`, `fbclid`…) are ignored: the page "
-    "reads none."
-)
-
-
 @blp.route("/results")
 class LatestResults(MethodView):
     @blp.page()
     @blp.cached()
     @blp.doc(
         operationId="getLatestResultsPage",
-        responses={200: {"description": RESULTS_DOC, "content": HTML}},
+        responses={200: {"description": PAGE_DOC, "content": HTML}},
     )
     def get(self):
         """The results page of the latest day with a finished match"""
@@ -120,7 +115,7 @@ class ResultsOfDay(MethodView):
         operationId="getResultsPage",
         responses={
             200: {
-                "description": RESULTS_DOC + " A malformed day, or one still to come, is 404.",
+                "description": PAGE_DOC + " A malformed day, or one still to come, is 404.",
                 "content": HTML,
             }
         },

@@ -37,11 +37,6 @@ from enums import CLOSING_LINES, LEDGER_KINDS, NOT_LIVE_REASONS
 
 PUBLISHED, SETTLED, VOIDED = LEDGER_KINDS
 
-#: Why a settled pick is not live, in the order the rule tests them: made at or after its
-#: match's kick-off; never published in the ledger; its entry first covered by a checkpoint
-#: signed at or after the kick-off (or by none).
-MADE_AFTER_KICKOFF, NOT_IN_LEDGER, SIGNED_AFTER_KICKOFF = NOT_LIVE_REASONS
-
 #: Bytes of random salt behind each commitment: enough that no one can try every pick.
 SALT_BYTES = 32
 

@@ -600,12 +600,8 @@ WINNERS = {
 #: Which closing line an outcome's closing price is (the source's, or the service's own from
 #: the prices it saw), null without one.
 CLOSING_LINES = ("source", "seen", None)
-#: The live rule's reasons, as outcomes name them.
-MADE_AFTER, NOT_IN_LEDGER, SIGNED_AFTER = (
-    "made-after-kickoff",
-    "not-in-ledger",
-    "signed-after-kickoff",
-)
+#: The live rule's reasons the verifier gives itself, as outcomes name them.
+MADE_AFTER, SIGNED_AFTER = "made-after-kickoff", "signed-after-kickoff"
 
 
 def moment(text) -> datetime:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from clock import utcnow
 from engine import footballdata, text
-from enums import CLOSING_LINES, KICKED_OFF_STATUSES
+from enums import KICKED_OFF_STATUSES, SOURCE_LINE
 from models import League, Match, OddsQuote, Team
 from services import routes
 from services.forecasting import price_cubes
@@ -511,9 +511,6 @@ def _new_match(match_key, record, slug, now) -> dict:
         **{name: getattr(record, name) for name in MATCH_FIELDS},
     }
 
-
-#: A closing quote from a source's own closing columns.
-SOURCE_LINE = CLOSING_LINES[0]
 
 QUOTE_KEY = ["match", "market", "is_closing", "bookmaker", "selection"]
 

@@ -17,7 +17,7 @@ from collections import defaultdict
 from datetime import timedelta
 
 from engine.markets import MARKETS
-from enums import CLOSING_LINES
+from enums import SEEN_LINE
 from models import Match, OddsQuote, PriceSeen
 from services.forecasting import price_cubes
 from store.bulk import insert_rows, update_rows
@@ -25,8 +25,6 @@ from store.bulk import insert_rows, update_rows
 #: How long after kick-off a match still gets its closing line from the history (a sync that
 #: did not run for longer leaves it to the season files' closing columns).
 CLOSE_WITHIN = timedelta(days=7)
-#: The closing line the service keeps itself: the latest price seen before kick-off.
-SEEN_LINE = CLOSING_LINES[1]
 
 HISTORY_FIELDS = [
     "match",
@@ -141,29 +139,3 @@ def close(now) -> set[int]:
     )
     price_cubes.summarise(given)
     return given
-
-
-def history(match_id: int) -> list[dict]:
-    """Every price seen of one match, oldest first."""
-    query = (
-        PriceSeen.select()
-        .where(PriceSeen.match == match_id)
-        .order_by(
-            PriceSeen.market, PriceSeen.bookmaker, PriceSeen.selection, PriceSeen.first_seen_at
-        )
-    )
-    return [
-        {
-            name: getattr(row, name)
-            for name in (
-                "market",
-                "bookmaker",
-                "selection",
-                "price",
-                "source",
-                "first_seen_at",
-                "last_seen_at",
-            )
-        }
-        for row in query
-    ]

@@ -129,10 +129,11 @@ def _store(found: sources.Collected, now) -> dict:
     ]
     records, origins = [records[i] for i in keep], [origins[i] for i in keep]
     summary = imports.ImportSummary()
-    for url in dict.fromkeys(origins):  # each file in the order fetched: a later one wins
-        stored = imports.store(
-            [r for r, origin in zip(records, origins, strict=True) if origin == url], now
-        )
+    by_file = defaultdict(list)  # each file in the order fetched: a later one wins
+    for record, origin in zip(records, origins, strict=True):
+        by_file[origin].append(record)
+    for url, batch in by_file.items():
+        stored = imports.store(batch, now)
         stored.rejected = [{"url": url, **row} for row in stored.rejected]
         summary.add(stored)
     if source == "football-data" and records:
@@ -160,7 +161,7 @@ def _store(found: sources.Collected, now) -> dict:
         "credits_remaining": found.credits_remaining,
         "skipped": found.skipped,
         "errors": found.errors,
-        "changed": changed | (new_matches & _upcoming(new_matches, now)),
+        "changed": changed | new_matches,  # _predict keeps those still to kick off
     }
 
 
@@ -212,13 +213,6 @@ def _odds_by_match(records) -> dict[int, list]:
             for r in found:
                 odds[ids[slug]].extend(r.odds)
     return dict(odds)
-
-
-def _upcoming(match_ids, now) -> set[int]:
-    if not match_ids:
-        return set()
-    query = Match.select(Match.id).where(Match.id.in_(sorted(match_ids)) & (Match.kickoff_at > now))
-    return {match_id for (match_id,) in query.tuples()}
 
 
 def _keep_validators(entries, now) -> None:

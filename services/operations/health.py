@@ -115,11 +115,8 @@ def _source(source, settings, now):
 
 def _projection(spent: int, now) -> int:
     """Credits spent by the month's end at this month's pace so far."""
-    start = sources.month_start(now)
-    following = (start.replace(day=28) + timedelta(days=4)).replace(day=1)
-    elapsed = (now.date() - start).days + now.hour / 24 + now.minute / 1440
-    total = (following - start).days
-    return spent if elapsed <= 0 else round(spent * total / elapsed)
+    elapsed = (now.day - 1) + now.hour / 24 + now.minute / 1440
+    return spent if elapsed <= 0 else round(spent * sources.days_in_month(now) / elapsed)
 
 
 def report(settings, rate_limit_storage, uptime_seconds: float, now=None) -> dict:

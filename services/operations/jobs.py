@@ -221,7 +221,7 @@ def update_user(user_id: int, changes: dict, by=None, now=None):
     )
     if operation.status == "failed":
         raise OperationFailed(f"Operation {operation.id} failed: {operation.error}")
-    return users.get(user_id)
+    return user  # as the change saved it
 
 
 def data_sync(source, settings, by=None, now=None, policy=None) -> dict:

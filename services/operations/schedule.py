@@ -65,6 +65,19 @@ class Job:
     atomic: bool = True  # False: the work opens its own transactions (a sync's fetches)
 
 
+def _data_sync(setting: str, when) -> Job:
+    """A sync of every configured live source on the schedule ``setting`` names, when some
+    source is configured and ``when(settings, now)`` holds."""
+    return Job(
+        "data-sync",
+        setting,
+        lambda settings: {"source": None},
+        lambda params, settings, now: sync.run(settings, now, params["source"]),
+        lambda settings, now: bool(sources.configured(settings)) and when(settings, now),
+        atomic=False,
+    )
+
+
 JOBS = (
     Job(
         "settlement-run",
@@ -87,24 +100,12 @@ JOBS = (
         # unsigned (one that failed after appending, a publication outside an operation).
         lambda settings, now: signed_log.unsigned(),
     ),
-    Job(
-        "data-sync",
-        "SCHEDULE_DATA_SYNC",
-        lambda settings: {"source": None},
-        lambda params, settings, now: sync.run(settings, now, params["source"]),
-        lambda settings, now: bool(sources.configured(settings)),
-        atomic=False,
-    ),
-    Job(
-        "data-sync",
+    _data_sync("SCHEDULE_DATA_SYNC", lambda settings, now: True),
+    _data_sync(
         "SCHEDULE_DATA_SYNC_NEAR",
-        lambda settings: {"source": None},
-        lambda params, settings, now: sync.run(settings, now, params["source"]),
-        lambda settings, now: (
-            bool(sources.configured(settings))
-            and sync.kickoff_near(now, timedelta(hours=settings["DATA_SYNC_NEAR_HOURS"]))
+        lambda settings, now: sync.kickoff_near(
+            now, timedelta(hours=settings["DATA_SYNC_NEAR_HOURS"])
         ),
-        atomic=False,
     ),
 )
 

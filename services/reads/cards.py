@@ -250,10 +250,9 @@ def _predictions(ids):
         yield row.pop("match_id"), row
 
 
-def picks_of(ids, sealed=None):
+def picks_of(ids, sealed):
     """``(match_id, pick)`` for every pick of ``ids``, locked where its match is ``sealed``
     (as :func:`services.reads.premium.sealed_matches` answers) and it was never public."""
-    sealed = sealed or {}
     for pick in _rows(Pick, PICK_FIELDS, ids, (Pick.match, Pick.id)):
         pick["is_live"] = bool(pick["is_live"])
         fair = pick.pop("closing_probability")

@@ -17,7 +17,7 @@ from engine import ledger as entries_engine
 from engine import odds as odds_engine
 from engine import settlement
 from engine.markets import MARKETS
-from enums import CLOSING_LINES
+from enums import SEEN_LINE, SOURCE_LINE
 from models import LedgerSeal, Match, OddsQuote, Pick
 from services.forecasting import price_cubes
 from services.record import signed_log
@@ -37,7 +37,6 @@ SETTLED_COLUMNS = {
     "closing_line": "text",
     "clv": "float",
 }
-SOURCE_LINE, SEEN_LINE = CLOSING_LINES
 
 
 def settle_pending(settings, now=None, kickoff_from=None) -> dict:

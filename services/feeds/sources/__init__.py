@@ -73,6 +73,12 @@ def month_start(now: datetime) -> date:
     return now.date().replace(day=1)
 
 
+def days_in_month(now: datetime) -> int:
+    """How many days ``now``'s month has."""
+    start = month_start(now)
+    return ((start.replace(day=28) + timedelta(days=4)).replace(day=1) - start).days
+
+
 def state(source: str) -> SourceState:
     """The source's standing row (a blank one before its first sync, not stored)."""
     return SourceState.get_or_none(SourceState.source == source) or SourceState(
@@ -305,9 +311,7 @@ def _odds_api(collected, settings, now, policy, row) -> None:
 def paced_budget(monthly: int, now: datetime) -> int:
     """The credits that may be spent by the end of ``now``'s day: the month's budget spread
     evenly over its days, so the last days of a month keep their share."""
-    start = month_start(now)
-    days = ((start.replace(day=28) + timedelta(days=4)).replace(day=1) - start).days
-    return monthly * now.day // days
+    return monthly * now.day // days_in_month(now)
 
 
 def _league_needs(divisions, now, horizon) -> tuple[set[str], set[str]]:

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 from cryptography.fernet import Fernet
 
 from engine import footballdata, notes, oddsapi
-from enums import MARGIN_METHODS
+from enums import MARGIN_METHODS, MARKETS
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
@@ -79,14 +79,22 @@ DEFAULTS: dict[str, object] = {
     "CALIBRATION_MAX_AGE_HOURS": 24 * 8,
     # The worker runs the schedule every minute: three missed minutes and health says so.
     "WORKER_MAX_SILENCE_SECONDS": 180,
-    # The pick and rating rule (engine.picks), chosen on 2017/18-2018/19 and confirmed on each
-    # league's third season on by bench/ratings.py: see docs/method.md, Ratings.
+    # The pick and rating rule (engine.picks), chosen by bench/ratings.py on the Premier League
+    # and La Liga 2017/18-2021/22 and confirmed on the Bundesliga, Ligue 1 and the Championship
+    # (every season) and on the two choice leagues' 2022/23-2023/24: docs/method.md, Ratings.
     "PICK_MIN_EDGE": 0.02,
     "PICK_MIN_GROWTH": 0.0,  # expected log growth of a Kelly stake, nats per bet
-    "RATING_A_GROWTH": 0.0012,
+    # The markets that get picks: those whose picks on the choice leagues have a positive fair
+    # closing EV under power and Shin (bench/ratings.py); btts has no closing price to show it,
+    # and ou (over/under at lines but 2.5) no price at all in football-data files.
+    "PICK_MARKETS": "1x2,ou25,ah",
+    "RATING_A_GROWTH": 0.001,
     "RATING_A_QUALITY": 0.8,
     "RATING_B_GROWTH": 0.0005,
     "RATING_B_QUALITY": 0.6,
+    # Results of a league in the goal model's window before it pools with the market, rates or
+    # picks there (engine.walkforward.MIN_LEAGUE_MATCHES): docs/method.md, Pooling.
+    "MODEL_MIN_LEAGUE_MATCHES": 100,
     "VOID_AFTER_HOURS": 48,
     "OPERATION_STALE_SECONDS": 900,
     "EXPORT_STREAMS_PER_USER": 2,
@@ -211,6 +219,7 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
         raise ConfigError("PASSWORD_HASH_QUEUE must be at least 0")
     if not 1 <= settings["RATELIMIT_IPV6_PREFIX"] <= 128:
         raise ConfigError("RATELIMIT_IPV6_PREFIX must be a prefix length from 1 to 128")
+    settings["PICK_MARKETS"] = pick_markets(settings["PICK_MARKETS"])
     if settings["MARGIN_METHOD"] not in MARGIN_METHODS:
         raise ConfigError(
             f"MARGIN_METHOD must be one of {', '.join(MARGIN_METHODS)} "
@@ -374,6 +383,18 @@ def app_env(value) -> str:
     if word not in APP_ENVS:
         raise ConfigError(f"APP_ENV must be one of {', '.join(APP_ENVS)} (got {value!r})")
     return word
+
+
+def pick_markets(value) -> tuple[str, ...]:
+    """``PICK_MARKETS`` (comma-separated, or a list) as a tuple of market names; an unknown
+    market stops the service at startup. An empty list (as an override) gives no picks."""
+    names = value.split(",") if isinstance(value, str) else value
+    markets = tuple(name.strip() for name in names if name.strip())
+    if unknown := sorted(set(markets) - set(MARKETS)):
+        raise ConfigError(
+            f"PICK_MARKETS may name only {', '.join(MARKETS)} (got {', '.join(unknown)})"
+        )
+    return markets
 
 
 def host_names(value) -> frozenset[str]:

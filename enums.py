@@ -9,7 +9,14 @@ MARKET_SELECTIONS: dict[str, tuple[str, ...]] = {
     "1x2": ("home", "draw", "away"),
     "ou25": ("over", "under"),
     "btts": ("yes", "no"),
+    "ah": ("home", "away"),
+    "ou": ("over", "under"),
 }
+#: Markets quoted at a line: Asian handicap ("ah", the home side's handicap in goals: whole,
+#: half or quarter) and over/under ("ou") at any line but 2.5 goals, which stays "ou25".
+LINE_MARKETS = ("ah", "ou")
+#: The line of "ou25", the over/under market that existed before lines.
+OU25_LINE = 2.5
 
 USER_ROLES = ("user", "operator", "admin")
 USER_PLANS = ("free", "pro")
@@ -22,7 +29,9 @@ MARKETS = tuple(MARKET_SELECTIONS)
 SELECTIONS = tuple(name for names in MARKET_SELECTIONS.values() for name in names)
 #: Pick ratings from the strongest to the weakest.
 PICK_RATINGS = ("A", "B", "C")
-PICK_STATUSES = ("pending", "won", "lost", "void")
+PICK_STATUSES = ("pending", "won", "lost", "void", "half-won", "half-lost")
+#: What a settled pick can be (a quarter-line bet can be half won or half lost).
+SETTLED_STATUSES = tuple(status for status in PICK_STATUSES if status != "pending")
 #: The kinds the Operations API starts, the one only the CLI records, the worker's checkpoints,
 #: and an admin's change to an account (``PATCH /api/admin/users/{id}``).
 OPERATION_KINDS = (

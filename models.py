@@ -8,6 +8,7 @@ import unicodedata
 from datetime import UTC, datetime
 
 from peewee import (
+    SQL,
     BigIntegerField,
     BooleanField,
     CharField,
@@ -29,12 +30,14 @@ from enums import (
     EXPORT_FORMATS,
     EXPORT_RESOURCES,
     LEDGER_KINDS,
+    LINE_MARKETS,
     MARGIN_METHODS,
     MARKETS,
     MATCH_STATUSES,
     NOT_LIVE_REASONS,
     OPERATION_KINDS,
     OPERATION_STATUSES,
+    OU25_LINE,
     PICK_RATINGS,
     PICK_STATUSES,
     PREDICTION_SOURCES,
@@ -205,12 +208,41 @@ class Match(BaseModel):
         return f"{slugify(home_team)}-vs-{slugify(away_team)}-{day}"
 
 
+#: The line stored for a market quoted without one (1x2, btts). The keyed tables store a line
+#: for every row, never NULL: their unique indexes include it, and NULLs never conflict there
+#: (nor in the upserts' conflict targets). The answers write null for these markets.
+NO_LINE = 0.0
+#: The markets without a line (stored with :data:`NO_LINE`, answered with null).
+UNLINED_MARKETS = tuple(
+    market for market in MARKETS if market not in LINE_MARKETS and market != "ou25"
+)
+
+
+def stored_line(market: str, line: float | None) -> float:
+    """The ``line`` column's value for a price or forecast of ``market``: the line of a line
+    market ("ah": the home side's handicap; "ou"), 2.5 for "ou25" and :data:`NO_LINE` for the
+    markets without one (1x2, btts), whatever ``line`` says for those."""
+    if market in LINE_MARKETS:
+        if line is None:
+            raise ValueError(f"a {market!r} price needs its line")
+        return float(line)
+    return OU25_LINE if market == "ou25" else NO_LINE
+
+
+def line_column():
+    """A ``line`` column (see :func:`stored_line`): never null; the database's own default 0 is
+    what a row written before lines existed was given, and what a writer naming no line gets."""
+    return DoubleField(default=NO_LINE, constraints=[SQL("DEFAULT 0")])
+
+
 class OddsQuote(BaseModel):
-    """One bookmaker's decimal price for one selection, pre-match or at the close."""
+    """One bookmaker's decimal price for one selection of a market at one line, pre-match or at
+    the close: a match has a quote per line its bookmakers offer ("ah", "ou")."""
 
     match = ForeignKeyField(Match, backref="odds", on_delete="CASCADE", index=False)
     bookmaker = CharField(max_length=32)
     market = CharField(max_length=8, choices=_choices(MARKETS))
+    line = line_column()  # see stored_line: 0 for 1x2 and btts, 2.5 for ou25
     selection = CharField(max_length=8, choices=_choices(SELECTIONS))
     price = DoubleField()
     is_closing = BooleanField(default=False)
@@ -221,12 +253,13 @@ class OddsQuote(BaseModel):
     closing_line = CharField(max_length=8, null=True, choices=_choices(CLOSING_LINES))
 
     class Meta:
-        indexes = ((("match", "market", "is_closing", "bookmaker", "selection"), True),)
+        indexes = ((("match", "market", "line", "is_closing", "bookmaker", "selection"), True),)
 
 
 class OddsSummary(BaseModel):
-    """The prices a match card shows for one selection, kept beside the quotes they come from:
-    the best pre-match price and who offers it, the sharp pre-match price and the closing price.
+    """The prices a match card shows for one selection at one line, kept beside the quotes they
+    come from: the best pre-match price and who offers it, the sharp pre-match price and the
+    closing price.
 
     Derived from ``OddsQuote`` whenever a match's quotes are stored, so a card reads a few rows
     per match instead of every bookmaker's quotes.
@@ -234,6 +267,7 @@ class OddsSummary(BaseModel):
 
     match = ForeignKeyField(Match, backref="odds_summary", on_delete="CASCADE", index=False)
     market = CharField(max_length=8, choices=_choices(MARKETS))
+    line = line_column()  # see stored_line
     selection = CharField(max_length=8, choices=_choices(SELECTIONS))
     best_price = DoubleField(null=True)
     best_bookmaker = CharField(max_length=32, null=True)
@@ -244,14 +278,16 @@ class OddsSummary(BaseModel):
     bookmakers = IntegerField(default=0)  # real bookmakers quoting the market before kick-off
 
     class Meta:
-        indexes = ((("match", "market", "selection"), True),)
+        indexes = ((("match", "market", "line", "selection"), True),)
 
 
 class Prediction(BaseModel):
-    """The published probabilities of one market of one match, and what they were made from."""
+    """The published probabilities of one market of one match at one line, and what they were
+    made from: a line market ("ah", "ou") may have a prediction per line quoted."""
 
     match = ForeignKeyField(Match, backref="predictions", on_delete="CASCADE", index=False)
     market = CharField(max_length=8, choices=_choices(MARKETS))
+    line = line_column()  # see stored_line
     probabilities = JSONField()  # {selection: published probability}
     model_probabilities = JSONField()  # the goal model alone
     market_probabilities = JSONField(null=True)  # de-margined sharp pre-match odds
@@ -270,14 +306,17 @@ class Prediction(BaseModel):
     is_live = BooleanField(default=False)
 
     class Meta:
-        indexes = ((("match", "market"), True),)
+        indexes = ((("match", "market", "line"), True),)
 
 
 class Pick(BaseModel):
-    """A rated bet on the selection with the largest edge, and how it settled."""
+    """A rated bet on the selection with the largest edge, and how it settled: one per match and
+    market, at the line it was made at (``line`` follows the rule of the other tables,
+    :func:`stored_line`, so a pick joins its prediction and quotes on equal values)."""
 
     match = ForeignKeyField(Match, backref="picks", on_delete="CASCADE", index=False)
     market = CharField(max_length=8, choices=_choices(MARKETS))
+    line = line_column()  # see stored_line
     selection = CharField(max_length=8, choices=_choices(SELECTIONS))
     bookmaker = CharField(max_length=32)
     odds = DoubleField()
@@ -287,7 +326,10 @@ class Pick(BaseModel):
     data_quality = DoubleField()
     stake = DoubleField(default=1.0)
     is_live = BooleanField(default=False)
-    status = CharField(max_length=8, default="pending", index=True, choices=_choices(PICK_STATUSES))
+    #: Sixteen characters: "half-lost" (a quarter line) is longer than the eight of before.
+    status = CharField(
+        max_length=16, default="pending", index=True, choices=_choices(PICK_STATUSES)
+    )
     profit = DoubleField(null=True)
     closing_odds = DoubleField(null=True)
     closing_bookmaker = CharField(max_length=32, null=True)
@@ -570,6 +612,7 @@ class PriceSeen(BaseModel):
     match = ForeignKeyField(Match, on_delete="CASCADE", index=False)
     bookmaker = CharField(max_length=32)
     market = CharField(max_length=8, choices=_choices(MARKETS))
+    line = line_column()  # see stored_line
     selection = CharField(max_length=8, choices=_choices(SELECTIONS))
     price = DoubleField()
     source = CharField(max_length=32)
@@ -577,7 +620,7 @@ class PriceSeen(BaseModel):
     last_seen_at = UTCDateTimeField()
 
     class Meta:
-        indexes = ((("match", "market", "bookmaker", "selection", "first_seen_at"), True),)
+        indexes = ((("match", "market", "line", "bookmaker", "selection", "first_seen_at"), True),)
 
 
 def data_version() -> int:

@@ -12,7 +12,11 @@ ratings alone (every row; uncovered ones on the newcomer prior), the ratings wit
 where they are not covered, and Pinnacle's pre-match line. E1 has two seasons only: its second
 (2023/24, with one season of its own history and the Premier League's for relegated sides) is
 printed on its own line and kept out of "all", so "all" compares with ``bench/engine.py``.
-Then the time of a whole run, the goals, and the curves the defaults were chosen from.
+Then the model alone (ratings, else Dixon-Coles) learning from 1x2 and over/under 2.5 only
+(before) and also from the closing Asian handicap (after: Pinnacle's, else the market
+average's, de-margined by the service's ``MARGIN_METHOD``), the time of a whole run, the goals,
+and the curves the defaults were chosen from: the observation weights are chosen on E0+SP1
+("choice") and read on D1+F1 ("confirmation") and E1's second season.
 ``--smoke``: one file, scored on its one season, one timed run, no goal judged.
 """
 
@@ -25,6 +29,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from bench.common import FOOTBALL_DATA, data_files, parse_arguments, timed
+from config import DEFAULTS
 from engine import footballdata, market_ratings, metrics, walkforward
 from engine.markets import MARKETS, outcome_indices
 from engine.odds import remove_margin, sharp_probabilities
@@ -37,6 +42,13 @@ RHOS = (0.0, -0.04, -0.08, -0.12)
 WINDOWS = (120, 180, 270, 365, 730)
 NEWCOMER = (0.0, 0.1, 0.2, 0.3)
 THRESHOLDS = (0, 1, 2, 3, 4, 6, 8, 10)
+#: The service's margin removal, used for the Asian handicap line the ratings learn from.
+MARGIN_METHOD = DEFAULTS["MARGIN_METHOD"]
+#: Where the observation weights are chosen, and where the choice is confirmed and reported.
+CHOICE_LEAGUES = ("E0", "SP1")
+CONFIRMATION_LEAGUES = ("D1", "F1")
+AH_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+OU25_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 #: 1x2 RPS ratios of the prototype (2019/20-2023/24, half-life 21 days), the bar to clear.
 PROTOTYPE = {"E0": 1.0154, "SP1": 1.0139, "D1": 1.0185, "F1": 1.0085}
 
@@ -56,6 +68,9 @@ class Dataset:
     pinnacle_pre: dict  # market -> (n, k) de-margined proportionally, NaN where not quoted
     pinnacle_close: dict
     sharp_close: dict  # the service's closing line: Pinnacle's, else the market average's
+    #: The closing Asian handicap: line (n,) and home/away probabilities (n, 2), Pinnacle's,
+    #: else the market average's, de-margined by the service's MARGIN_METHOD; NaN where none.
+    ah_close: tuple[np.ndarray, np.ndarray]
 
     def __len__(self):
         return len(self.kickoff)
@@ -73,8 +88,11 @@ def load(files: list[Path]) -> Dataset:
     team_id = {key: index for index, key in enumerate(teams)}
     n = len(matches)
     cubes = {}  # (market, closing) -> {bookmaker: (n, k)}
+    ah_lines = np.full(n, np.nan)  # football-data gives one closing line per row for every book
     for row, match in enumerate(matches):
         for quote in match.odds:
+            if quote.market == "ah" and quote.is_closing:
+                ah_lines[row] = quote.line
             books = cubes.setdefault((quote.market, quote.is_closing), {})
             prices = books.setdefault(
                 quote.bookmaker, np.full((n, len(MARKETS[quote.market])), 0.0)
@@ -85,11 +103,15 @@ def load(files: list[Path]) -> Dataset:
         prices = cubes.get((market, closing), {}).get("pinnacle", np.zeros((n, 0)))
         return remove_margin(prices) if prices.size else np.full((n, len(MARKETS[market])), np.nan)
 
-    def sharp(market):
-        books = cubes[(market, True)]
+    def sharp(market, method="proportional"):
+        books = cubes.get((market, True), {})
+        if not books:
+            return np.full((n, len(MARKETS[market])), np.nan)
         names = sorted(books)
         cube = np.stack([books[name] for name in names], axis=1)
-        return sharp_probabilities(cube, names)[0]
+        return sharp_probabilities(cube, names, method=method)[0]
+
+    ah_probs = sharp("ah", MARGIN_METHOD)
 
     return Dataset(
         league=np.array([m.league.code for m in matches]),
@@ -103,6 +125,7 @@ def load(files: list[Path]) -> Dataset:
         pinnacle_pre={market: pinnacle(market, False) for market in ("1x2", "ou25")},
         pinnacle_close={market: pinnacle(market, True) for market in ("1x2", "ou25")},
         sharp_close={market: sharp(market) for market in ("1x2", "ou25")},
+        ah_close=(np.where(np.isfinite(ah_probs).all(axis=1), ah_lines, np.nan), ah_probs),
     )
 
 
@@ -117,6 +140,11 @@ def evaluation_sets(ds: Dataset, smoke=False) -> dict[str, np.ndarray]:
         elif len(seasons) > 2:
             sets[league] = (ds.league == league) & np.isin(ds.season, seasons[2:])
     sets["all"] = np.any(list(sets.values()), axis=0)
+    if not smoke:
+        for name, leagues in (("choice", CHOICE_LEAGUES), ("confirmation", CONFIRMATION_LEAGUES)):
+            chosen = [sets[league] for league in leagues if league in sets]
+            if chosen:
+                sets[f"{name} ({'+'.join(leagues)})"] = np.any(chosen, axis=0)
     if "E1" in set(ds.league) and not smoke:
         sets["E1 (2nd season)"] = (ds.league == "E1") & (
             ds.season == max(ds.season[ds.league == "E1"])
@@ -124,8 +152,9 @@ def evaluation_sets(ds: Dataset, smoke=False) -> dict[str, np.ndarray]:
     return sets
 
 
-def ratings_input(ds: Dataset) -> market_ratings.RatingsInput:
-    """The ratings' input: the service's closing line (Pinnacle, else market average)."""
+def ratings_input(ds: Dataset, handicap: bool = True) -> market_ratings.RatingsInput:
+    """The ratings' input: the service's closing line (Pinnacle, else market average), with
+    the closing Asian handicap line unless ``handicap`` is False."""
     return market_ratings.RatingsInput(
         kickoff=ds.kickoff,
         group=ds.group,
@@ -133,6 +162,7 @@ def ratings_input(ds: Dataset) -> market_ratings.RatingsInput:
         away=ds.away,
         closing=ds.sharp_close,
         now=int(ds.kickoff.max()) + 1,
+        closing_lines={"ah": ds.ah_close} if handicap else None,
     )
 
 
@@ -251,6 +281,47 @@ def print_curves(ds, sets, inp, base, dc):
     )
 
 
+def print_handicap(ds, sets, config, dc):
+    """The model alone (ratings, else Dixon-Coles) 1x2 RPS ratio per set, learning from 1x2 and
+    over/under 2.5 only (before) and with the closing Asian handicap line (after)."""
+    before = market_ratings.run(ratings_input(ds, handicap=False), config)
+    weights = {**dict(config.observation_weights), "ah": 1.0}
+    after = market_ratings.run(
+        ratings_input(ds), replace(config, observation_weights=tuple(weights.items()))
+    )
+    quoted = np.isfinite(ds.ah_close[0])
+    print(
+        "model alone (ratings, else Dixon-Coles), 1x2 RPS ÷ Pinnacle closing, learning from "
+        f"1x2 + O/U 2.5 (before) and also the closing Asian handicap at weight 1 (after; "
+        f"{quoted.sum()} "
+        f"of {len(ds)} matches have one, de-margined by {MARGIN_METHOD}):"
+    )
+    for name, rows in sets.items():
+        cells = []
+        for label, out in (("before", before), ("after", after)):
+            probs = market_ratings.with_fallback(out, dc)["1x2"]
+            value, se = ratio(ds, "1x2", probs, rows)
+            cells.append(f"{label} {value:.4f} ± {se:.4f}")
+        print(f"  {name:26s} " + "  ".join(cells))
+
+
+def print_weights(ds, sets, inp, base, dc):
+    """The observation weights' curves (ratings, else Dixon-Coles; 1x2 RPS ratio): chosen on
+    the choice leagues, read on the confirmation leagues."""
+    weights = dict(base.observation_weights)
+    for market, values in (("ah", AH_WEIGHTS), ("ou25", OU25_WEIGHTS)):
+        print(f"{market} observation weight curve (1x2 and the others' weights as defaults):")
+        for value in values:
+            config = replace(base, observation_weights=tuple({**weights, market: value}.items()))
+            probs = market_ratings.with_fallback(market_ratings.run(inp, config), dc)
+            cells = " ".join(
+                f"{name.split(' (')[0]} {ratio(ds, '1x2', probs['1x2'], rows)[0]:.4f}"
+                for name, rows in sets.items()
+                if name not in CHOICE_LEAGUES + CONFIRMATION_LEAGUES
+            )
+            print(f"  {value!s:>6s}: {cells}")
+
+
 def own_line(ds, rho):
     """Each closing line put through its own solved rates (NaN rows where none): the part of
     the market the score matrix cannot reproduce, the floor of any ratings built on it."""
@@ -316,9 +387,11 @@ def main():
             f"1x2 {ratio(ds, '1x2', own['1x2'], sets['all'] & solved)[0]:.4f}, "
             f"O/U {ratio(ds, 'ou25', own['ou25'], sets['all'] & solved)[0]:.4f}"
         )
+        print_handicap(ds, sets, config, dc)
         if not args.smoke:
             print_goals(ds, sets, ratings.probabilities)
         if not args.no_curves:
+            print_weights(ds, sets, inp, config, dc)
             print_curves(ds, sets, inp, config, dc)
 
 

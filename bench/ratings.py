@@ -1,28 +1,41 @@
-"""How the pick and rating rule was chosen, and whether it holds: fair closing EV by rating.
+"""How the pick and rating rule was chosen, and whether it holds on other leagues: fair closing
+EV by rating and market.
 
     .venv/bin/python -m bench.ratings [--data DIR] [--database-url URL] [--smoke]
 
 Imports the shared football-data set into a fresh database and runs the service's walk-forward
 forecast (``services.forecasting.forecast.forecast``) with the configured ``MARGIN_METHOD``.
-For every match and market it takes the candidate pick (the selection with the largest edge, at
-least ``PICK_MIN_EDGE``), its expected log growth and its data quality as the service computes them,
-and values it at the fair closing price: odds × the selection's closing probability − 1, the
-close (Pinnacle's, else the market average's, as settlement reads it) de-margined by power and
-by Shin, the two best calibrated methods of ``bench/margins.py``.
+For every match and market (and line, where the forecast quotes a market at lines) it takes the
+candidate pick (the selection with the largest edge, at least ``PICK_MIN_EDGE``), its expected
+log growth and its data quality as the service computes them, and values it at the fair closing
+price: odds × the selection's closing probability − 1, the close (Pinnacle's, else the market
+average's, as settlement reads it) de-margined by power and by Shin, the two best calibrated
+methods of ``bench/margins.py``.
 
-The rule is **chosen** on the seasons before any league's third season (2017/18 and 2018/19)
-and **confirmed** on each league's third season on, the seasons docs/method.md reports. The choice:
-over a grid of thresholds on the expected log growth (the smallest that makes a pick, and those
-of ``A`` and ``B``; the quality thresholds stay as configured), the one whose weakest
-t-statistic among "C > 0", "B > C" and "A > B", under power and under Shin, is the largest,
-with at least 15 % of the picks in each rating. The same search over edge thresholds, and the
-rule of model 2.0.0 (edge 0.08 and 0.05), are printed beside it for comparison.
+Three parts of the set, so that a rule is confirmed on leagues it was not chosen on:
 
-Then the report users need, per rating and market on the confirmation seasons with the
-configured rule: picks, mean odds, fair closing EV under power and Shin with standard errors,
-realised ROI with its standard error, and the share of picks by price band.
+- **choice**: the leagues of :data:`CHOICE_LEAGUES` (the Premier League and La Liga), every season
+  but their last :data:`LATER_SEASONS`;
+- **confirmation**: every other league (Bundesliga, Ligue 1, the Championship), every season;
+- **later**: the choice leagues' last :data:`LATER_SEASONS` seasons.
 
-``--smoke``: one file, whose one season stands for both the choice and the confirmation.
+The choice: over a grid of thresholds on the expected log growth (the smallest that makes a pick,
+and those of ``A`` and ``B``; the quality thresholds stay as configured), the one whose weakest
+t-statistic among "C > 0", "B > C" and "A > B", under power and under Shin **and in each choice
+league apart**, is the largest, with at least 15 % of each league's picks in each rating: a rule
+that orders the ratings in one league only is not taken. The same search over edge thresholds,
+and the rule of model 2.0.0 (edge 0.08 and 0.05), are printed beside it for comparison. Then,
+per market, whether its picks on the choice part have a positive mean fair closing EV under both
+methods (the markets that do are ``PICK_MARKETS``; the others get no picks), and for each pair of
+adjacent ratings whether they can be told apart (the difference of their mean fair closing EVs
+at least two standard errors of the difference).
+
+The report users need, per market, line and rating on the confirmation part, with the configured
+rule: picks, mean odds, fair closing EV under power and Shin with standard errors, realised ROI
+with its standard error, and the share of picks by price band; then the same on the later part
+and on the choice part (the figures ``PICK_MARKETS`` was chosen by).
+
+``--smoke``: one file, whose one season stands for every part.
 """
 
 import argparse
@@ -33,39 +46,48 @@ import numpy as np
 
 from bench.common import commit, data_arguments, fresh_app, parse_arguments
 from clock import utcnow
-from engine import metrics, picks
+from engine import lines, market_ratings, metrics, picks
 from engine import odds as odds_engine
 from engine.markets import outcome_indices
+from enums import MARKET_SELECTIONS, MARKETS
 from models import League, Match
 from services.feeds import imports
 from services.forecasting import forecast, price_cubes
 from store.database import db
 
-SCORED_MARKETS = ("1x2", "ou25")
 #: The calibrated methods every rating must be worth it under.
 METHODS = ("power", "shin")
+#: The leagues the rule is chosen on; every other league confirms it.
+CHOICE_LEAGUES = ("E0", "SP1")
+#: The choice leagues' last seasons, held out of the choice as a second confirmation.
+LATER_SEASONS = 2
+PARTS = ("choice", "confirmation", "later")
 MIN_SHARE = 0.15
+#: Two ratings are told apart when their means differ by at least this many standard errors.
+TOLD_APART = 2.0
 GROWTHS = tuple(g * 1e-4 for g in (1, 1.5, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40))
 MIN_GROWTHS = tuple(g * 1e-4 for g in (0, 0.5, 1, 1.5, 2, 3))
 EDGES = tuple(round(e, 3) for e in np.arange(0.03, 0.155, 0.01))
 MIN_EDGES = (0.02, 0.025, 0.03, 0.04)
 BAND_NAMES = ("< 2", "2–4", "4–8", "≥ 8")
+#: The line of each fixed market that has one (the over/under at 2.5 goals).
+FIXED_LINES = {"ou25": 2.5}
 
 
 @dataclass
 class Candidates:
-    """One candidate pick per row (match and market), as arrays."""
+    """One candidate pick per row (match, market and line), as arrays."""
 
     market: np.ndarray
+    line: np.ndarray  # NaN for a market without lines
     season: np.ndarray
     league: np.ndarray
-    choice: np.ndarray  # True on the seasons the rule is chosen on
-    report: np.ndarray  # True on each league's third season on
+    part: np.ndarray  # "choice", "confirmation" or "later"
     odds: np.ndarray
     edge: np.ndarray
     growth: np.ndarray
     quality: np.ndarray
-    won: np.ndarray
+    profit: np.ndarray  # units won or lost by a 1-unit stake
     closing_ev: dict  # method → (n,) odds × fair closing probability − 1 (NaN without a close)
 
     def __len__(self):
@@ -82,11 +104,85 @@ class Candidates:
             }
         )
 
+    def market_lines(self) -> list[tuple[str, float | None]]:
+        """The distinct ``(market, line)`` of the rows (line None for a market without lines),
+        markets in the forecast's order, lines ascending."""
+        order = list(dict.fromkeys(self.market.tolist()))
+        lines = [None if np.isnan(line) else line for line in self.line.tolist()]
+        seen = set(zip(self.market.tolist(), lines, strict=True))
+        return sorted(seen, key=lambda key: (order.index(key[0]), key[1] or 0.0))
 
-def candidates(settings, smoke=False) -> Candidates:
-    """The candidate picks of every finished match, from the service's own forecast (in a smoke
-    run, its one season both chooses and confirms)."""
-    fc = forecast.forecast(utcnow(), settings)
+    def of(self, market, line=None) -> np.ndarray:
+        """Which rows are of ``market`` (and ``line``, when given)."""
+        mine = self.market == market
+        return mine if line is None else mine & (self.line == line)
+
+
+def parts(league, season) -> np.ndarray:
+    """Each row's part of the set, from its league and season (see the module's docstring)."""
+    part = np.where(np.isin(league, CHOICE_LEAGUES), "choice", "confirmation")
+    for code in CHOICE_LEAGUES:
+        seasons = sorted(set(season[league == code].tolist()))
+        part[(league == code) & np.isin(season, seasons[-LATER_SEASONS:])] = "later"
+    return part
+
+
+def _line_candidates(fc, columns, fair) -> None:
+    """Append the candidates of the markets with a line: each finished match's line and
+    selection the service would pick (every market enabled), valued at the close of its own
+    line as settlement values it (``engine.lines.closing_at``)."""
+    n = len(fc.match_id)
+    closing = price_cubes.load(fc.match_id, closing=True, only_listed=False)
+    closing_lines = price_cubes.load_lines(fc.match_id, closing=True, only_listed=False)
+    played = np.isfinite(fc.home_goals) & np.isfinite(fc.away_goals)
+    rho = market_ratings.RatingsConfig().rho
+    for method in METHODS:
+        close_fair = {
+            name: odds_engine.remove_margin(
+                odds_engine.closing_prices(closing[name].prices, closing[name].bookmakers)[0],
+                method=method,
+            )
+            for name in ("1x2", "ou25")
+        }
+        rates = (*market_ratings.solve_rates(close_fair["1x2"], close_fair["ou25"], rho=rho), rho)
+        for market, lm in fc.lines.items():
+            at = lm.picked(n)
+            rows = np.flatnonzero((at >= 0) & played)
+            picked = at[rows]
+            side = lm.choice[0][picked]
+            cube = closing_lines[market]
+            prices, _ = odds_engine.closing_prices(cube.prices, cube.bookmakers)
+            probability = lines.closing_at(
+                market,
+                (rows, lm.line[picked], side),
+                (cube.match_row, cube.line, prices, odds_engine.remove_margin(prices, method)),
+                rates,
+            )[1]
+            fair[method].append(probability)
+            if method != METHODS[0]:
+                continue
+            odds = lm.best[0][picked, side]
+            result = lines.results(
+                market,
+                np.array(MARKET_SELECTIONS[market])[side],
+                lm.line[picked],
+                fc.home_goals[rows],
+                fc.away_goals[rows],
+            )
+            columns["market"].append(np.full(len(rows), market))
+            columns["line"].append(lm.line[picked])
+            columns["row"].append(rows)
+            columns["odds"].append(odds)
+            columns["edge"].append(lm.choice[1][picked])
+            columns["growth"].append(lm.choice[2][picked])
+            columns["quality"].append(lm.quality[0][picked])
+            columns["profit"].append(lines.profits(result, odds, np.ones(len(rows))))
+
+
+def candidates(settings) -> Candidates:
+    """The candidate picks of every finished match, from the service's own forecast (every
+    market enabled: ``PICK_MARKETS`` is what this bench chooses)."""
+    fc = forecast.forecast(utcnow(), {**settings, "PICK_MARKETS": MARKETS})
     facts = {
         match_id: (code, season)
         for match_id, code, season in Match.select(Match.id, League.code, Match.season)
@@ -95,41 +191,40 @@ def candidates(settings, smoke=False) -> Candidates:
     }
     league = np.array([facts[m][0] for m in fc.match_id.tolist()])
     season = np.array([facts[m][1] for m in fc.match_id.tolist()])
-    report = np.zeros(len(league), dtype=bool)
-    for code in set(league.tolist()):
-        seasons = sorted(set(season[league == code].tolist()))
-        report |= (league == code) & np.isin(season, seasons[2:])
-    choice = season < min(season[report]) if report.any() else np.zeros_like(report)
-    if smoke:
-        report = choice = np.ones_like(report)
     closing = price_cubes.load(fc.match_id, closing=True, only_listed=False)
-    columns = {name: [] for name in ("market", "row", "odds", "edge", "growth", "quality", "won")}
+    names = ("market", "line", "row", "odds", "edge", "growth", "quality", "profit")
+    columns = {name: [] for name in names}
     fair = {method: [] for method in METHODS}
-    for market in SCORED_MARKETS:
-        prices = fc.best[market][0]
+    for market, (prices, _) in fc.best.items():
+        close, _ = odds_engine.closing_prices(closing[market].prices, closing[market].bookmakers)
+        if not np.isfinite(close).any():
+            continue  # nothing to value its picks at (football-data quotes no close for it)
         selection, edge, growth = picks.choose(
             fc.output.published[market], prices, settings["PICK_MIN_EDGE"]
         )
         outcome = outcome_indices(fc.home_goals, fc.away_goals)[market]
-        rows = np.flatnonzero((selection >= 0) & (outcome >= 0))
+        # As the service: no candidate where the goal model has not seen the league.
+        seen = fc.output.league_history >= settings["MODEL_MIN_LEAGUE_MATCHES"]
+        rows = np.flatnonzero((selection >= 0) & (outcome >= 0) & seen)
         chosen = selection[rows]
-        close, _ = odds_engine.closing_prices(closing[market].prices, closing[market].bookmakers)
         for method in METHODS:
             fair[method].append(odds_engine.remove_margin(close, method=method)[rows, chosen])
+        odds = prices[rows, chosen]
         columns["market"].append(np.full(len(rows), market))
+        columns["line"].append(np.full(len(rows), FIXED_LINES.get(market, np.nan)))
         columns["row"].append(rows)
-        columns["odds"].append(prices[rows, chosen])
+        columns["odds"].append(odds)
         columns["edge"].append(edge[rows])
         columns["growth"].append(growth[rows])
         columns["quality"].append(fc.quality[market][0][rows])
-        columns["won"].append(outcome[rows] == chosen)
+        columns["profit"].append(np.where(outcome[rows] == chosen, odds - 1.0, -1.0))
+    _line_candidates(fc, columns, fair)
     joined = {name: np.concatenate(values) for name, values in columns.items()}
     row = joined.pop("row")
     return Candidates(
         season=season[row],
         league=league[row],
-        choice=choice[row],
-        report=report[row],
+        part=parts(league[row], season[row]),
         closing_ev={m: joined["odds"] * np.concatenate(fair[m]) - 1.0 for m in METHODS},
         **joined,
     )
@@ -169,36 +264,60 @@ def mean_error(values) -> tuple[float, float]:
     return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values)))
 
 
-def weakest_t(c: Candidates, kept, rating, min_share=MIN_SHARE) -> float:
-    """The smallest t-statistic of C > 0, B > C and A > B under each method; −inf when a
-    rating holds less than ``min_share`` of the picks."""
+def differences(c: Candidates, kept, rating, method) -> list[tuple[str, str, float, float]]:
+    """``(higher, lower, difference, standard error)`` of the mean fair closing EVs under
+    ``method`` of each pair of adjacent ratings."""
+    ev = {r: mean_error(c.closing_ev[method][kept & (rating == r)]) for r in "ABC"}
+    return [
+        (high, low, ev[high][0] - ev[low][0], float(np.hypot(ev[high][1], ev[low][1])))
+        for high, low in ("AB", "BC")
+    ]
+
+
+def weakest_t(c: Candidates, kept, rating, min_share=MIN_SHARE, by_league=False) -> float:
+    """The smallest t-statistic of C > 0, B > C and A > B under each method (and, with
+    ``by_league``, in each league apart); −inf when a rating holds less than ``min_share`` of
+    the picks (of a league)."""
+    if by_league:
+        return min(
+            weakest_t(c, kept & (c.league == code), rating, min_share)
+            for code in set(c.league.tolist())
+        )
     counts = [(kept & (rating == r)).sum() for r in "ABC"]
     if min(counts) < min_share * kept.sum() or not kept.any():
         return -np.inf
     weakest = np.inf
     for method in METHODS:
-        ev = {r: mean_error(c.closing_ev[method][kept & (rating == r)]) for r in "ABC"}
-        weakest = min(
-            weakest,
-            ev["C"][0] / ev["C"][1],
-            (ev["B"][0] - ev["C"][0]) / np.hypot(ev["B"][1], ev["C"][1]),
-            (ev["A"][0] - ev["B"][0]) / np.hypot(ev["A"][1], ev["B"][1]),
-        )
+        c_mean, c_error = mean_error(c.closing_ev[method][kept & (rating == "C")])
+        weakest = min(weakest, c_mean / c_error)
+        for _, _, difference, error in differences(c, kept, rating, method):
+            weakest = min(weakest, difference / error)
     return float(weakest)
 
 
 def search(c: Candidates, settings, measure, grid, minimums) -> tuple[Rule, float]:
-    """The rule of the grid with the largest weakest t-statistic on ``c``."""
+    """The rule of the grid with the largest weakest t-statistic, league by league, on ``c``."""
     best, best_t = None, -np.inf
     for a, b in itertools.product(grid, grid):
         if a <= b:
             continue
         for minimum in minimums:
             rule = Rule(measure, minimum, a, b)
-            t = weakest_t(c, *rule.apply(c, settings))
+            t = weakest_t(c, *rule.apply(c, settings), by_league=True)
             if t > best_t:
                 best, best_t = rule, t
     return best, best_t
+
+
+def pick_markets(c: Candidates, rule: Rule, settings) -> tuple[str, ...]:
+    """The markets whose picks under ``rule`` have a positive mean fair closing EV under every
+    method of :data:`METHODS`."""
+    kept, _ = rule.apply(c, settings)
+    return tuple(
+        market
+        for market in dict.fromkeys(c.market.tolist())
+        if all(mean_error(c.closing_ev[m][kept & c.of(market)])[0] > 0 for m in METHODS)
+    )
 
 
 def _ev(values) -> str:
@@ -206,8 +325,19 @@ def _ev(values) -> str:
     return f"{100 * mean:+.2f} % ± {100 * error:.2f}" if np.isfinite(error) else "–"
 
 
+#: The rows of a market with several lines that sum them all up.
+EVERY_LINE = "every line"
+
+
+def _line(line) -> str:
+    if isinstance(line, str):
+        return line
+    return "" if line is None else f"{line:g}"
+
+
 def print_by_rating(c: Candidates, rule: Rule, settings, title):
-    """Picks, mean odds and fair closing EV per rating (both markets together)."""
+    """Picks, mean odds and fair closing EV per rating (every market together), and whether
+    adjacent ratings are told apart."""
     kept, rating = rule.apply(c, settings)
     t = weakest_t(c, kept, rating, min_share=0.0)
     print(f"\n{title}: {rule.label()}; weakest t {t:.2f}\n")
@@ -220,31 +350,90 @@ def print_by_rating(c: Candidates, rule: Rule, settings, title):
             f"| {r} | {mine.sum():,} | {odds_mean} | {_ev(c.closing_ev['power'][mine])} | "
             f"{_ev(c.closing_ev['shin'][mine])} |"
         )
+    for method in METHODS:
+        said = [
+            f"{high} − {low} {100 * difference:+.2f} ± {100 * error:.2f}"
+            + ("" if difference >= TOLD_APART * error else " (not told apart)")
+            for high, low, difference, error in differences(c, kept, rating, method)
+        ]
+        print(f"\n{method}: {'; '.join(said)}", end="")
+    print()
 
 
 def print_report(c: Candidates, rule: Rule, settings):
-    """The per rating and market table docs/method.md shows (confirmation seasons)."""
+    """The per market, line and rating table docs/method.md shows."""
     kept, rating = rule.apply(c, settings)
     print(
-        "\n| market | rating | picks | mean odds | fair closing EV, power | fair closing EV, Shin "
-        "| ROI | share of picks by price taken " + " / ".join(BAND_NAMES) + " |"
+        "\n| market | line | rating | picks | mean odds | fair closing EV, power "
+        "| fair closing EV, Shin | ROI | share of picks by price taken "
+        + " / ".join(BAND_NAMES)
+        + " |"
     )
-    print("|---|---|---|---|---|---|---|---|")
-    for market in SCORED_MARKETS:
-        for r in "ABC":
-            mine = kept & (rating == r) & (c.market == market)
+    print("|---|---|---|---|---|---|---|---|---|")
+    keys = c.market_lines()
+    several = {market for market, _ in keys if sum(key[0] == market for key in keys) > 1}
+    for market, line in keys + [(market, EVERY_LINE) for market in sorted(several)]:
+        for r in ("A", "B", "C", "all"):
+            lines = c.of(market) if line is EVERY_LINE else c.of(market, line)
+            mine = kept & lines & ((rating == r) | (r == "all"))
             if not mine.any():
-                print(f"| {market} | {r} | 0 | – | – | – | – | – |")
+                print(f"| {market} | {_line(line)} | {r} | 0 | – | – | – | – | – |")
                 continue
-            profit = np.where(c.won[mine], c.odds[mine] - 1.0, -1.0)
-            roi, roi_error = mean_error(profit)
+            roi, roi_error = mean_error(c.profit[mine])
+            roi_text = f"{100 * roi:+.1f} % ± {100 * roi_error:.1f}" if mine.sum() > 1 else "–"
             band = metrics.price_band(c.odds[mine])
             shares = " / ".join(f"{100 * (band == b).mean():.0f} %" for b in range(len(BAND_NAMES)))
             print(
-                f"| {market} | {r} | {mine.sum():,} | {c.odds[mine].mean():.2f} | "
+                f"| {market} | {_line(line)} | {r} | {mine.sum():,} | {c.odds[mine].mean():.2f} | "
                 f"{_ev(c.closing_ev['power'][mine])} | {_ev(c.closing_ev['shin'][mine])} | "
-                f"{100 * roi:+.1f} % ± {100 * roi_error:.1f} | {shares} |"
+                f"{roi_text} | {shares} |"
             )
+
+
+def _describe(c: Candidates) -> str:
+    leagues = ", ".join(sorted(set(c.league.tolist())))
+    seasons = sorted(set(c.season.tolist()))
+    span = f"{seasons[0]}–{seasons[-1]}" if seasons else "no season"
+    return f"{leagues}, {span}, {len(c):,} candidates"
+
+
+def report(c: Candidates, settings, smoke=False):
+    """Print the choice of the rule and of the pick markets, and how both hold elsewhere."""
+    split = {part: c if smoke else c.where(c.part == part) for part in PARTS}
+    for part in PARTS:
+        print(f"{part}: {_describe(split[part])}")
+    configured = Rule(
+        "growth",
+        settings["PICK_MIN_GROWTH"],
+        settings["RATING_A_GROWTH"],
+        settings["RATING_B_GROWTH"],
+    )
+    growth_rule, growth_t = search(split["choice"], settings, "growth", GROWTHS, MIN_GROWTHS)
+    edge_rule, _ = search(split["choice"], settings, "edge", EDGES, MIN_EDGES)
+    print(
+        f"\nchosen on the choice part: {growth_rule.label()} (weakest t, league by league, "
+        f"{growth_t:.2f}); the configured rule is "
+        f"{'that one' if growth_rule == configured else configured.label()}"
+    )
+    markets = pick_markets(split["choice"], configured, settings)
+    held = pick_markets(split["confirmation"], configured, settings)
+    print(
+        f"\nmarkets whose choice-part picks have a positive fair closing EV under "
+        f"{' and '.join(METHODS)}: {','.join(markets) or 'none'} (PICK_MARKETS is "
+        f"{','.join(settings['PICK_MARKETS']) or 'empty'}); on the confirmation part: "
+        f"{','.join(held) or 'none'}"
+    )
+    previous = Rule("edge", settings["PICK_MIN_EDGE"], 0.08, 0.05)
+    for rule, name in (
+        (configured, "configured rule"),
+        (edge_rule, "best edge thresholds on the choice part"),
+        (previous, "model 2.0.0's edge thresholds (with today's data quality)"),
+    ):
+        for part in PARTS:
+            print_by_rating(split[part], rule, settings, f"{part}, {name}")
+    for part in ("confirmation", "later", "choice"):
+        print(f"\nthe configured rule on the {part} part, per market, line and rating:")
+        print_report(split[part], configured, settings)
 
 
 def main():
@@ -255,38 +444,14 @@ def main():
         settings = app.config
         for path in files:
             imports.import_file(path)
-        c = candidates(settings, args.smoke)
+        c = candidates(settings)
         db.close()
     print(
         f"commit {commit()}; {len(files)} files; MARGIN_METHOD={settings['MARGIN_METHOD']}; "
-        f"candidate picks (edge ≥ {settings['PICK_MIN_EDGE']}) of finished matches: "
-        f"{c.choice.sum():,} on {', '.join(sorted(set(c.season[c.choice].tolist())))} "
-        f"(choice), {c.report.sum():,} on each league's third season on (confirmation)"
+        f"candidate picks (edge ≥ {settings['PICK_MIN_EDGE']}) of finished matches"
+        + ("; a smoke run: its one season is every part" if args.smoke else "")
     )
-    chosen = c.where(c.choice)
-    confirmed = c.where(c.report)
-    configured = Rule(
-        "growth",
-        settings["PICK_MIN_GROWTH"],
-        settings["RATING_A_GROWTH"],
-        settings["RATING_B_GROWTH"],
-    )
-    growth_rule, growth_t = search(chosen, settings, "growth", GROWTHS, MIN_GROWTHS)
-    edge_rule, _ = search(chosen, settings, "edge", EDGES, MIN_EDGES)
-    print(
-        f"\nchosen on the earlier seasons: {growth_rule.label()} (weakest t {growth_t:.2f}); "
-        f"the configured rule is {'that one' if growth_rule == configured else configured.label()}"
-    )
-    previous = Rule("edge", settings["PICK_MIN_EDGE"], 0.08, 0.05)
-    for rule, name in (
-        (configured, "configured rule"),
-        (edge_rule, "best edge thresholds on the earlier seasons"),
-        (previous, "model 2.0.0's edge thresholds (with today's data quality)"),
-    ):
-        print_by_rating(chosen, rule, settings, f"earlier seasons (choice), {name}")
-        print_by_rating(confirmed, rule, settings, f"third season on (confirmation), {name}")
-    print("\nthe configured rule on each league's third season on, per rating and market:")
-    print_report(confirmed, configured, settings)
+    report(c, settings, args.smoke)
 
 
 if __name__ == "__main__":

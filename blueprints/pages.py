@@ -35,8 +35,9 @@ def _landing():
         "landing.html",
         page=page,
         title="Football predictions and rated picks for the coming days",
-        description="Our forecasts of the coming days' football matches: the 1x2 probabilities, "
-        "the picks we rate A, B or C, and a public track record of every pick.",
+        description="Forecasts of the coming days' football matches: the 1x2 probabilities "
+        "(the market's, ours or our goal model's, each named), the picks we rate A, B or C, "
+        "and a public track record of every pick.",
         canonical=f"{base_url()}/",
     )
 
@@ -87,8 +88,8 @@ def _results(day=None):
     return html.render(
         "results.html",
         page=page,
-        title=f"Football results of {shown}: scores, our forecasts and picks",
-        description=f"The matches of {shown} by league: each final score beside our forecast "
+        title=f"Football results of {shown}: scores, forecasts and picks",
+        description=f"The matches of {shown} by league: each final score beside the forecast "
         "and how our pick did.",
         canonical=f"{base_url()}{path}",
     )
@@ -123,7 +124,7 @@ class ResultsOfDay(MethodView):
     @blp.problems(404, "not-found")
     def get(self, day):
         """The results page of one UTC day (YYYY-MM-DD): its matches by league, each score
-        beside our forecast and how its pick did"""
+        beside the forecast and how its pick did"""
         return _results(day)
 
 

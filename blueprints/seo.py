@@ -35,11 +35,13 @@ class PredictionPage(MethodView):
         PredictionPageSchema,
         description="The page as JSON; as a server-rendered HTML page for `Accept: text/html`: "
         "title, meta description, canonical link, Open Graph tags and the JSON-LD; every market "
-        "(1x2, over/under 2.5, both teams to score) with our probability beside the market's "
-        "fair one, its pick under the premium rule and, once settled, its result, profit, CLV "
-        "and fair closing EV; the sides' form and head-to-head; links home, to the league's "
-        "other matches and to the track record. The HTML page ignores query parameters (a "
-        "link's `utm_source`, `fbclid`…); the JSON answers one with a 422 naming it.",
+        "(1x2, over/under 2.5, both teams to score) with its published probability, named by "
+        "whose it is (`Market (fair)` where the source is `market`, else ours), beside the "
+        "market's fair one and the goal model's own, its pick under the premium rule and, "
+        "once settled, its result, profit, CLV and fair closing EV; the sides' form and "
+        "head-to-head; links home, to the league's other matches and to the track record. The "
+        "HTML page ignores query parameters (a link's `utm_source`, `fbclid`…); the JSON "
+        "answers one with a 422 naming it.",
     )
     @blp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
     @blp.problems(404, "not-found")

@@ -5,9 +5,11 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import numpy as np
 
+from engine import lines
 from engine.markets import MARKETS
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from engine.scores import MAX_GOALS, market_probabilities, score_matrix
+from enums import LINE_MARKETS, MARKET_SELECTIONS
 
 #: The competitions of the world, by their stable codes.
 LEAGUES: dict[str, LeagueRecord] = {
@@ -110,6 +112,12 @@ SOUTHLAND_CUP = ((1, 19, 30, 1), (2, 19, 30, 1), (3, 19, 30, 1))
 #: Copa Southland: the Southland clubs' single round robin, one round a week from the second.
 SOUTHLAND_CUP_FIRST_WEEK = 1
 
+#: The lines a demo bookmaker may quote, of which each match gets its most balanced: Asian
+#: handicaps from −3 to +3 in quarter goals, and over/under totals beside the 2.5 of "ou25".
+DEMO_LINES = {
+    "ah": tuple(np.arange(-12, 13) / 4),
+    "ou": (1.5, 1.75, 2.0, 2.25, 2.75, 3.0, 3.25, 3.5),
+}
 #: Clubs in Northland's top flight; the rest of NORTHLAND_CLUBS play in NL2.
 TOP_FLIGHT_CLUBS = 18
 #: Weeks of the season with a cup round (Tuesday/Wednesday), from the first round to the final:
@@ -185,6 +193,9 @@ class MatchTruth:
     home_rate: float
     away_rate: float
     probabilities: dict[str, tuple[float, ...]]  # market → selections in MARKETS order
+    #: The line each market with one is quoted at ("ah": the home side's handicap; "ou"), the
+    #: most balanced of :data:`DEMO_LINES` (its probabilities are in ``probabilities``).
+    lines: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -228,10 +239,11 @@ def generate(
     from its kick-off until then, scheduled before, and one past league match of the current
     season is postponed and one cancelled (both more than 48 hours before ``now``, without
     scores or closing odds). Every match has pre-match 1x2, ou25 and btts odds from each
-    bookmaker; matches that kicked off also have closing odds, nearer the truth than the
-    pre-match ones. ``now`` may also be a date (its midnight UTC); a naive datetime is UTC.
-    The calendar and every result depend on ``now``'s UTC day only; which matches are
-    finished, on the instant. ``settings`` (default ``DemoSettings()``) holds every other knob.
+    bookmaker, and Asian handicap and over/under odds at its most balanced line; matches that
+    kicked off also have closing odds, nearer the truth than the pre-match ones. ``now`` may
+    also be a date (its midnight UTC); a naive datetime is UTC. The calendar and every result
+    depend on ``now``'s UTC day only; which matches are finished, on the instant. ``settings``
+    (default ``DemoSettings()``) holds every other knob.
     """
     settings = settings or DemoSettings()
     if isinstance(now, datetime):
@@ -546,17 +558,35 @@ def _statuses(rng, fixtures: list[_Fixture], now: datetime, current_start: date)
     return statuses
 
 
+def _main_lines(matrix) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per market with a line, each match's most balanced line of :data:`DEMO_LINES` (the one a
+    bookmaker would quote) and the true fair probabilities there: ``{market: (line, probs)}``."""
+    found = {}
+    for market, candidates in DEMO_LINES.items():
+        fair = np.stack([lines.fair_probabilities(market, matrix, line)[0] for line in candidates])
+        best = np.abs(fair[:, :, 0] - 0.5).argmin(axis=0)
+        rows = np.arange(matrix.shape[0])
+        found[market] = (np.asarray(candidates)[best], fair[best, rows])
+    return found
+
+
 def _truths(fixtures: list[_Fixture], rho: float) -> list[MatchTruth]:
-    """The true rates and market probabilities of every fixture."""
+    """The true rates and market probabilities of every fixture (at its main lines)."""
     home_rate = np.array([f.home_rate for f in fixtures])
     away_rate = np.array([f.away_rate for f in fixtures])
-    probabilities = market_probabilities(score_matrix(home_rate, away_rate, rho))
+    matrix = score_matrix(home_rate, away_rate, rho)
+    probabilities = market_probabilities(matrix)
     columns = {market: probabilities[market].tolist() for market in MARKETS}
+    main = _main_lines(matrix)
+    for market, (_, fair) in main.items():
+        columns[market] = fair.tolist()
+    line_of = {market: line.tolist() for market, (line, _) in main.items()}
     return [
         MatchTruth(
             home_rate=home,
             away_rate=away,
-            probabilities={market: tuple(columns[market][i]) for market in MARKETS},
+            probabilities={market: tuple(values[i]) for market, values in columns.items()},
+            lines={market: values[i] for market, values in line_of.items()},
         )
         for i, (home, away) in enumerate(zip(home_rate.tolist(), away_rate.tolist(), strict=True))
     ]
@@ -576,7 +606,7 @@ def _odds(rng, truths, closed, settings: DemoSettings) -> list[list[OddsRecord]]
     margins = np.array([margin for _, margin, _ in books])
     noises = np.array([noise for _, _, noise in books])
     quotes: list[list[OddsRecord]] = [[] for _ in range(size)]
-    for market, selections in MARKETS.items():
+    for market, selections in MARKET_SELECTIONS.items():
         truth = np.array([t.probabilities[market] for t in truths]).reshape(size, 1, -1)
         legs = len(selections)
         shared = rng.normal(0.0, settings.market_noise, (size, 1, legs))
@@ -589,6 +619,9 @@ def _odds(rng, truths, closed, settings: DemoSettings) -> list[list[OddsRecord]]
         ) * (settings.closing_book_factor * noises[:, None])
         for is_closing, error in ((False, shared + own), (True, shared_close + own_close)):
             prices = _prices(np.log(truth) + error, margins, settings.min_price)
+            if market in LINE_MARKETS:
+                _line_quotes(quotes, truths, closed, market, prices, books, is_closing)
+                continue
             # Records are immutable: one per distinct price of each (book, selection), shared.
             table = np.empty((size, len(books) * legs), dtype=object)
             for b, (slug, _, _) in enumerate(books):
@@ -604,6 +637,20 @@ def _odds(rng, truths, closed, settings: DemoSettings) -> list[list[OddsRecord]]
                 if closed[i] or not is_closing:
                     quotes[i].extend(row)
     return quotes
+
+
+def _line_quotes(quotes, truths, closed, market, prices, books, is_closing) -> None:
+    """Append each match's quotes of a market with a line, at the match's main line."""
+    selections = MARKET_SELECTIONS[market]
+    for i, truth in enumerate(truths):
+        if is_closing and not closed[i]:
+            continue
+        line = truth.lines[market]
+        quotes[i].extend(
+            OddsRecord(slug, market, selection, float(prices[i, b, leg]), is_closing, line)
+            for b, (slug, _, _) in enumerate(books)
+            for leg, selection in enumerate(selections)
+        )
 
 
 def _prices(log_probability, margins, min_price: float) -> np.ndarray:

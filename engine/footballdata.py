@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from engine.markets import MARKETS
 from engine.records import LeagueRecord, MatchRecord, OddsRecord, RejectedRow
 from engine.text import hidden_character
-from enums import TEAM_NAME_MAX
+from enums import MARKET_SELECTIONS, OU25_LINE, TEAM_NAME_MAX
 
 #: football-data's division codes and the competitions they stand for.
 DIVISIONS: dict[str, LeagueRecord] = {
@@ -65,11 +64,31 @@ PREFIXES_1X2: dict[str, str] = {
 PREFIXES_OU25: dict[str, str] = {**PREFIXES_1X2, "P": "pinnacle"}
 del PREFIXES_OU25["PS"]
 
+#: Column prefixes of the Asian handicap prices: as over/under 2.5's (``PAHH`` is Pinnacle's).
+#: ``Max`` and Betbrain's ``BbMx`` (best of the market, like the 1x2 ``Max``) are not prices
+#: anyone can take at once and are not read.
+PREFIXES_AH: dict[str, str] = PREFIXES_OU25
+
 #: Column suffix of each selection, per market.
 SUFFIXES: dict[str, dict[str, str]] = {
     "1x2": {"home": "H", "draw": "D", "away": "A"},
     "ou25": {"over": ">2.5", "under": "<2.5"},
+    "ah": {"home": "AHH", "away": "AHA"},
 }
+
+#: The column of the Asian handicap line (the home side's handicap, in goals) each price set is
+#: quoted at, by (Betbrain's prefix or not, closing): one line per row for all bookmakers.
+AH_LINE_COLUMNS: dict[tuple[bool, bool], str] = {
+    (False, False): "AHh",
+    (False, True): "AHCh",
+    (True, False): "BbAHh",  # files before 2019/20
+}
+
+#: A handicap line as written: ASCII digits, an optional sign and decimal part.
+LINE_TEXT = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
+
+#: The largest handicap taken (goals, either side); lines are whole, half or quarter goals.
+LINE_MAX = 10.0
 
 #: Kick-off assumed, in Europe/London, for rows without a ``Time`` (every file before 2019/20).
 DEFAULT_KICKOFF = time(15, 0)
@@ -137,6 +156,7 @@ class _PriceSet:
     market: str
     is_closing: bool
     legs: tuple[tuple[int, str], ...]  # (column index, selection) in MARKETS order
+    line: int | None = None  # column index of the line, for a market quoted at one ("ah")
 
 
 class _RowError(Exception):
@@ -146,18 +166,22 @@ class _RowError(Exception):
 def _odds_layout(positions: dict[str, int]) -> list[_PriceSet]:
     """The complete price sets a header offers, one per (bookmaker, market, closing)."""
     layout: dict[tuple[str, str, bool], _PriceSet] = {}
-    for market, prefixes in (("1x2", PREFIXES_1X2), ("ou25", PREFIXES_OU25)):
+    for market, prefixes in (("1x2", PREFIXES_1X2), ("ou25", PREFIXES_OU25), ("ah", PREFIXES_AH)):
         suffixes = SUFFIXES[market]
         for prefix, bookmaker in prefixes.items():
             for closing in (False, True):
                 key = (bookmaker, market, closing)
                 stem = prefix + ("C" if closing else "")
-                columns = [positions.get(stem + suffixes[s]) for s in MARKETS[market]]
+                columns = [positions.get(stem + suffixes[s]) for s in MARKET_SELECTIONS[market]]
+                line = None
+                if market == "ah":
+                    name = AH_LINE_COLUMNS.get((prefix.startswith("Bb"), closing))
+                    line = positions.get(name, -1) if name else -1
                 # A set the header only half offers is useless for de-margining; ignore it.
-                if key in layout or None in columns:
+                if key in layout or None in columns or line == -1:
                     continue
-                legs = tuple(zip(columns, MARKETS[market], strict=True))
-                layout[key] = _PriceSet(bookmaker, market, closing, legs)
+                legs = tuple(zip(columns, MARKET_SELECTIONS[market], strict=True))
+                layout[key] = _PriceSet(bookmaker, market, closing, legs, line)
     return list(layout.values())
 
 
@@ -278,7 +302,11 @@ def parse(
     goals, or FTR disagrees with the goals. A price set (bookmaker, market, pre-match or
     closing) with any leg blank, not a decimal number in ASCII digits, not above 1.0 or above
     ``PRICE_MAX`` is dropped whole and its non-blank cells counted in ``prices_skipped``; the
-    row still loads. Raises FootballDataError when the header is missing, is not CSV or lacks
+    row still loads. Asian handicap sets (market "ah", bookmakers as for over/under 2.5) carry
+    the row's line (``AH_LINE_COLUMNS``: ``AHh`` pre-match, ``AHCh`` closing, Betbrain's
+    ``BbAHh`` before 2019/20) as the records' ``line``; a line that is not a multiple of 0.25
+    within ±``LINE_MAX`` drops the set like a bad price. Over/under 2.5 records have line 2.5,
+    1x2's none. Raises FootballDataError when the header is missing, is not CSV or lacks
     one of Div, Date, HomeTeam, AwayTeam. ``divisions`` are the codes known (``DIVISIONS``
     unless given).
     """
@@ -510,12 +538,17 @@ class _OddsReader:
         self.legs = [
             (price_set, selection) for price_set in layout for _, selection in price_set.legs
         ]
-        self.columns = [index for price_set in layout for index, _ in price_set.legs]
-        self.caches: list[dict[str, OddsRecord | None]] = [{} for _ in self.legs]
+        self.columns = [
+            (index, price_set.line) for price_set in layout for index, _ in price_set.legs
+        ]
+        # A leg's key is its cell's text, or (line text, price text) for a market with a line.
+        self.caches: list[dict[str | tuple[str, str], OddsRecord | None]] = [{} for _ in self.legs]
 
     def read(self, row: list[str], odds: list[OddsRecord]) -> int:
         """Append the row's valid price sets to ``odds``; the number of non-blank cells dropped."""
-        texts = [row[index] for index in self.columns]
+        texts = [
+            row[index] if line is None else (row[line], row[index]) for index, line in self.columns
+        ]
         # False: a cell text not seen yet in this leg; None: seen, and not a valid price.
         records = [cache.get(text, False) for cache, text in zip(self.caches, texts, strict=True)]
         if all(records):
@@ -536,24 +569,48 @@ class _OddsReader:
             if all(records[start:stop]):
                 odds.extend(records[start:stop])
             else:
-                skipped += sum(1 for text in texts[start:stop] if text.strip())
+                skipped += sum(1 for text in texts[start:stop] if _price_text(text).strip())
             start = stop
         return skipped
 
 
-def _price(text: str, price_set: _PriceSet, selection: str) -> OddsRecord | None:
-    """The record of one odds cell, or None when it is blank, not a decimal number in ASCII
-    digits, not above 1.0 or above PRICE_MAX."""
+def _price_text(key: str | tuple[str, str]) -> str:
+    """The price cell's text of a leg's key."""
+    return key if isinstance(key, str) else key[1]
+
+
+def _line(text: str) -> float | None:
+    """A handicap line from a cell, or None unless a multiple of 0.25 within ±LINE_MAX."""
     written = text.strip()
+    if not LINE_TEXT.fullmatch(written):
+        return None
+    line = float(written)
+    if abs(line) > LINE_MAX or (4 * line) % 1 != 0:
+        return None
+    return line + 0.0  # "-0" is the line 0
+
+
+def _price(key: str | tuple[str, str], price_set: _PriceSet, selection: str) -> OddsRecord | None:
+    """The record of one odds cell (with its line's cell for a market with a line), or None
+    when the price is blank, not a decimal number in ASCII digits, not above 1.0 or above
+    PRICE_MAX, or the line is not one (``_line``)."""
+    written = _price_text(key).strip()
     if not PRICE_TEXT.fullmatch(written):
         return None
     price = float(written)
     if not 1.0 < price <= PRICE_MAX:
         return None
+    if price_set.line is not None:
+        line = _line(key[0])
+        if line is None:
+            return None
+    else:
+        line = OU25_LINE if price_set.market == "ou25" else None
     return OddsRecord(
         bookmaker=price_set.bookmaker,
         market=price_set.market,
         selection=selection,
         price=price,
         is_closing=price_set.is_closing,
+        line=line,
     )

@@ -19,6 +19,12 @@ are a function of its content, and anyone re-encoding what they parsed gets the 
   carry only status, profit, closing odds and CLV, and those written before the closing line
   was named carry no ``closingLine``; their bytes never change.
 
+A pick of a market with a line (``LINE_MARKETS``: Asian handicap, over/under at a line but 2.5)
+carries ``line`` (a decimal string) in its committed pick, its ``pick.published`` entry and its
+outcome, which may then be ``half-won`` or ``half-lost`` too (``engine.lines``), a push being
+``void``. Picks of the other markets carry no ``line`` key, so their entries keep the shape and
+bytes they always had.
+
 A pick is **live** only if it was made before its match's kick-off as finally known *and* its
 ``pick.published`` entry was covered by a signed checkpoint dated strictly before that kick-off
 (:func:`not_live_reasons`): the entry's own ``kickoffAt``, written at publication, proves
@@ -33,12 +39,23 @@ from decimal import Decimal
 
 import numpy as np
 
-from enums import CLOSING_LINES, LEDGER_KINDS, NOT_LIVE_REASONS
+from enums import CLOSING_LINES, LEDGER_KINDS, LINE_MARKETS, NOT_LIVE_REASONS
 
 PUBLISHED, SETTLED, VOIDED = LEDGER_KINDS
 
 #: Bytes of random salt behind each commitment: enough that no one can try every pick.
 SALT_BYTES = 32
+
+#: The outcome entry's kind for each status a pick settles with.
+_KINDS = {
+    "won": SETTLED,
+    "lost": SETTLED,
+    "void": VOIDED,
+    "half-won": SETTLED,
+    "half-lost": SETTLED,
+}
+#: The statuses only a line (a quarter line's two halves) can give.
+_HALF_STATUSES = frozenset({"half-won", "half-lost"})
 
 _HEX = re.compile("[0-9a-f]{64}")
 _HEXES = re.compile("[0-9a-f]*")
@@ -90,9 +107,9 @@ def instant(moment: datetime) -> str:
 def committed_pick(pick: dict) -> dict:
     """The part of a pick its commitment seals, in the ledger's names: ``pick`` holds ``id``,
     ``match_id``, ``market``, ``selection``, ``odds``, ``bookmaker``, ``probability``, ``edge``,
-    ``rating``, ``stake`` and ``created_at`` (a pick's fields never change once stored, but
-    for settlement's)."""
-    return {
+    ``rating``, ``stake`` and ``created_at``, and ``line`` for a pick of a line market (a
+    pick's fields never change once stored, but for settlement's)."""
+    committed = {
         "id": pick["id"],
         "matchId": pick["match_id"],
         "market": pick["market"],
@@ -105,6 +122,16 @@ def committed_pick(pick: dict) -> dict:
         "stake": decimal(pick["stake"]),
         "publishedAt": instant(pick["created_at"]),
     }
+    return _with_line(committed, pick)
+
+
+def _with_line(fields: dict, pick: dict) -> dict:
+    """``fields`` with the pick's ``line`` if its market has one; other markets' unchanged."""
+    if pick["market"] not in LINE_MARKETS:
+        return fields
+    if pick.get("line") is None:
+        raise ValueError(f"a {pick['market']} pick needs its line")
+    return {**fields, "line": decimal(pick["line"])}
 
 
 def commitment(salt: bytes, pick: dict) -> str:
@@ -129,6 +156,8 @@ def opens(commitment_hex: str, opened: dict) -> bool:
 
 def published_entry(pick: dict, salt: bytes, *, kickoff_at, competition_type, model_version):
     """The ``pick.published`` entry of a live pick (see :func:`committed_pick` for ``pick``)."""
+    # The line of a line-market pick is sealed in the commitment only: which line to back is
+    # part of the pick, and the entry is public before kick-off.
     return canonical(
         {
             "type": PUBLISHED,
@@ -187,20 +216,27 @@ def outcome_entry(
     closing_line,
     margin_method,
     not_live_reason,
+    line=None,
 ) -> bytes:
-    """The ``pick.settled`` (won, lost) or ``pick.voided`` (void) entry of a pick, citing the
-    leaf hash ``published`` (bytes) of its ``pick.published`` entry, with what settled it: the
-    match's ``kickoff_at``, ``match_status`` and ``score`` (``(home, away)`` goals or None),
-    the closing price, its bookmaker and de-margined probability (by ``margin_method``), the
-    ``closing_line`` it comes from (one of ``CLOSING_LINES``, None without a closing price),
-    and ``not_live_reason`` (None: the pick counts as live)."""
-    if status not in ("won", "lost", "void"):
-        raise ValueError(f"a pick settles won, lost or void, not {status!r}")
+    """The ``pick.settled`` (won, lost, half-won, half-lost) or ``pick.voided`` (void) entry of
+    a pick, citing the leaf hash ``published`` (bytes) of its ``pick.published`` entry, with
+    what settled it: the match's ``kickoff_at``, ``match_status`` and ``score`` (``(home,
+    away)`` goals or None), the closing price, its bookmaker and de-margined probability (by
+    ``margin_method``), the ``closing_line`` it comes from (one of ``CLOSING_LINES``, None
+    without a closing price), and ``not_live_reason`` (None: the pick counts as live);
+    ``line`` is the line of a pick of a line market, None for the others (whose entries carry
+    no ``line``)."""
+    if status not in _KINDS:
+        raise ValueError(f"a pick settles won, lost, void, half-won or half-lost, not {status!r}")
+    if status in _HALF_STATUSES and line is None:
+        raise ValueError(f"only a pick at a line is {status}")
     if closing_line is not None and closing_line not in CLOSING_LINES:
         raise ValueError(f"not a closing line: {closing_line!r}")
+    entry = {} if line is None else {"line": decimal(line)}
     return canonical(
-        {
-            "type": VOIDED if status == "void" else SETTLED,
+        entry
+        | {
+            "type": _KINDS[status],
             "pickId": pick_id,
             "published": published.hex(),
             "status": status,
@@ -239,12 +275,16 @@ def outcome_entries(
     closing_line,
     margin_method,
     not_live_reason,
+    line=None,
 ):
     """:func:`outcome_entry` for many picks at once (lists of one length, ``published`` as hex,
     the score as ``home_goals``/``away_goals`` with None where there is none, one
     ``settled_at`` and ``margin_method``, a profit for every pick, ``closing_line`` a column
-    like the others): the same bytes, written from
-    a template a column at a time, for settlement runs of a hundred thousand picks."""
+    like the others, ``line`` a column with None for the picks without one, or None for none at
+    all): the same bytes, written from a template a column at a time, for settlement runs of a
+    hundred thousand picks."""
+    if line is None:
+        line = [None] * len(pick_ids)
     columns = [
         list(column)
         for column in (
@@ -262,6 +302,7 @@ def outcome_entries(
             closing_probability,
             closing_line,
             not_live_reason,
+            line,
         )
     ]
     (
@@ -279,10 +320,11 @@ def outcome_entries(
         closing_probability,
         closing_line,
         not_live_reason,
+        line,
     ) = columns
     if len({len(column) for column in columns}) > 1:
         raise ValueError("the columns of outcomes differ in length")
-    kinds = {"won": SETTLED, "lost": SETTLED, "void": VOIDED}
+    kinds = _KINDS
     if (
         not set(status) <= kinds.keys()
         or not set(map(type, published)) <= {str}
@@ -294,6 +336,9 @@ def outcome_entries(
                 raise ValueError(f"not an outcome: {state!r}, citing {value!r}")
     if None in profit:
         raise ValueError("a settled pick has a profit")
+    for state, at_line in zip(status, line, strict=True):
+        if state in _HALF_STATUSES and at_line is None:
+            raise ValueError(f"only a pick at a line is {state}")
     if not set(closing_line) <= {*CLOSING_LINES, None}:
         unknown = sorted(set(closing_line) - {*CLOSING_LINES, None}, key=repr)
         raise ValueError(f"not a closing line: {unknown[0]!r}")
@@ -302,7 +347,7 @@ def outcome_entries(
     texts = [
         f'{{"closingBookmaker":{book},"closingLine":{line},"closingOdds":{closing},'
         f'"closingProbability":{fair},'
-        f'"clv":{value},"kickoffAt":"{kickoff}","live":{live},"marginMethod":{method},'
+        f'"clv":{value},"kickoffAt":"{kickoff}",{at_line}"live":{live},"marginMethod":{method},'
         f'"matchStatus":{state_of_match},"notLiveReason":{reason},"pickId":{pick_id},'
         f'"profit":{gain},"published":"{cited}",'
         f'"score":{score},{tail}"status":"{state}","type":"{kinds[state]}"}}'
@@ -313,6 +358,7 @@ def outcome_entries(
             fair,
             value,
             kickoff,
+            at_line,
             live,
             state_of_match,
             reason,
@@ -328,6 +374,7 @@ def outcome_entries(
             _quoted(closing_probability),
             _quoted(clv),
             _instants(kickoff_at),
+            ["" if value is None else f'"line":"{decimal(value)}",' for value in line],
             ["true" if reason is None else "false" for reason in not_live_reason],
             _texts(match_status),
             _texts(not_live_reason),

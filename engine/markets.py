@@ -1,18 +1,27 @@
-"""Markets, their selections and the outcome a final score gives each of them."""
+"""Markets, their selections and the outcome a final score gives each fixed market (one without
+a line: a line market's outcome needs its line, see ``engine.lines``)."""
 
 import numpy as np
 
-from enums import MARKET_SELECTIONS
+from enums import LINE_MARKETS, MARKET_SELECTIONS
 
-#: Markets and their selections (as ``enums`` defines them), in the order of the arrays' columns.
-MARKETS = MARKET_SELECTIONS
+#: The markets without a line and their selections (as ``enums`` defines them), in the order
+#: of the columns of the match-indexed (n, k) arrays; the line markets (``enums.LINE_MARKETS``)
+#: are held as line rows (``engine.lines``), and ``enums.MARKET_SELECTIONS`` has every market.
+FIXED_MARKETS = {
+    market: selections
+    for market, selections in MARKET_SELECTIONS.items()
+    if market not in LINE_MARKETS
+}
+#: The match-indexed arrays' markets, by the name their callers have always used.
+MARKETS = FIXED_MARKETS
 
 #: Markets whose selections are ordered, so a ranked probability score is meaningful.
 ORDERED_MARKETS = frozenset({"1x2"})
 
 
 def outcome(market: str, home_goals: int, away_goals: int) -> str:
-    """The winning selection of ``market`` for a final score."""
+    """The winning selection of a fixed ``market`` for a final score; KeyError for another."""
     if market == "1x2":
         if home_goals > away_goals:
             return "home"
@@ -25,7 +34,7 @@ def outcome(market: str, home_goals: int, away_goals: int) -> str:
 
 
 def outcome_indices(home_goals, away_goals) -> dict[str, np.ndarray]:
-    """Index of the winning selection of every market for each score, -1 where no result.
+    """Index of the winning selection of every fixed market for each score, -1 where no result.
 
     The vectorised form of ``outcome``: the tests check the two agree on every score.
     """

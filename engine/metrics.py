@@ -190,18 +190,23 @@ def max_drawdown(profits):
 
 
 def longest_losing_streak(status):
-    """Most consecutive ``lost`` picks, ``void`` and ``pending`` ones skipped (neither end it)."""
+    """Most consecutive losing picks (``lost`` or ``half-lost``), ``void`` and ``pending`` ones
+    skipped (neither end it)."""
     status = np.asarray(status, dtype=str)
-    decided = status[(status == "won") | (status == "lost")]
-    lost = np.concatenate([[0], (decided == "lost").astype(np.int8), [0]])
+    decided = status[np.isin(status, _DECIDED)]
+    lost = np.concatenate([[0], np.isin(decided, _LOSING).astype(np.int8), [0]])
     change = np.diff(lost)
     starts, ends = np.flatnonzero(change == 1), np.flatnonzero(change == -1)
     return int((ends - starts).max()) if starts.size else 0
 
 
 #: Status codes of pick_columns: the position of the status here, or len(STATUS_ORDER) if unknown.
-STATUS_ORDER = ("pending", "won", "lost", "void")
-_PENDING, _WON, _LOST, _VOID, _OTHER = range(len(STATUS_ORDER) + 1)
+#: A quarter-line bet is two half stakes: half won (the other half refunded) or half lost.
+STATUS_ORDER = ("pending", "won", "lost", "void", "half-won", "half-lost")
+_PENDING, _WON, _LOST, _VOID, _HALF_WON, _HALF_LOST, _OTHER = range(len(STATUS_ORDER) + 1)
+#: The statuses of a pick that won or lost money, and of those that lost it.
+_DECIDED = ("won", "lost", "half-won", "half-lost")
+_LOSING = ("lost", "half-lost")
 
 
 def pick_columns(status, profit, odds, edge, clv, stake, closing_probability=None):
@@ -231,7 +236,7 @@ def pick_columns(status, profit, odds, edge, clv, stake, closing_probability=Non
     for position, name in enumerate(STATUS_ORDER):
         code[status == name] = position
     columns["code"] = code
-    columns["decided"] = (code == _WON) | (code == _LOST)
+    columns["decided"] = np.isin(code, (_WON, _LOST, _HALF_WON, _HALF_LOST))
     columns["booked"] = (columns["decided"] | (code == _VOID)) & np.isfinite(columns["profit"])
     return columns
 
@@ -269,7 +274,7 @@ def _grouped_drawdown(group, profit, n_groups):
 
 
 def _grouped_streak(group, lost, n_groups):
-    """longest_losing_streak per group, ``group``/``lost`` being won/lost picks in order."""
+    """longest_losing_streak per group, ``group``/``lost`` being decided picks in order."""
     result = np.zeros(n_groups, dtype=np.int64)
     if not lost.any():
         return result
@@ -337,26 +342,30 @@ def grouped_figures(group, n_groups, columns):
     closing_ev_sum, closing_ev_n = average(columns["closing_ev"])
     closing_ev_mean = closing_ev_sum / np.maximum(closing_ev_n, 1)
     closing_ev_squares = spread(columns["closing_ev"], closing_ev_mean)
-    # The ROI is a ratio of sums over the won and lost picks: its standard error is that of the
+    # The ROI is a ratio of sums over the decided picks: its standard error is that of the
     # mean residual profit − roi × stake, divided by the mean stake (the delta method).
     roi = profit / np.where(staked > 0, staked, 1.0)
     residual = np.where(decided, columns["profit"] - roi[group] * columns["stake"], np.nan)
     decided_n = total(np.isfinite(residual))
     roi_squares = spread(residual, np.zeros(n_groups))
     drawdown = _grouped_drawdown(group[booked], columns["profit"][booked], n_groups)
-    streak = _grouped_streak(group[decided], code[decided] == _LOST, n_groups)
+    losing = np.isin(code[decided], (_LOST, _HALF_LOST))
+    streak = _grouped_streak(group[decided], losing, n_groups)
 
     figures = []
     for g in range(n_groups):
         won, lost = int(by_status[g, _WON]), int(by_status[g, _LOST])
+        half_won, half_lost = int(by_status[g, _HALF_WON]), int(by_status[g, _HALF_LOST])
         figures.append(
             {
                 "picks": int(picks[g]),
                 "won": won,
                 "lost": lost,
                 "void": int(by_status[g, _VOID]),
+                "half_won": half_won,
+                "half_lost": half_lost,
                 "pending": int(by_status[g, _PENDING]),
-                "hit_rate": _ratio(won, won + lost),
+                "hit_rate": _ratio(won + half_won, won + lost + half_won + half_lost),
                 "staked": float(staked[g]),
                 "profit": float(profit[g]),
                 "roi": _ratio(profit[g], staked[g]),
@@ -378,9 +387,10 @@ def grouped_figures(group, n_groups, columns):
 def track_record(status, profit, odds, edge, clv, stake, closing_probability=None):
     """Figures of a list of picks in settlement order.
 
-    picks, won, lost, void, pending; hit_rate = won / (won + lost); staked = stake of won and lost
-    picks; profit (of settled picks); roi = profit / staked and roi_std_error, its standard error
-    over the won and lost picks; avg_odds and avg_edge over the picks that have one, avg_clv over
+    picks, won, lost, void, half_won, half_lost, pending; hit_rate = the share of the decided
+    picks (won, lost, half won, half lost) that made money; staked = stake of the decided picks;
+    profit (of settled picks); roi = profit / staked and roi_std_error, its standard error
+    over the decided picks; avg_odds and avg_edge over the picks that have one, avg_clv over
     those with a CLV, avg_closing_ev (odds × de-margined closing probability − 1) over those with
     a closing probability, and avg_closing_ev_std_error; max_drawdown (over settled picks) and
     longest_losing_streak as their functions define them. Ratios and averages are None when

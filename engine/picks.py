@@ -7,8 +7,9 @@ edge at 15.0 is a long shot that mostly loses, the same edge at 2.0 is not. The 
 ranks a pick by the expected log growth of a Kelly stake on it,
 g = p·ln(p·o) + (1 − p)·ln((1 − p)·o / (o − 1)), which is about edge² / (2(o − 1)): for the same
 g, the edge a pick needs grows with the square root of its price. The thresholds (and the
-smallest growth that makes a pick at all) were chosen on the football-data seasons 2017/18 and
-2018/19 and confirmed on each league's third season on (``bench/ratings.py`` prints both).
+smallest growth that makes a pick at all) were chosen on the Premier League and La Liga
+2017/18–2021/22 and confirmed on other leagues and on later seasons (``bench/ratings.py`` prints
+both).
 """
 
 from dataclasses import dataclass
@@ -19,10 +20,10 @@ import numpy as np
 @dataclass(frozen=True)
 class RatingThresholds:
     """Smallest expected log growth and data quality for an ``A`` and a ``B`` rating; anything
-    else is ``C``. ``A`` at 0.0012 asks an edge of about 0.05 at 2.0, 0.11 at 6.0 and 0.16 at
+    else is ``C``. ``A`` at 0.001 asks an edge of about 0.045 at 2.0, 0.10 at 6.0 and 0.14 at
     11.0; ``B`` at 0.0005 about 0.03, 0.07 and 0.10."""
 
-    a_growth: float = 0.0012
+    a_growth: float = 0.001
     a_quality: float = 0.8
     b_growth: float = 0.0005
     b_quality: float = 0.6

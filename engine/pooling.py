@@ -97,6 +97,52 @@ def fit_weight(
     return _best_weight(model[keep], market[keep], outcome[keep])
 
 
+def walk_forward_weights(
+    key,
+    cutoff,
+    kickoff,
+    model_probs,
+    market_probs,
+    outcome_idx,
+    prior: float = PRIOR_WEIGHT,
+    min_rows: int = MIN_ROWS,
+    eligible=None,
+    order=None,
+) -> np.ndarray:
+    """(n,) each row's weight, fitted by :func:`fit_weight` on the eligible rows of its own
+    ``key`` (a league, or a league and a line) that kicked off before the row's ``cutoff``.
+
+    A weight fitted on one key is never applied to another. Rows not ``eligible`` (a goal model
+    without history of the key) get 0, the market alone, and train no weight. ``order`` lists the
+    rows in kick-off order, ties broken by the caller (default: a stable sort of ``kickoff``); the
+    fit validates on the later half of it, so it must not depend on how rows were listed.
+    """
+    key = np.asarray(key)
+    cutoff = np.asarray(cutoff, dtype=np.int64)
+    kickoff = np.asarray(kickoff, dtype=np.int64)
+    model = np.asarray(model_probs, dtype=float)
+    market = np.asarray(market_probs, dtype=float)
+    outcome = np.asarray(outcome_idx, dtype=np.intp)
+    n = len(key)
+    eligible = np.ones(n, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)
+    order = np.argsort(kickoff, kind="stable") if order is None else np.asarray(order, np.intp)
+    trains = usable_rows(model, market, outcome) & eligible
+    weights = np.zeros(n)
+    for value in np.unique(key[eligible]):
+        mine = order[key[order] == value]
+        train = mine[trains[mine]]
+        targets = np.flatnonzero((key == value) & eligible)
+        fitted = {}  # by the number of past rows: weeks without new results share a fit
+        for cut in np.unique(cutoff[targets]):
+            past = train[: np.searchsorted(kickoff[train], cut, side="left")]
+            if len(past) not in fitted:
+                fitted[len(past)] = fit_weight(
+                    model[past], market[past], outcome[past], prior=prior, min_rows=min_rows
+                )
+            weights[targets[cutoff[targets] == cut]] = fitted[len(past)]
+    return weights
+
+
 def _row_losses(model, market, outcome, weight) -> np.ndarray:
     """Each row's log loss of the pool at ``weight``."""
     pooled = pool(model, market, weight)

@@ -26,10 +26,11 @@ class OddsRecord:
     """One decimal price for one selection, before kick-off (pre-match) or at the close."""
 
     bookmaker: str  # canonical slug: pinnacle, bet365, bwin, ..., market-average
-    market: str  # 1x2 | ou25 | btts
+    market: str  # 1x2 | ou25 | btts | ah | ou
     selection: str  # see engine.markets.MARKETS
     price: float  # decimal odds, > 1.0
     is_closing: bool = False
+    line: float | None = None  # None for 1x2 and btts, 2.5 for ou25, the line for ah and ou
 
 
 @dataclass

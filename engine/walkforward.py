@@ -5,9 +5,11 @@ past closing lines) where both teams have priced history in the window, else Dix
 on past goals. Every row is predicted by fits of its group on matches that kicked off strictly
 before the row's cutoff (the Monday 00:00 UTC that starts its kick-off week, capped at ``now``),
 and its published probabilities pool the goal model with the de-margined sharp pre-match line
-using weights fitted on earlier rows only. So nothing a row's forecast uses could have been
-unknown when the forecast was made, and appending later matches to the input never changes an
-earlier row's output.
+using weights fitted on earlier rows of the leagues the goal model had seen
+(``min_league_matches`` results of the row's league in its window), and applied only once the
+goal model has seen the row's league: before that, the market alone. So nothing a row's
+forecast uses could have been unknown when the forecast was made, and appending later matches
+to the input never changes an earlier row's output.
 """
 
 from dataclasses import dataclass, replace
@@ -30,6 +32,11 @@ MODEL_NAME = "goal-chain-market-pool"
 MODEL_VERSION = "3.0.0"
 
 RATINGS_CONFIG = market_ratings.RatingsConfig()
+
+#: Ten rounds of a 20-team league: each side has about ten results in the window, half the
+#: data-quality history target (``engine.picks``), and a new league's goal model has left the
+#: prior it starts from (``ModelConfig.min_matches``) five times over. See docs/method.md.
+MIN_LEAGUE_MATCHES = 100
 
 #: Where a goal-model row came from: the market-implied ratings, or Dixon-Coles on goals.
 RATINGS_SOURCE, GOALS_SOURCE = GOAL_SOURCES
@@ -54,6 +61,9 @@ class ModelConfig:
     newcomer_matches: int = 38  # the deficit fades linearly to 0 over this many matches
     pool_prior_weight: float = pooling.PRIOR_WEIGHT  # model weight before min_pool_rows
     min_pool_rows: int = pooling.MIN_ROWS  # past rows needed to fit a pool weight
+    #: Results of a row's league in the window before the row's cutoff below which the goal
+    #: model has not seen the league: pool weight 0 (the market alone), and no pick.
+    min_league_matches: int = MIN_LEAGUE_MATCHES
 
     def fit_config(self) -> dixon_coles.FitConfig:
         """The settings of each Dixon-Coles fit."""
@@ -75,6 +85,12 @@ class WalkForwardInput:
     #: De-margined closing probabilities ("1x2", "ou25") of matches that were played, NaN rows
     #: elsewhere: what the market-implied ratings learn from. None: Dixon-Coles alone.
     closing: dict[str, np.ndarray] | None = None
+    #: Closing lines of markets quoted at a line ("ah", "ou": line (n,), probabilities (n, 2)),
+    #: as ``market_ratings.RatingsInput.closing_lines``; used only with ``closing``.
+    closing_lines: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+    #: int64 league per match, where history is counted and pool weights are fitted (the
+    #: groups are countries: two leagues of one country share a goal model). None: the group.
+    league: np.ndarray | None = None
 
 
 @dataclass
@@ -88,7 +104,11 @@ class WalkForwardOutput:
     #: ``ratings.covered`` the goal model is theirs.
     ratings: market_ratings.RatingsOutput | None
     goal_source: np.ndarray  # (n,) RATINGS_SOURCE or GOALS_SOURCE
-    pool_weight: dict[str, np.ndarray]  # (n,) weight on the model (1 where there is no market)
+    #: (n,) weight on the model: 0 (the market alone) while the league is unseen, 1 where there
+    #: is no market (the goal model is all there is; unseen, it is only the prior: no pick)
+    pool_weight: dict[str, np.ndarray]
+    #: (n,) results of the row's league in the goal model's window before the row's cutoff
+    league_history: np.ndarray
     fitted_at: np.ndarray  # (n,) int64 cutoff of the fit that predicted the row
     history_home: np.ndarray  # (n,) prior matches of the home team inside the fit's window
     history_away: np.ndarray
@@ -96,6 +116,11 @@ class WalkForwardOutput:
     #: a higher defence concedes fewer goals)
     strengths: np.ndarray
     expected_goals: np.ndarray  # (n, 2) the model's home and away goal rates
+    #: (n, 2) and (n,): the goal model the chain used per row, the market-implied ratings'
+    #: expected goals and ``RATINGS_CONFIG.rho`` where covered, else Dixon-Coles' rates and rho
+    #: (what ``engine.lines`` reads line markets from).
+    goal_rates: np.ndarray
+    goal_rho: np.ndarray
     fits: int = 0  # Dixon-Coles fits run, all groups
     unconverged: int = 0  # of which the optimiser stopped before converging
 
@@ -106,6 +131,7 @@ class _Matches:
 
     kickoff: np.ndarray
     group: np.ndarray
+    league: np.ndarray
     home: np.ndarray
     away: np.ndarray
     home_goals: np.ndarray
@@ -198,6 +224,9 @@ def _matches(inp: WalkForwardInput) -> _Matches:
         "home_goals": np.asarray(inp.home_goals, dtype=float),
         "away_goals": np.asarray(inp.away_goals, dtype=float),
     }
+    arrays["league"] = (
+        arrays["group"] if inp.league is None else np.asarray(inp.league, dtype=np.int64)
+    )
     for name, arr in arrays.items():
         if arr.shape != (n,):
             raise ValueError(f"{name} must have shape ({n},), not {arr.shape}")
@@ -224,22 +253,49 @@ def _markets(inp: WalkForwardInput, n: int) -> dict[str, np.ndarray]:
     return markets
 
 
-def _pool_weights(m: _Matches, model, markets, outcomes, order, config) -> dict[str, np.ndarray]:
-    """Per row and market, the weight fitted on rows that kicked off before the row's cutoff."""
-    sorted_kickoff = m.kickoff[order]
-    weights = {market: np.empty(len(m.kickoff)) for market in MARKETS}
-    for cut in np.unique(m.cutoff):
-        past = order[: np.searchsorted(sorted_kickoff, cut, side="left")]
-        rows = m.cutoff == cut
-        for market in MARKETS:
-            weights[market][rows] = pooling.fit_weight(
-                model[market][past],
-                markets[market][past],
-                outcomes[market][past],
-                prior=config.pool_prior_weight,
-                min_rows=config.min_pool_rows,
-            )
-    return weights
+def league_history(league, kickoff, has_result, cutoff, window: int) -> np.ndarray:
+    """(n,) results of each row's league that kicked off in the ``window`` seconds before the
+    row's cutoff, never at or after it: the matches the goal model has seen of the league."""
+    league = np.asarray(league)
+    kickoff = np.asarray(kickoff, dtype=np.int64)
+    cutoff = np.asarray(cutoff, dtype=np.int64)
+    counts = np.zeros(len(league), dtype=np.int64)
+    for value in np.unique(league):
+        rows = league == value
+        played = np.sort(kickoff[rows & np.asarray(has_result, dtype=bool)])
+        cut = cutoff[rows]
+        counts[rows] = np.searchsorted(played, cut, side="left") - np.searchsorted(
+            played, cut - window, side="left"
+        )
+    return counts
+
+
+def _pool_weights(m: _Matches, model, markets, outcomes, order, seen, config):
+    """Per market, each row's weight fitted on the rows that kicked off before its cutoff while
+    the goal model had seen their league (one weight across those leagues: fitted league by
+    league, the significance test adopts noise in some of them, see docs/method.md); 0 where the
+    row's league is unseen."""
+    return {
+        market: pooling.walk_forward_weights(
+            np.zeros(len(m.league), dtype=np.int64),
+            m.cutoff,
+            m.kickoff,
+            model[market],
+            markets[market],
+            outcomes[market],
+            prior=config.pool_prior_weight,
+            min_rows=config.min_pool_rows,
+            eligible=seen,
+            order=order,
+        )
+        for market in MARKETS
+    }
+
+
+def _given_weights(pool_weights, seen) -> dict[str, np.ndarray]:
+    """Per market, each row's weight from the caller's ``{market: weight}``; 0 where the row's
+    league is unseen."""
+    return {market: np.where(seen, float(pool_weights[market]), 0.0) for market in MARKETS}
 
 
 def run(
@@ -253,8 +309,8 @@ def run(
 
     ``rows`` limits the work to those rows (the others' outputs are NaN): only their cut-offs
     are fitted, each from a cold start, and ``pool_weights`` (one per market, fitted on earlier
-    matches by the caller) replace the walk-forward weights. ``progress(done, total)`` hears of
-    each group-week fitted.
+    matches of the seen leagues by the caller) replace the walk-forward weights.
+    ``progress(done, total)`` hears of each group-week fitted.
     """
     m = _matches(inp)
     n = len(m.kickoff)
@@ -300,6 +356,7 @@ def run(
                 away=m.away,
                 closing=inp.closing,
                 now=inp.now,
+                closing_lines=inp.closing_lines,
             ),
             RATINGS_CONFIG,
             rows,
@@ -309,12 +366,17 @@ def run(
     outcomes = outcome_indices(
         np.where(m.has_result, m.home_goals, np.nan), np.where(m.has_result, m.away_goals, np.nan)
     )
+    history = league_history(
+        m.league, m.kickoff, m.has_result, m.cutoff, int(config.window_days) * DAY
+    )
+    seen = history >= config.min_league_matches
     if pool_weights is None:
-        pool_weight = _pool_weights(m, model, markets, outcomes, order, config)
+        pool_weight = _pool_weights(m, model, markets, outcomes, order, seen, config)
     else:
-        pool_weight = {market: np.full(n, float(pool_weights[market])) for market in MARKETS}
+        pool_weight = _given_weights(pool_weights, seen)
     for market in MARKETS:
-        # Without a market the model is all there is, and the row says so.
+        # Without a market the model is all there is, and the row says so (where the league is
+        # unseen that is only the goal model's prior: the forecast makes no pick of it).
         pool_weight[market][~pooling.market_available(markets[market])] = 1.0
     published = {
         market: pooling.pool(model[market], markets[market], pool_weight[market])
@@ -327,11 +389,18 @@ def run(
         ratings=ratings,
         goal_source=np.where(covered, RATINGS_SOURCE, GOALS_SOURCE),
         pool_weight=pool_weight,
+        league_history=history,
         fitted_at=m.cutoff,
         history_home=pred.history_home,
         history_away=pred.history_away,
         strengths=pred.strengths,
         expected_goals=np.column_stack([pred.home_rate, pred.away_rate]),
+        goal_rates=np.where(
+            covered[:, None],
+            ratings.expected_goals if ratings is not None else np.nan,
+            np.column_stack([pred.home_rate, pred.away_rate]),
+        ),
+        goal_rho=np.where(covered, RATINGS_CONFIG.rho, pred.rho),
         fits=pred.fits,
         unconverged=pred.unconverged,
     )

@@ -6,6 +6,7 @@ from enums import (
     COMPARABLE_DEFAULT,
     COMPARABLE_LIMIT,
     COMPARABLE_SCOPES,
+    LINE_MARKETS,
     MARKETS,
     SELECTIONS,
 )
@@ -14,6 +15,10 @@ from schemas.matches import MatchSchema, PickSchema, PredictionSchema, probabili
 from schemas.numbers import Float, Integer, ratio
 from schemas.spans import day_field
 
+#: The markets the explorer compares: those without a line, and "ou25" (a market with lines has
+#: a forecast per line, which a slate of one number per selection cannot show).
+EXPLORED = tuple(market for market in MARKETS if market not in LINE_MARKETS)
+
 
 class SlateArgsSchema(CamelSchema):
     """Which day, market and matches."""
@@ -21,7 +26,7 @@ class SlateArgsSchema(CamelSchema):
     day = day_field()
     league_id = id_field()
     team_id = id_field(metadata={"description": "Home or away."})
-    market = one_of(MARKETS, load_default="1x2")
+    market = one_of(EXPLORED, load_default="1x2")
     min_data_quality = Float(
         validate=validate.Range(0, 1),
         metadata={"description": "Only matches whose prediction has at least this quality."},
@@ -65,7 +70,7 @@ class ComparableArgsSchema(CamelSchema):
     """The match to compare, the market and where to look."""
 
     match_id = id_field(required=True)
-    market = one_of(MARKETS, load_default="1x2")
+    market = one_of(EXPLORED, load_default="1x2")
     scope = one_of(
         COMPARABLE_SCOPES,
         load_default="league",

@@ -18,7 +18,7 @@ from enums import (
 )
 from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field, one_of
 from schemas.matches import closing_line
-from schemas.numbers import Integer, money, ratio
+from schemas.numbers import Integer, Line, line_filter, money, ratio
 from schemas.records import FiguresSchema
 from schemas.spans import KickoffRangeSchema
 from schemas.text import CommaList, DuplicateName, load_json
@@ -111,6 +111,7 @@ class PickFilters(RangeFilters):
 
     league_id = id_field(strict=True)
     markets = CommaList(MARKETS, data_key="market")
+    line = line_filter()
     ratings = CommaList(PICK_RATINGS, data_key="rating")
     statuses = CommaList(PICK_STATUSES, data_key="status")
     is_live = fields.Boolean()
@@ -121,6 +122,7 @@ class PredictionFilters(RangeFilters):
 
     league_id = id_field(strict=True)
     markets = CommaList(MARKETS, data_key="market")
+    line = line_filter()
 
 
 class OddsFilters(RangeFilters):
@@ -128,6 +130,7 @@ class OddsFilters(RangeFilters):
 
     league_id = id_field(strict=True)
     markets = CommaList(MARKETS, data_key="market")
+    line = line_filter()
     bookmaker = fields.String(validate=validate.Length(1, 32))
     is_closing = fields.Boolean()
 
@@ -187,6 +190,8 @@ class PickRowSchema(CamelSchema):
     clv = ratio(allow_none=True)
     created_at = UTCDateTime()
     settled_at = UTCDateTime(allow_none=True)
+    #: Last, so the columns of before keep their places in a CSV.
+    line = Line()
 
 
 class PredictionRowSchema(CamelSchema):
@@ -195,11 +200,38 @@ class PredictionRowSchema(CamelSchema):
     match_id = Integer()
     market = enum_of(MARKETS)
     selection = enum_of(SELECTIONS)
-    probability = ratio()
-    model_probability = ratio()
-    market_probability = ratio(allow_none=True)
-    pool_weight = fields.Float()
-    source = enum_of(PREDICTION_SOURCES, allow_none=True)
+    probability = ratio(
+        metadata={
+            "description": "The published probability: the market's, a pool or the goal "
+            "model's, as `source` says."
+        }
+    )
+    model_probability = ratio(
+        metadata={
+            "description": "The goal model's own probability, before any pooling with the "
+            "market (where `source` is `market`, its view beside the market's, with no weight)."
+        }
+    )
+    market_probability = ratio(
+        allow_none=True,
+        metadata={"description": "The de-margined sharp pre-match probability; null without one."},
+    )
+    pool_weight = fields.Float(
+        metadata={
+            "description": "The goal model's weight in the pool (0: the market's line alone; 1: "
+            "the goal model alone)."
+        }
+    )
+    source = enum_of(
+        PREDICTION_SOURCES,
+        allow_none=True,
+        metadata={
+            "description": "Whose numbers `probability` is: `market` (the sharp line alone, "
+            "pool weight 0), `pool` (that line pooled with the goal model), `market-ratings` or "
+            "`dixon-coles` (the goal model alone). Null for predictions made before sources "
+            "were recorded."
+        },
+    )
     model_name = fields.String()
     model_version = fields.String()
     margin_method = enum_of(MARGIN_METHODS, allow_none=True)
@@ -207,6 +239,8 @@ class PredictionRowSchema(CamelSchema):
     fitted_at = UTCDateTime()
     data_quality = fields.Float()
     is_live = fields.Boolean()
+    #: Last, so the columns of before keep their places in a CSV.
+    line = Line()
 
 
 class OddsRowSchema(CamelSchema):
@@ -218,6 +252,8 @@ class OddsRowSchema(CamelSchema):
     selection = enum_of(SELECTIONS)
     price = fields.Float()
     is_closing = fields.Boolean()
+    #: Last, so the columns of before keep their places in a CSV.
+    line = Line()
 
 
 class TeamRowSchema(CamelSchema):

@@ -16,7 +16,7 @@ from enums import (
     SELECTIONS,
 )
 from schemas.common import CamelSchema, UTCDateTime, enum_of
-from schemas.numbers import Integer, money, ratio
+from schemas.numbers import Integer, Line, money, ratio
 
 
 def probability_map(description, **kwargs):
@@ -126,9 +126,11 @@ class SelectionOddsSchema(CamelSchema):
 
 
 class MarketOddsSchema(CamelSchema):
-    """One market's odds summary."""
+    """One market's odds summary at one line: a market with lines ("ah", "ou") has one per line
+    quoted, in the order of their lines."""
 
     market = enum_of(MARKETS, required=True)
+    line = Line(required=True)
     bookmakers = Integer(
         required=True, metadata={"description": "Real bookmakers quoting before kick-off."}
     )
@@ -160,13 +162,25 @@ class DataQualityPartsSchema(CamelSchema):
 
 
 class PredictionSchema(CamelSchema):
-    """The published forecast of one market."""
+    """The published forecast of one market at one line."""
 
     market = enum_of(MARKETS, required=True)
+    line = Line(required=True)
     probabilities = probability_map(
-        "Published probability of each selection (they sum to 1). Null before kick-off for "
+        "Published probability of each selection (they sum to 1): whose numbers they are, "
+        "the market's, a pool or the goal model's, `source` says. Null before kick-off for "
         "callers without premium access when the match has a pick rated `A` (locked), in "
         "every market.",
+        required=True,
+        allow_none=True,
+    )
+    model_probabilities = probability_map(
+        "The goal model's own probabilities (market-implied ratings, else Dixon-Coles on "
+        "goals, as `intelligence.model.source` says), before any pooling with the market: "
+        "beside `probabilities` for comparison, and the same numbers where `source` is the goal "
+        "model's. Where `source` is `market` the published probabilities are the market's and "
+        "these are the goal model's view of the same match, which carried no weight. Null like "
+        "`probabilities` when the match has a locked pick.",
         required=True,
         allow_none=True,
     )
@@ -181,9 +195,13 @@ class PredictionSchema(CamelSchema):
         required=True,
         allow_none=True,
         metadata={
-            "description": "`market`: the sharp pre-match line alone; `pool`: that line pooled "
-            "with the goal model; `market-ratings` or `dixon-coles`: the goal model alone, where "
-            "no sharp line is quoted. Null for predictions made before sources were recorded."
+            "description": "Whose numbers `probabilities` are. `market`: the sharp pre-match "
+            "line alone (the goal model's weight in the pool is 0; `probabilities` equal "
+            "`marketProbabilities`, and `modelProbabilities` show the goal model's own view "
+            "beside them: the market's forecast, not the service's); `pool`: that line pooled "
+            "with the goal model (`modelProbabilities`); `market-ratings` or `dixon-coles`: the "
+            "goal model alone, where no sharp line is quoted (`probabilities` equal "
+            "`modelProbabilities`). Null for predictions made before sources were recorded."
         },
     )
     model_name = fields.String(required=True)
@@ -212,14 +230,22 @@ class PredictionSchema(CamelSchema):
 class PickSchema(CamelSchema):
     """A rated pick. Before kick-off, for anonymous and free callers, a match with a pick rated
     `A` is sealed: each of its picks is `locked` (its `selection`, `odds`, `bookmaker`,
-    `probability` and `edge` null; its rating and market shown), and so is every price and
-    probability of the match in every market (published, sharp and model probabilities, best,
-    sharp and closing prices with their bookmakers, expected goals, strengths, and what is
-    computed from them), wherever they appear. From kick-off every pick is public in full, and
-    stays public if the match is later moved."""
+    `probability` and `edge` null, and the `line` of a handicap or over/under pick; its rating
+    and market shown), and so is every price and probability of the match in every market and
+    at every line (published, sharp and model probabilities, best, sharp and closing prices with
+    their bookmakers, expected goals, strengths, and what is computed from them), wherever they
+    appear. From kick-off every pick is public in full, and stays public if the match is later
+    moved."""
 
     id = Integer(required=True)
     market = enum_of(MARKETS, required=True)
+    line = Line(
+        required=True,
+        metadata={
+            "description": "The line the pick backs (see the odds' `line`); null also for a "
+            "locked pick of a market with lines, whose line is part of what to back."
+        },
+    )
     selection = enum_of(SELECTIONS, required=True, allow_none=True)
     bookmaker = fields.String(required=True, allow_none=True)
     odds = fields.Float(required=True, allow_none=True)

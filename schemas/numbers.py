@@ -3,7 +3,9 @@ means of odds and probabilities rounded."""
 
 import re
 
-from marshmallow import ValidationError, fields, validate
+from marshmallow import ValidationError, fields, missing, validate
+
+from enums import LINE_MARKETS, OU25_LINE
 
 #: The integers a request may give: the interface declares them int32, and a larger one would
 #: overflow the database's integers (an OFFSET, a key) as a 500 rather than answer a 422.
@@ -127,3 +129,48 @@ def mean_odds(**kwargs) -> Rounded:
 def ratio(**kwargs) -> Rounded:
     """A probability, or a ratio made of them (edge, CLV, ROI): written to 6 decimals."""
     return Rounded(PROBABILITY_PLACES, **kwargs)
+
+
+def wire_line(market: str, line) -> float | None:
+    """The ``line`` an answer writes for a stored row of ``market``: the line of a market with
+    lines ("ah": the home side's handicap; "ou": the goals line), 2.5 for "ou25", and null for
+    the markets without one (1x2, btts, stored with line 0) or where ``line`` is withheld."""
+    if market in LINE_MARKETS:
+        return None if line is None else float(line)
+    return OU25_LINE if market == "ou25" else None
+
+
+#: What every ``line`` field says in the OpenAPI description.
+LINE_DESCRIPTION = (
+    "The line: for `ah` (Asian handicap) the home side's handicap in goals (whole, half or "
+    "quarter: `-0.25` backs the home side giving a quarter goal; a quarter line settles as two "
+    "half stakes at the lines either side), for `ou` the goals line of over/under; 2.5 for "
+    "`ou25`; null for `1x2` and `btts`, which have none."
+)
+
+
+class Line(fields.Float):
+    """A row's ``line`` as :func:`wire_line` writes it from the row's ``market`` (read from the
+    same object); loading is a plain float."""
+
+    def __init__(self, **kwargs):
+        metadata = {"description": LINE_DESCRIPTION, **kwargs.pop("metadata", {})}
+        super().__init__(allow_none=True, metadata=metadata, **kwargs)
+
+    def serialize(self, attr, obj, accessor=None, **kwargs):
+        market = self.get_value(obj, "market", accessor=accessor)
+        line = self.get_value(obj, attr, accessor=accessor)
+        return wire_line(market, None if line is missing else line)
+
+
+def line_filter():
+    """The ``line`` filter beside a ``market`` filter: rows at exactly this line (of the markets
+    with one: ``line=2.5`` finds "ou25", never a 1x2 or btts row)."""
+    return Float(
+        validate=validate.Range(-20, 20),
+        metadata={
+            "description": "Only rows at exactly this line (see `line` in the rows): "
+            "`line=2.5` finds `ou25` (and `ou` at 2.5 goals), `line=-0.25` Asian handicap rows "
+            "at that handicap. Markets without a line (`1x2`, `btts`) have none to match."
+        },
+    )

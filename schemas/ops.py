@@ -144,7 +144,16 @@ class SettlementCountsSchema(CamelSchema):
     examined = Integer(required=True)
     won = Integer(required=True)
     lost = Integer(required=True)
-    void = Integer(required=True)
+    void = Integer(required=True, metadata={"description": "Voided, pushes included."})
+    # A result stored before lines existed has neither: it settled none (load_default 0).
+    half_won = Integer(
+        load_default=0,
+        metadata={"description": "Quarter-line picks half won, half refunded (always written)."},
+    )
+    half_lost = Integer(
+        load_default=0,
+        metadata={"description": "Quarter-line picks half lost, half refunded (always written)."},
+    )
     pending = Integer(required=True, metadata={"description": "Still without a result."})
 
 

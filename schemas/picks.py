@@ -5,6 +5,7 @@ from marshmallow import fields
 from enums import MARKETS, PICK_RATINGS
 from schemas.common import CamelSchema
 from schemas.matches import MatchSchema, PickSchema
+from schemas.numbers import line_filter
 from schemas.spans import day_field
 from schemas.text import CommaList
 
@@ -15,6 +16,7 @@ class PicksTodayArgsSchema(CamelSchema):
     day = day_field()
     ratings = CommaList(PICK_RATINGS, data_key="rating")
     markets = CommaList(MARKETS, data_key="market")
+    line = line_filter()
 
 
 class PickWithMatchSchema(PickSchema):

@@ -16,12 +16,33 @@ class FiguresSchema(CamelSchema):
     picks = Integer(required=True)
     won = Integer(required=True)
     lost = Integer(required=True)
-    void = Integer(required=True)
+    void = Integer(required=True, metadata={"description": "Voided picks, pushes included."})
+    half_won = Integer(
+        required=True,
+        metadata={
+            "description": "Quarter-line picks (Asian handicap, over/under) whose one half won "
+            "and the other was refunded."
+        },
+    )
+    half_lost = Integer(
+        required=True,
+        metadata={
+            "description": "Quarter-line picks whose one half lost and the other was refunded."
+        },
+    )
     pending = Integer(required=True)
     hit_rate = ratio(
-        required=True, allow_none=True, metadata={"description": "won ÷ (won + lost)."}
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The share of the decided picks (won, lost, half won, half lost) "
+            "that made money: (won + halfWon) ÷ (won + lost + halfWon + halfLost)."
+        },
     )
-    staked = money(required=True, metadata={"description": "Units on won and lost picks."})
+    staked = money(
+        required=True,
+        metadata={"description": "Units on the decided picks (won, lost, half won, half lost)."},
+    )
     profit = money(required=True, metadata={"description": "Units, settled picks."})
     roi = ratio(required=True, allow_none=True, metadata={"description": "profit ÷ staked."})
     roi_std_error = ratio(
@@ -93,6 +114,38 @@ class RatingFiguresSchema(FiguresSchema):
     rating = enum_of(PICK_RATINGS, required=True)
 
 
+class RatingsToldSchema(CamelSchema):
+    """Whether a rating's record can be told from the next rating's down."""
+
+    higher = enum_of(PICK_RATINGS, required=True)
+    lower = enum_of(PICK_RATINGS, required=True)
+    difference = ratio(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The higher rating's `avgClosingEv` minus the lower's. Null when "
+            "either is null."
+        },
+    )
+    standard_error = ratio(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Standard error of `difference`: the two ratings' "
+            "`avgClosingEvStdError` in quadrature. Null when either is null."
+        },
+    )
+    told_apart = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "`true` when `difference` is positive and at least two standard "
+            "errors: the higher rating's picks were worth more at the close than the lower's "
+            "beyond chance. `false`: the two records cannot be told apart within their "
+            "standard error, and the higher rating is not shown to be the better."
+        },
+    )
+
+
 class TrackRecordArgsSchema(CamelSchema):
     """Whether to report the live or the backfilled picks."""
 
@@ -148,12 +201,21 @@ class ByCompetitionTypeSchema(CamelSchema):
 
 
 class RecordPartSchema(FiguresSchema):
-    """Live or backfilled picks: overall, and by month, market, rating and competition type."""
+    """Live or backfilled picks: overall, and by month, market, rating and competition type, and
+    whether each rating can be told from the next."""
 
     by_month = fields.List(fields.Nested(MonthFiguresSchema), required=True)
     by_market = fields.List(fields.Nested(MarketFiguresSchema), required=True)
     by_rating = fields.List(fields.Nested(RatingFiguresSchema), required=True)
     by_competition_type = fields.List(fields.Nested(CompetitionFiguresSchema), required=True)
+    ratings_told = fields.List(
+        fields.Nested(RatingsToldSchema),
+        required=True,
+        metadata={
+            "description": "For A and B, then B and C: whether the higher rating's record can "
+            "be told from the lower's by their mean fair closing EVs (`avgClosingEv`)."
+        },
+    )
 
 
 class TrackRecordSchema(CamelSchema):

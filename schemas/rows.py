@@ -3,7 +3,7 @@
 from marshmallow import Schema, fields
 
 from schemas.common import utc_z
-from schemas.numbers import Rounded, round_to
+from schemas.numbers import Line, Rounded, round_to, wire_line
 
 
 def _utc_text(value):
@@ -22,17 +22,21 @@ def flat_rows(schema: Schema, booleans=(True, False)):
 
     Exports write up to millions of rows; marshmallow would spend microseconds per field, so the
     schema is compiled once into one converter per column (datetimes to UTC ``Z``, booleans
-    from 0/1 to ``booleans``) and everything else passes as the driver gives it.
+    from 0/1 to ``booleans``, a ``line`` from its row's ``market``) and everything else passes
+    as the driver gives it.
     """
     true, false = booleans
 
     def boolean(value):
         return None if value is None else true if value else false
 
-    names, converters = [], []
+    names, converters, lines = [], [], []
     for name, field in schema.fields.items():
         names.append(field.data_key or name)
-        if isinstance(field, fields.DateTime):
+        if isinstance(field, Line):
+            lines.append((len(converters), list(schema.fields).index("market")))
+            converters.append(None)
+        elif isinstance(field, fields.DateTime):
             converters.append(_utc_text)
         elif isinstance(field, Rounded):
             converters.append(lambda value, places=field.places: round_to(value, places))
@@ -46,6 +50,8 @@ def flat_rows(schema: Schema, booleans=(True, False)):
         values = list(row)
         for index, converter in pairs:
             values[index] = converter(values[index])
+        for index, market in lines:
+            values[index] = wire_line(values[market], values[index])
         return values
 
     return names, convert

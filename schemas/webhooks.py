@@ -5,10 +5,18 @@ import json
 
 from marshmallow import fields, validate
 
-from enums import DELIVERY_STATUSES, MARKETS, OPERATION_KINDS, OPERATION_STATUSES, WEBHOOK_EVENTS
+from enums import (
+    DELIVERY_STATUSES,
+    MARKETS,
+    OPERATION_KINDS,
+    OPERATION_STATUSES,
+    PREDICTION_SOURCES,
+    SETTLED_STATUSES,
+    WEBHOOK_EVENTS,
+)
 from schemas.common import CamelSchema, PageArgsSchema, UTCDateTime, enum_of, page_of
 from schemas.matches import closing_line
-from schemas.numbers import Integer, JsonBoolean, money, ratio
+from schemas.numbers import Integer, JsonBoolean, Line, money, ratio
 
 URL_MAX = 2048
 DESCRIPTION_MAX = 500
@@ -164,6 +172,7 @@ class PickPublishedDataSchema(PayloadDataSchema):
     match_id = Integer(required=True)
     kickoff_at = fields.String(required=True, metadata={"format": "date-time"})
     market = enum_of(MARKETS, required=True)
+    line = Line(required=True)
     rating = fields.String(required=True)
     selection = fields.String(required=True)
     odds = fields.Float(required=True)
@@ -173,12 +182,13 @@ class PickPublishedDataSchema(PayloadDataSchema):
 
 
 class PickSettledDataSchema(PayloadDataSchema):
-    """A live pick settled: won, lost or void (the match card at `url`)."""
+    """A live pick settled: won, lost, void, half won or half lost (the match card at `url`)."""
 
     match_id = Integer(required=True)
     market = enum_of(MARKETS, required=True)
+    line = Line(required=True)
     selection = fields.String(required=True)
-    status = enum_of(("won", "lost", "void"), required=True)
+    status = enum_of(SETTLED_STATUSES, required=True)
     odds = fields.Float(required=True)
     profit = money(required=True)
     closing_odds = fields.Float(required=True, allow_none=True)
@@ -195,12 +205,36 @@ class MatchResultDataSchema(PayloadDataSchema):
 
 
 class PredictionUpdatedDataSchema(PayloadDataSchema):
-    """An upcoming match's published probabilities for a market were made or changed."""
+    """An upcoming match's published probabilities for a market (at a line) were made or
+    changed."""
 
     match_id = Integer(required=True)
     market = enum_of(MARKETS, required=True)
-    probabilities = fields.Dict(keys=fields.String(), values=ratio(), required=True)
-    source = fields.String(required=True)
+    line = Line(required=True)
+    probabilities = fields.Dict(
+        keys=fields.String(),
+        values=ratio(),
+        required=True,
+        metadata={"description": "The published probabilities: whose they are, `source` says."},
+    )
+    model_probabilities = fields.Dict(
+        keys=fields.String(),
+        values=ratio(),
+        metadata={
+            "description": "The goal model's own probabilities, beside the published ones for "
+            "comparison (where `source` is `market`, the goal model carried no weight). Absent "
+            "from events written before it was sent."
+        },
+    )
+    source = enum_of(
+        PREDICTION_SOURCES,
+        required=True,
+        metadata={
+            "description": "Whose numbers `probabilities` are: `market` (the sharp line alone), "
+            "`pool` (pooled with the goal model), `market-ratings` or `dixon-coles` (the goal "
+            "model alone)."
+        },
+    )
     made_at = fields.String(required=True, metadata={"format": "date-time"})
 
 
@@ -238,7 +272,7 @@ DATA_SCHEMAS = {
 #: What the OpenAPI description says of each event.
 EVENT_SUMMARIES = {
     "pick.published": "A live pick was published (a locked pick only to callers who may see it).",
-    "pick.settled": "A live pick was settled as won, lost or void.",
+    "pick.settled": "A live pick was settled as won, lost, void, half won or half lost.",
     "match.result": "A stored fixture got its full-time result (or it was corrected).",
     "prediction.updated": "An upcoming match's prediction for a market was made or changed.",
     "operation.completed": "An operation finished, succeeded or failed (operators and admins).",

@@ -1,7 +1,7 @@
 """Query pieces every listing shares: a page of a query, a time range on a column, the match
 filters."""
 
-from models import Match
+from models import UNLINED_MARKETS, Match
 
 
 def paginate(query, page: int, page_size: int) -> dict:
@@ -37,3 +37,12 @@ def match_filters(query, league_id=None, team_id=None, statuses=None):
     if statuses:
         query = query.where(Match.status.in_(statuses))
     return query
+
+
+def at_line(query, model, line=None):
+    """``query`` limited to the rows of ``model`` (with ``market`` and ``line``) at exactly
+    ``line`` of the markets with one (2.5: "ou25" too); None leaves it out. The markets without
+    a line (stored with 0) never match."""
+    if line is None:
+        return query
+    return query.where((model.line == line) & model.market.not_in(UNLINED_MARKETS))

@@ -6,7 +6,7 @@ from flask import current_app
 from flask_jwt_extended import create_access_token
 
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
-from models import Match, Pick
+from models import Match, Pick, stored_line
 from services.accounts import users
 from services.feeds import imports
 
@@ -98,12 +98,16 @@ def match(
     return Match.get(Match.slug == Match.slug_for(home, away, kickoff))
 
 
-def pick(match_record, market="1x2", selection="home", odds=2.0, bookmaker="bet365", **fields):
-    """A pending pick on ``match_record`` (needs an app context)."""
+def pick(
+    match_record, market="1x2", selection="home", odds=2.0, bookmaker="bet365", line=None, **fields
+):
+    """A pending pick on ``match_record`` (needs an app context), at ``line`` for a market with
+    lines (the stored line of the others: ``models.stored_line``)."""
     values = {"probability": 0.55, "edge": 0.1, "rating": "B", "data_quality": 0.9, **fields}
     return Pick.create(
         match=match_record,
         market=market,
+        line=stored_line(market, line),
         selection=selection,
         odds=odds,
         bookmaker=bookmaker,

@@ -3,14 +3,42 @@ PostgreSQL's), so two ways of making a schema can be compared: tables and their 
 nullability, default, primary key), foreign keys, indexes, triggers and functions.
 
 Column order is left out (queries name their columns), and so is the migration history table.
+Also: emptying a database (:func:`wipe`) and describing one by its URL (:func:`schema_of`), for
+the tests that migrate one.
 """
 
 import re
+from pathlib import Path
 
+import psycopg2
 from peewee import SqliteDatabase
+
+from store.database import discard_connections, open_database
 
 #: Tables that are the migration tool's own, not the service's schema.
 IGNORED = ("migratehistory",)
+
+
+def wipe(url: str) -> None:
+    """An empty database at ``url``: no table, trigger, function or migration history."""
+    discard_connections()
+    if url.startswith("sqlite"):
+        path = Path(url.split(":///", 1)[1])
+        for suffix in ("", "-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        return
+    with psycopg2.connect(url) as connection, connection.cursor() as cursor:
+        cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    connection.close()
+
+
+def schema_of(url: str) -> dict:
+    """The description of the schema at ``url``, read on a connection of its own."""
+    database = open_database(url, pooled=False)
+    try:
+        return describe(database)
+    finally:
+        database.close()
 
 
 def describe(database) -> dict:

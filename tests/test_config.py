@@ -152,6 +152,14 @@ def test_the_margin_method_is_one_the_engine_knows(tmp_path):
         config_from_env({"MARGIN_METHOD": "Shin's"}, tmp_path)
 
 
+def test_pick_markets_are_a_list_of_known_markets(tmp_path):
+    assert config_from_env({}, tmp_path)["PICK_MARKETS"] == ("1x2", "ou25", "ah")
+    given = config_from_env({"PICK_MARKETS": " btts, 1x2 "}, tmp_path)
+    assert given["PICK_MARKETS"] == ("btts", "1x2")
+    with pytest.raises(RuntimeError, match="PICK_MARKETS may name only 1x2, ou25, btts"):
+        config_from_env({"PICK_MARKETS": "1x2,corners"}, tmp_path)
+
+
 @pytest.mark.parametrize("seconds", ["59", "0", "-1"])
 def test_the_worker_may_not_be_called_silent_within_a_minute(tmp_path, seconds):
     with pytest.raises(RuntimeError, match="WORKER_MAX_SILENCE_SECONDS must be at least 60"):

@@ -12,6 +12,7 @@ import pytest
 from engine import demo
 from engine.markets import MARKETS
 from engine.records import SHARP_BOOKMAKER
+from enums import MARKET_SELECTIONS
 
 pytestmark = pytest.mark.slow  # each test generates demo worlds
 
@@ -264,10 +265,12 @@ def test_odds_are_complete_sane_and_close_nearer_the_truth(world):
     for m, truth in zip(world.matches, world.truth, strict=True):
         sets = _sets(m)
         closing = m.status == "finished"
-        expected = {(b, market, c) for b in books for market in MARKETS for c in {False, closing}}
+        expected = {
+            (b, market, c) for b in books for market in MARKET_SELECTIONS for c in {False, closing}
+        }
         assert set(sets) == expected
         for (bookmaker, market, _), prices in sets.items():
-            assert set(prices) == set(MARKETS[market])
+            assert set(prices) == set(MARKET_SELECTIONS[market])
             assert all(price > 1.01 and round(price, 2) == price for price in prices.values())
             margin = sum(1 / price for price in prices.values())
             assert 1.02 <= margin <= 1.08, (bookmaker, market, prices)

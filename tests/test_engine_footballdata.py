@@ -5,7 +5,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from engine import footballdata
-from engine.markets import MARKETS
+from enums import MARKET_SELECTIONS as MARKETS
 from tests.data import FOOTBALL_DATA as DATA
 
 
@@ -39,6 +39,15 @@ def _odds(match, bookmaker, market, closing=False):
     """{selection: price} of one bookmaker's market in a parsed match."""
     return {
         odd.selection: odd.price
+        for odd in match.odds
+        if odd.bookmaker == bookmaker and odd.market == market and odd.is_closing == closing
+    }
+
+
+def _lines(match, bookmaker, market, closing=False):
+    """The lines of one bookmaker's market's records in a parsed match."""
+    return {
+        odd.line
         for odd in match.odds
         if odd.bookmaker == bookmaker and odd.market == market and odd.is_closing == closing
     }
@@ -92,7 +101,15 @@ def test_known_values_of_the_first_row_of_e0_2023_24():
     assert _odds(first, "pinnacle", "ou25") == {"over": 1.68, "under": 2.29}
     assert _odds(first, "market-average", "1x2") == {"home": 9.02, "draw": 5.35, "away": 1.35}
     assert _odds(first, "bet365", "ou25", closing=True) == {"over": 1.67, "under": 2.2}
-    # Max, Asian handicap and the like are not loaded.
+    # Burnley at home to Man City: the home side's handicap is +1.5 goals, at both ends.
+    assert _odds(first, "pinnacle", "ah") == {"home": 1.86, "away": 2.07}
+    assert _odds(first, "pinnacle", "ah", closing=True) == {"home": 1.95, "away": 1.97}
+    assert _odds(first, "market-average", "ah", closing=True) == {"home": 1.92, "away": 1.95}
+    assert _odds(first, "bet365", "ah") == {"home": 1.86, "away": 2.07}
+    assert _lines(first, "pinnacle", "ah") == _lines(first, "pinnacle", "ah", True) == {1.5}
+    assert _lines(first, "bet365", "ou25", closing=True) == {2.5}
+    assert {odd.line for odd in first.odds if odd.market == "1x2"} == {None}
+    # Max (the best of the market, 1x2, O/U and handicap alike) and the like are not loaded.
     assert {odd.bookmaker for odd in first.odds} == {
         "bet365",
         "bwin",
@@ -102,9 +119,21 @@ def test_known_values_of_the_first_row_of_e0_2023_24():
         "vc-bet",
         "market-average",
     }
-    assert {odd.market for odd in first.odds} == {"1x2", "ou25"}
-    # 7 bookmakers' 1x2 and 3 bookmakers' O/U, pre-match and closing.
-    assert len(first.odds) == 2 * (7 * 3 + 3 * 2)
+    assert {odd.market for odd in first.odds} == {"1x2", "ou25", "ah"}
+    # 7 bookmakers' 1x2, 3 bookmakers' O/U and handicap, pre-match and closing.
+    assert len(first.odds) == 2 * (7 * 3 + 3 * 2 + 3 * 2)
+
+
+def test_the_betbrain_handicap_of_e0_2017_18():
+    first = footballdata.parse(_read("E0_1718.csv")).matches[0]
+    assert (first.home_team, first.away_team) == ("Arsenal", "Leicester")
+    # BbAHh -1, BbAvAHH 1.85, BbAvAHA 2.02; BbMxAHH/BbMxAHA (the best) are not read, and
+    # the file has no closing handicap.
+    ah = [odd for odd in first.odds if odd.market == "ah"]
+    assert {(o.bookmaker, o.selection, o.price, o.line, o.is_closing) for o in ah} == {
+        ("market-average", "home", 1.85, -1.0, False),
+        ("market-average", "away", 2.02, -1.0, False),
+    }
 
 
 def test_both_date_formats_and_the_default_kickoff():
@@ -267,6 +296,7 @@ def test_a_2024_25_style_file_with_bom_new_columns_and_empty_rows():
         ("market-average", "1x2", False),
         ("bet365", "ou25", False),
         ("pinnacle", "ou25", False),
+        ("pinnacle", "ah", False),
         ("bet365", "1x2", True),
         ("betfred", "1x2", True),
         ("pinnacle", "1x2", True),
@@ -277,6 +307,8 @@ def test_a_2024_25_style_file_with_bom_new_columns_and_empty_rows():
     assert _odds(first, "betfred", "1x2") == {"home": 1.62, "draw": 4.1, "away": 5.0}
     assert _odds(first, "1xbet", "1x2") == {"home": 1.64, "draw": 4.3, "away": 5.4}
     assert _odds(first, "pinnacle", "ou25", closing=True) == {"over": 1.88, "under": 2.02}
+    assert _odds(first, "pinnacle", "ah") == {"home": 1.9, "away": 2.0}
+    assert _lines(first, "pinnacle", "ah") == {-0.75}
     for odd in first.odds:
         assert odd.selection in MARKETS[odd.market]
 
@@ -317,6 +349,59 @@ def test_a_bad_price_drops_its_whole_set_but_not_the_row(cells, skipped):
     assert parsed.prices_skipped == skipped
     assert _odds(match, "pinnacle", "ou25") == {"over": 1.9, "under": 1.95}
     assert len(_odds(match, "pinnacle", "1x2")) == (0 if skipped else 3)
+
+
+@pytest.mark.parametrize(
+    ("line", "taken"),
+    [
+        ("-0.75", -0.75),
+        ("0", 0.0),
+        ("-0", 0.0),
+        ("+1.25", 1.25),
+        ("10", 10.0),
+        ("-10", -10.0),
+        ("2.50", 2.5),
+        # Not a whole, half or quarter goal, beyond ±10, or no number as written.
+        ("0.3", None),
+        ("-0.1", None),
+        ("10.25", None),
+        ("-11", None),
+        ("", None),
+        ("1e0", None),
+        ("nan", None),
+        ("½", None),
+        ("\u0661", None),
+    ],
+)
+def test_a_bad_handicap_line_drops_its_set_only(line, taken):
+    cells = {"AHh": line, "PAHH": 1.9, "PAHA": 2.0, "P>2.5": 1.9, "P<2.5": 1.95}
+    parsed = footballdata.parse(_sample([_row(**BASE, **cells)]))
+    (match,) = parsed.matches
+    assert parsed.prices_skipped == (0 if taken is not None else 2)
+    assert _odds(match, "pinnacle", "ou25") == {"over": 1.9, "under": 1.95}
+    if taken is None:
+        assert _odds(match, "pinnacle", "ah") == {}
+    else:
+        assert _odds(match, "pinnacle", "ah") == {"home": 1.9, "away": 2.0}
+        (got,) = _lines(match, "pinnacle", "ah")
+        assert str(got) == str(taken)  # "-0" is the line 0.0, not -0.0
+
+
+def test_a_bad_handicap_price_drops_the_set_and_a_blank_one_counts_nothing():
+    cells = {"AHh": "-0.25", "PAHH": 1.9, "PAHA": "0.9"}
+    parsed = footballdata.parse(_sample([_row(**BASE, **cells)]))
+    assert parsed.prices_skipped == 2
+    assert _odds(parsed.matches[0], "pinnacle", "ah") == {}
+    # A line with no prices beside it is no set: nothing is dropped.
+    parsed = footballdata.parse(_sample([_row(**BASE, AHh="-0.25")]))
+    assert parsed.prices_skipped == 0 and parsed.matches[0].odds == []
+
+
+def test_a_handicap_set_without_its_line_column_is_not_read():
+    header = "Div,Date,HomeTeam,AwayTeam,PAHH,PAHA,AHCh,PCAHH,PCAHA"
+    text = f"{header}\nE0,16/08/2024,Man United,Fulham,1.9,2.0,0.5,1.8,2.1\n"
+    (match,) = footballdata.parse(text).matches
+    assert {(o.is_closing, o.line) for o in match.odds} == {(True, 0.5)}
 
 
 def test_fixture_rows_without_results_are_scheduled():

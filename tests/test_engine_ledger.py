@@ -3,6 +3,7 @@ signed notes and checkpoints, each against published vectors or an independent r
 
 import base64
 import hashlib
+import itertools
 import json
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -664,3 +665,201 @@ def test_outcome_entries_refuse_what_is_not_an_outcome(change, message):
     }
     with pytest.raises(ValueError, match=message):
         ledger.outcome_entries(**{**rows, **extra, **change}, settled_at=at)
+
+
+AH_PICK = {**PICK, "id": 12, "market": "ah", "selection": "away", "line": -0.25, "odds": 2.0}
+
+
+def test_picks_of_the_old_markets_carry_no_line():
+    # Their entries keep the bytes they always had, whatever the pick dict holds.
+    salt = bytes(range(32))
+    at = {"kickoff_at": PICK["created_at"], "competition_type": "cup", "model_version": "7"}
+    bare = ledger.published_entry(PICK, salt, **at)
+    assert b'"line"' not in bare
+    assert ledger.published_entry({**PICK, "line": None}, salt, **at) == bare
+    totals = {**PICK, "market": "ou25", "selection": "over"}
+    assert ledger.published_entry({**totals, "line": 2.5}, salt, **at) == (
+        ledger.published_entry(totals, salt, **at)
+    )
+    assert "line" not in ledger.committed_pick({**totals, "line": 2.5})
+
+
+def test_a_line_pick_commits_to_its_line_and_does_not_publish_it():
+    salt = bytes(range(32))
+    at = {"kickoff_at": PICK["created_at"], "competition_type": "cup", "model_version": "7"}
+    entry = json.loads(ledger.published_entry(AH_PICK, salt, **at))
+    # Which line to back is part of the pick: sealed in the commitment, public once revealed.
+    assert entry["market"] == "ah" and "line" not in entry
+    opened = json.loads(json.dumps(ledger.reveal(salt, AH_PICK)))
+    assert opened["pick"]["line"] == "-0.25"
+    assert verifier.opens(entry["commitment"], opened)
+    moved = {**opened, "pick": {**opened["pick"], "line": "-0.75"}}
+    assert not verifier.opens(entry["commitment"], moved)
+    with pytest.raises(ValueError, match="needs its line"):
+        ledger.published_entry({**AH_PICK, "line": None}, salt, **at)
+
+
+def _outcome(**change):
+    fields = {
+        "pick_id": 12,
+        "published": bytes(32),
+        "status": "half-won",
+        "profit": 0.5,
+        "closing_odds": 1.95,
+        "clv": 2.0 / 1.95 - 1.0,  # AH_PICK's odds against the closing price
+        "settled_at": datetime(2026, 11, 22, 9, 0, tzinfo=UTC),
+        "kickoff_at": datetime(2026, 11, 21, 19, 45, tzinfo=UTC),
+        "match_status": "finished",
+        "score": (1, 1),
+        "closing_bookmaker": "pinnacle",
+        "closing_probability": 0.49,
+        "closing_line": "source",
+        "margin_method": "power",
+        "not_live_reason": None,
+        "line": -0.25,
+    }
+    return ledger.outcome_entry(**{**fields, **change})
+
+
+def test_a_line_outcome_carries_its_line_and_half_statuses():
+    entry = json.loads(_outcome())
+    assert (entry["type"], entry["status"], entry["line"]) == ("pick.settled", "half-won", "-0.25")
+    assert json.loads(_outcome(status="half-lost", profit=-0.5))["type"] == "pick.settled"
+    assert json.loads(_outcome(status="void", profit=0.0, line=-1.0))["type"] == "pick.voided"
+    assert b'"line"' not in _outcome(status="won", profit=1.0, line=None)
+    with pytest.raises(ValueError, match="only a pick at a line is half-won"):
+        _outcome(line=None)
+    with pytest.raises(ValueError, match="not 'pushed'"):
+        _outcome(status="pushed")
+
+
+def test_outcome_entries_with_lines_equal_the_canonical_encoding():
+    at = datetime(2026, 11, 21, 21, 40, tzinfo=UTC)
+    status = ["won", "half-won", "void", "half-lost", "lost", "void"]
+    line = [None, -0.25, 3.0, 2.75, 0.5, None]
+    rows = (
+        list(range(1, 7)),
+        [hashlib.sha256(bytes([n])).hexdigest() for n in range(6)],
+        status,
+        [1.0, 0.45, 0.0, -0.5, -1.0, 0.0],
+        [2.05, None, 1.9, 2.0, 1.8, None],
+        [0.02, None, -0.1, 0.0, 0.05, None],
+    )
+    extra = settled_by(6)
+    fast = ledger.outcome_entries(*rows, at, **extra, line=line)
+    for position, entry in enumerate(fast):
+        pick_id, cited, state, profit, closing, clv = (column[position] for column in rows)
+        assert entry == ledger.outcome_entry(
+            pick_id=pick_id,
+            published=bytes.fromhex(cited),
+            status=state,
+            profit=profit,
+            closing_odds=closing,
+            clv=clv,
+            settled_at=at,
+            line=line[position],
+            **one_outcome(extra, position),
+        )
+    # Without lines at all, a pick of an old market's entry is the same bytes.
+    first = {name: value[:1] if isinstance(value, list) else value for name, value in extra.items()}
+    assert ledger.outcome_entries(*(column[:1] for column in rows), at, **first) == fast[:1]
+    with pytest.raises(ValueError, match="only a pick at a line is half-lost"):
+        ledger.outcome_entries(*rows, at, **extra, line=[None, -0.25, 3.0, None, 0.5, None])
+
+
+def test_the_verifiers_line_settlement_is_the_engines():
+    """The verifier's own copy of line settlement agrees with engine.lines everywhere."""
+    from engine import lines
+
+    scores = list(itertools.product(range(6), range(6)))
+    home, away = (np.array(column) for column in zip(*scores, strict=True))
+    for market, candidates in (
+        ("ah", np.arange(-3.0, 3.01, 0.25)),
+        ("ou", np.arange(0.5, 5.01, 0.25)),
+    ):
+        for line, selection in itertools.product(candidates, verifier.LINE_MARKETS[market]):
+            n = len(scores)
+            mine = lines.results(market, [selection] * n, [line] * n, home, away)
+            theirs = [verifier.line_result(market, selection, float(line), h, a) for h, a in scores]
+            assert mine.tolist() == theirs, (market, line, selection)
+            statuses = lines.statuses(mine).tolist()
+            assert statuses == [verifier.LINE_STATUSES[r] for r in theirs]
+            profits = lines.profits(mine, 1.87, 2.0)
+            assert profits.tolist() == pytest.approx(
+                [verifier.expected_profit(status, 2.0, 1.87) for status in statuses]
+            )
+
+
+def _line_ledger(pick, outcome_fields, match):
+    """A verifier's ledger of one published pick and its outcome, and a fetch showing its match."""
+    salt = bytes(range(32))
+    kickoff = datetime(2026, 11, 21, 19, 45, tzinfo=UTC)
+    published = ledger.published_entry(
+        pick, salt, kickoff_at=kickoff, competition_type="top-flight", model_version="7"
+    )
+    outcome = _outcome(published=merkle.leaf_hash(published), pick_id=pick["id"], **outcome_fields)
+    raw = [published, outcome]
+    book = verifier.Ledger(
+        key=None,
+        latest=None,
+        entries=[json.loads(data) for data in raw],
+        raw=raw,
+        reveals=[json.loads(json.dumps(ledger.reveal(salt, pick))), None],
+        covering=[2, 2],
+    )
+
+    def fetch(path, authorized=False):
+        assert path == f"/api/matches/{pick['match_id']}"
+        return 200, {"kickoffAt": "2026-11-21T19:45:00Z", **match}
+
+    return fetch, book
+
+
+FINISHED_1_1 = {"status": "finished", "score": {"home": 1, "away": 1}}
+
+
+@pytest.mark.parametrize(
+    ("pick", "outcome", "match", "problem"),
+    [
+        # Away at the home side's -0.25 on 1-1: half the stake wins at 2.0, +0.5.
+        (AH_PICK, {}, FINISHED_1_1, None),
+        (AH_PICK, {"status": "won", "profit": 1.0}, FINISHED_1_1, "is won, but"),
+        (AH_PICK, {"profit": 1.0}, FINISHED_1_1, "profit does not follow"),
+        (AH_PICK, {"line": -0.75}, FINISHED_1_1, "different lines"),
+        # Home at -1 on 2-1 is a push: void, profit 0.
+        (
+            {**AH_PICK, "selection": "home", "line": -1.0},
+            {"status": "void", "profit": 0.0, "line": -1.0, "score": (2, 1)},
+            {"status": "finished", "score": {"home": 2, "away": 1}},
+            None,
+        ),
+        # Over 2.75 on 2-1: the 2.5 half wins, the 3 half pushes.
+        (
+            {**AH_PICK, "market": "ou", "selection": "over", "line": 2.75},
+            {"line": 2.75, "profit": 0.5, "score": (2, 1)},
+            {"status": "finished", "score": {"home": 2, "away": 1}},
+            None,
+        ),
+        (
+            {**AH_PICK, "market": "ou", "selection": "over", "line": 2.75},
+            {"line": 2.75, "status": "half-lost", "profit": -0.5, "score": (2, 1)},
+            {"status": "finished", "score": {"home": 2, "away": 1}},
+            "is half-lost, but its match finished 2-1 makes it half-won",
+        ),
+        # A 1x2 outcome claiming a line it never had.
+        (
+            {**PICK, "id": 12, "odds": 2.0},
+            {"status": "lost", "profit": -1.0, "line": 0.5},
+            FINISHED_1_1,
+            "carries a line",
+        ),
+    ],
+)
+def test_the_verifier_settles_line_picks_from_the_entries(pick, outcome, match, problem):
+    fetch, book = _line_ledger(pick, outcome, match)
+    (row,) = verifier.examine(fetch, book)
+    if problem is None:
+        assert row["problems"] == []
+        assert row["status"] == json.loads(book.raw[1])["status"]
+    else:
+        assert any(problem in found for found in row["problems"]), row["problems"]

@@ -90,6 +90,123 @@ def test_solver_rejects_wrong_shapes():
         mr.solve_rates(np.full((3, 3), 1 / 3), np.full((2, 2), 0.5))
 
 
+def brute_fair(matrix, market, line):
+    """The first selection's fair probability at ``line`` by a loop over one score matrix."""
+    won = lost = 0.0
+    quarter = abs(4 * line) % 2 == 1
+    for part in (line - 0.25, line + 0.25) if quarter else (line, line):
+        for home in range(matrix.shape[0]):
+            for away in range(matrix.shape[1]):
+                edge = home - away + part if market == "ah" else home + away - part
+                won += 0.5 * matrix[home, away] * (edge > 0)
+                lost += 0.5 * matrix[home, away] * (edge < 0)
+    return won / (won + lost)
+
+
+LINES = {
+    "ah": np.array([-1.75, -1.25, -1.0, -0.75, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 1.5, 2.25]),
+    "ou": np.array([0.5, 1.0, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.25, 3.5, 4.0, 1.25]),
+}
+
+
+@pytest.mark.parametrize("market", ["ah", "ou"])
+@pytest.mark.parametrize("rho", [0.0, -0.08])
+def test_fair_line_probabilities_match_a_loop_over_the_scores(market, rho):
+    lam, mu = known_rates(12, seed=5)
+    fair = mr._fair_line_probabilities(lam, mu, rho, market, LINES[market])
+    matrix = score_matrix(lam, mu, rho)
+    expected = [brute_fair(matrix[i], market, line) for i, line in enumerate(LINES[market])]
+    np.testing.assert_allclose(fair[:, 0], expected, rtol=1e-12)
+    np.testing.assert_allclose(fair.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_fair_line_probabilities_by_hand():
+    # Goals 0-0, 1-0, 2-0 with probability 0.2, 0.5, 0.3 (rates far apart make no such matrix,
+    # so the private helper is fed the matrix itself).
+    matrix = np.zeros((1, 3, 3))
+    matrix[0, 0, 0], matrix[0, 1, 0], matrix[0, 2, 0] = 0.2, 0.5, 0.3
+    zero = np.zeros_like(matrix)
+
+    def fair(market, line):
+        return mr._fair_and_jacobian(matrix, zero, zero, market, np.array([line]))[0][0, 0]
+
+    # Home -1: 2-0 wins, 1-0 pushes, 0-0 loses: 0.3 / 0.5.
+    assert fair("ah", -1.0) == pytest.approx(0.3 / 0.5)
+    # Home -0.75: half at -0.5 (1-0 and 2-0 win), half at -1 (as above): W 0.55, Lo 0.2.
+    assert fair("ah", -0.75) == pytest.approx(0.55 / 0.75)
+    # Over 1.25: half at 1 (2-0 wins, 1-0 pushes), half at 1.5 (2-0 wins): W 0.3, Lo 0.45.
+    assert fair("ou", 1.25) == pytest.approx(0.3 / 0.75)
+    assert fair("ou", 2.5) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("rho", [0.0, -0.1])
+def test_jacobian_of_line_markets_matches_finite_differences(rho):
+    lam, mu = known_rates(12, seed=6)
+    x = np.log(np.column_stack([lam, mu]))
+    given = (("ah", LINES["ah"]), ("ou", np.where(np.arange(12) == 3, np.nan, LINES["ou"])))
+    probs, jac = mr._market_and_jacobian(x, rho, given)
+    assert probs.shape == (12, 9) and jac.shape == (12, 9, 2)
+    assert (probs[3, 7:] == 0).all() and (jac[3, 7:] == 0).all()  # no line: no residual
+    for k in range(2):
+        step = np.zeros_like(x)
+        step[:, k] = 1e-6
+        up, _ = mr._market_and_jacobian(x + step, rho, given)
+        down, _ = mr._market_and_jacobian(x - step, rho, given)
+        np.testing.assert_allclose(jac[:, :, k], (up - down) / 2e-6, atol=1e-8)
+
+
+def handicap_lines(lam, mu, rho, ah_line, ou_line):
+    """The fair Asian handicap and over/under probabilities of the rates at the given lines."""
+    return {
+        "ah": (ah_line, mr._fair_line_probabilities(lam, mu, rho, "ah", ah_line)),
+        "ou": (ou_line, mr._fair_line_probabilities(lam, mu, rho, "ou", ou_line)),
+    }
+
+
+@pytest.mark.parametrize("rho", [0.0, -0.04])
+def test_solver_recovers_the_rates_from_lines_too(rho):
+    lam, mu = known_rates(100, seed=7)
+    p1x2, pou = lines(lam, mu, rho)
+    given = handicap_lines(lam, mu, rho, np.resize(LINES["ah"], 100), np.resize(LINES["ou"], 100))
+    home_rate, away_rate = mr.solve_rates(p1x2, pou, rho, lines=given)
+    np.testing.assert_allclose(home_rate, lam, rtol=1e-7)
+    np.testing.assert_allclose(away_rate, mu, rtol=1e-7)
+
+
+def test_a_handicap_moves_the_rates_by_its_weight_and_none_at_weight_zero():
+    lam, mu = known_rates(40, seed=8)
+    p1x2, pou = lines(lam, mu, 0.0)
+    # The handicap says the home side is stronger than its 1x2 line says.
+    line = np.full(40, -0.5)
+    stronger = mr._fair_line_probabilities(lam * 1.2, mu / 1.2, 0.0, "ah", line)
+    stronger[5] = np.nan  # not quoted at this row: nothing moves
+    plain = mr.solve_rates(p1x2, pou)
+    off = mr.solve_rates(p1x2, pou, lines={"ah": (line, stronger)}, weights={"ah": 0.0})
+    np.testing.assert_array_equal(off, plain)
+    supremacy, miss = {}, {}
+    for weight in (1.0, 8.0):
+        home_rate, away_rate = mr.solve_rates(
+            p1x2, pou, lines={"ah": (line, stronger)}, weights={"ah": weight}
+        )
+        supremacy[weight] = np.log(home_rate / away_rate)
+        np.testing.assert_allclose(supremacy[weight][5], np.log(lam[5] / mu[5]), rtol=1e-7)
+        fitted = mr._fair_line_probabilities(home_rate, away_rate, 0.0, "ah", line)
+        miss[weight] = np.abs(fitted - stronger)[:, 0]
+    quoted = np.arange(40) != 5
+    assert (supremacy[1.0][quoted] > np.log(lam / mu)[quoted]).all()
+    assert (supremacy[8.0][quoted] > supremacy[1.0][quoted]).all()
+    # The heavier the handicap weighs, the closer the solved rates price it.
+    assert (miss[8.0][quoted] < miss[1.0][quoted]).all()
+
+
+def test_solver_rejects_wrong_line_shapes():
+    p1x2 = np.full((3, 3), 1 / 3)
+    with pytest.raises(ValueError):
+        mr.solve_rates(p1x2, lines={"ah": (np.zeros(2), np.full((3, 2), 0.5))})
+    with pytest.raises(ValueError):
+        mr.solve_rates(p1x2, lines={"ou": (np.zeros(3), np.full((3, 3), 0.5))})
+
+
 def round_robin(n_teams, rounds):
     """(home_idx, away_idx) of every ordered pair of teams, ``rounds`` times over."""
     pairs = [(h, a) for h in range(n_teams) for a in range(n_teams) if h != a]
@@ -435,3 +552,109 @@ def test_mismatched_shapes_are_rejected(world):
         mr.run(replace(inp, home=inp.home[:-1]))
     with pytest.raises(ValueError):
         mr.run(replace(inp, closing={"1x2": inp.closing["1x2"][:, :2]}))
+
+
+WITH_HANDICAP = replace(
+    CONFIG, observation_weights=(("1x2", 1.0), ("ou25", 1.0), ("ah", 1.0), ("ou", 1.0))
+)
+
+
+def with_handicap(inp, truth, shift=1.1):
+    """``inp`` with closing handicap and over/under lines priced from the true rates with the
+    home side ``shift`` times stronger (what its 1x2 line does not say), 1/5 of rows unquoted."""
+    n = len(inp.kickoff)
+    lam, mu = truth[:, 0] * shift, truth[:, 1] / shift
+    ah_line = np.round(-2 * np.log(lam / mu)) / 4  # a quarter line near the favourite's edge
+    ou_line = np.resize([2.25, 2.75, 3.0], n)
+    given = handicap_lines(lam, mu, CONFIG.rho, ah_line, ou_line)
+    unquoted = np.random.default_rng(16).random(n) < 0.2
+    for line, probs in given.values():
+        line[unquoted] = np.nan
+        probs[unquoted] = np.nan
+    return replace(inp, closing_lines=given)
+
+
+@pytest.fixture(scope="module")
+def handicapped():
+    """The synthetic input with handicap lines, and its output learning from them."""
+    inp, truth = build_world()
+    inp = with_handicap(inp, truth)
+    return inp, mr.run(inp, WITH_HANDICAP)
+
+
+def test_the_ratings_learn_from_handicap_lines_at_their_weight(world, handicapped):
+    _, plain = world
+    inp, out = handicapped
+    assert out.priced == plain.priced  # a line adds to the 1x2 line, never replaces it
+    # At weight 0 the lines change nothing; at weight 1 the fitted home sides are stronger.
+    zero = (("1x2", 1.0), ("ou25", 1.0), ("ah", 0.0), ("ou", 0.0))
+    off = mr.run(inp, replace(CONFIG, observation_weights=zero))
+    assert_same_rows(row_outputs(off, slice(None)), row_outputs(plain, slice(None)), atol=0.0)
+    fitted = plain.covered & out.covered
+    assert fitted.sum() > 100
+    assert (out.strengths[fitted, 4] > plain.strengths[fitted, 4]).mean() > 0.9
+
+
+def test_a_handicap_line_never_feeds_its_own_or_earlier_forecasts(handicapped):
+    inp, out = handicapped
+    line, probs = inp.closing_lines["ah"]
+    quoted = np.flatnonzero(np.isfinite(line) & (inp.group == 2) & (inp.kickoff < inp.now))
+    row = quoted[len(quoted) // 2]
+    moved_probs = probs.copy()
+    moved_probs[row] = [0.95, 0.05]
+    after = mr.run(
+        replace(inp, closing_lines={**inp.closing_lines, "ah": (line, moved_probs)}),
+        WITH_HANDICAP,
+    )
+    not_after = out.fitted_at <= inp.kickoff[row]
+    assert_same_rows(row_outputs(after, not_after), row_outputs(out, not_after), atol=0.0)
+    moved = np.abs(after.expected_goals - out.expected_goals).max(axis=1)
+    assert (moved[~not_after & (inp.group == 2)] > 1e-4).any()
+
+
+def test_handicap_lines_from_now_on_are_ignored(handicapped):
+    inp, out = handicapped
+    future = inp.kickoff >= inp.now
+    leaked = {
+        market: (np.where(future, 0.0, line), np.where(future[:, None], [0.9, 0.1], probs))
+        for market, (line, probs) in inp.closing_lines.items()
+    }
+    again = mr.run(replace(inp, closing_lines=leaked), WITH_HANDICAP)
+    assert_same_rows(row_outputs(again, slice(None)), row_outputs(out, slice(None)), atol=0.0)
+
+
+def test_wrong_closing_lines_are_rejected(handicapped):
+    inp, _ = handicapped
+    line, probs = inp.closing_lines["ah"]
+    for wrong in (
+        {"ah": (line[:-1], probs)},
+        {"ah": (line, probs[:, :1])},
+        {"btts": (line, probs)},
+        {"ou25": (line, probs)},
+    ):
+        with pytest.raises(ValueError):
+            mr.run(replace(inp, closing_lines=wrong), WITH_HANDICAP)
+
+
+def test_the_walk_forward_passes_closing_lines_to_the_ratings(handicapped):
+    inp, _ = handicapped
+    played = inp.kickoff < inp.now
+    chain = wf.run(
+        wf.WalkForwardInput(
+            kickoff=inp.kickoff,
+            group=inp.group,
+            home=inp.home,
+            away=inp.away,
+            home_goals=np.where(played, 1.0, np.nan),
+            away_goals=np.where(played, 1.0, np.nan),
+            market={},
+            now=inp.now,
+            closing=inp.closing,
+            closing_lines=inp.closing_lines,
+        )
+    )
+    expected = mr.run(inp, wf.RATINGS_CONFIG)
+    np.testing.assert_array_equal(chain.ratings.expected_goals, expected.expected_goals)
+    # The over/under lines at other lines than 2.5 weigh in by default.
+    without = mr.run(replace(inp, closing_lines=None), wf.RATINGS_CONFIG)
+    assert not np.array_equal(chain.ratings.expected_goals, without.expected_goals)

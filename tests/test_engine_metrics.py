@@ -116,6 +116,22 @@ def test_max_drawdown_hand_worked():
     assert max_drawdown([2, NAN, -1.5]) == 1.5  # unsettled entries are skipped
 
 
+def test_half_results_count_as_decided_picks():
+    # A quarter-line bet at odds 2.0 that half won makes 0.5, one that half lost −0.5.
+    status = ["half-won", "half-lost", "won", "half-lost", "void"]
+    profit = [0.5, -0.5, 1.0, -0.5, 0.0]
+    figures = track_record(status, profit, [2.0] * 5, [0.05] * 5, [NAN] * 5, np.ones(5))
+    assert (figures["half_won"], figures["half_lost"], figures["won"]) == (1, 2, 1)
+    # Made money: the half win and the win, of four decided picks; all four were staked.
+    assert figures["hit_rate"] == 0.5
+    assert figures["staked"] == 4.0
+    assert figures["profit"] == 0.5
+    assert figures["roi"] == 0.125
+    # Half losses lose: HW HL W HL → a streak of one.
+    assert figures["longest_losing_streak"] == 1
+    assert longest_losing_streak(["half-lost", "void", "lost", "won"]) == 2
+
+
 def test_longest_losing_streak_skips_voids_and_pendings():
     status = ["lost", "void", "lost", "pending", "lost", "won", "lost", "lost"]
     assert longest_losing_streak(status) == 3
@@ -142,6 +158,8 @@ def test_track_record_hand_worked():
         "won": 2,
         "lost": 4,
         "void": 1,
+        "half_won": 0,
+        "half_lost": 0,
         "pending": 1,
         "hit_rate": pytest.approx(1 / 3),
         "staked": 6.0,

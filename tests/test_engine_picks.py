@@ -82,7 +82,7 @@ def test_choose_drops_a_long_shot_below_the_minimum_growth():
 
 
 def test_rate_boundaries():
-    kelly = [0.0012, 0.0012, 0.00119, 0.0005, 0.00049, 0.01, NAN, 0.05]
+    kelly = [0.001, 0.001, 0.00099, 0.0005, 0.00049, 0.01, NAN, 0.05]
     quality = [0.8, 0.79, 0.95, 0.6, 0.95, 0.59, 0.9, NAN]
     assert rate(kelly, quality).tolist() == ["A", "B", "B", "B", "C", "C", "C", "C"]
 
@@ -177,7 +177,7 @@ def test_a_missing_value_may_be_none():
     assert growth([0.5, None, 0.5], [2.1, 2.1, None]) == pytest.approx(
         [float(growth(0.5, 2.1)), NAN, NAN], nan_ok=True
     )
-    assert rate([0.0012, None, 0.0012], [0.8, 0.9, None]).tolist() == ["A", "C", "C"]
+    assert rate([0.001, None, 0.001], [0.8, 0.9, None]).tolist() == ["A", "C", "C"]
     score, parts = data_quality([None, 10], [30, None], [None, 3], [None, True])
     # Unknown history, bookmaker counts and sharp line score 0: then 0.40 · 3/5 + 0.15.
     assert score == pytest.approx([0.0, 0.39])

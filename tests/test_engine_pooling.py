@@ -122,3 +122,56 @@ def test_a_model_that_is_only_noise_needs_significant_help_to_move_the_market():
         0.105, abs=0.01
     )
     assert pooling.fit_weight(model, market, outcome) == 0.0
+
+
+def weekly_rows(rng, n, weight):
+    """``n`` rows kicking off in weekly cut-offs of 20 rows, drawn from a pool at ``weight``."""
+    model, market = random_probs(rng, n, 3), random_probs(rng, n, 3)
+    kickoff = np.arange(n, dtype=np.int64) * 100
+    cutoff = kickoff // 2_000 * 2_000  # the start of each row's week of 20
+    return kickoff, cutoff, model, market, sample(rng, pooling.pool(model, market, weight))
+
+
+def test_walk_forward_weights_of_one_key_are_fit_weight_on_the_past():
+    # The significance rule is fit_weight's, unchanged: one key is today's 1x2 weights.
+    rng = np.random.default_rng(21)
+    kickoff, cutoff, model, market, outcome = weekly_rows(rng, 2_000, 0.5)
+    weights = pooling.walk_forward_weights(
+        np.zeros(2_000), cutoff, kickoff, model, market, outcome, min_rows=300
+    )
+    for cut in np.unique(cutoff)[::10]:
+        past = kickoff < cut
+        expected = pooling.fit_weight(model[past], market[past], outcome[past], min_rows=300)
+        assert (weights[cutoff == cut] == expected).all()
+    assert weights[-1] == pytest.approx(0.5, abs=0.1)  # adopted once there is evidence
+
+
+def test_a_weight_fitted_on_one_key_is_never_applied_to_another():
+    # Key 0 has 3,000 rows where the model earns half the pool; key 1 starts late with rows
+    # where it earns nothing. Key 1 rows get the prior until their own key has the evidence.
+    rng = np.random.default_rng(22)
+    k0, c0, m0, q0, o0 = weekly_rows(rng, 3_000, 0.5)
+    k1, c1, m1, q1, o1 = weekly_rows(rng, 400, 0.0)
+    k1, c1 = k1 + k0[-1], c1 + k0[-1] // 2_000 * 2_000
+    key = np.repeat([0, 1], [3_000, 400])
+    parts = [np.concatenate(pair) for pair in ((k0, k1), (c0, c1), (m0, m1), (q0, q1), (o0, o1))]
+    kickoff, cutoff, model, market, outcome = parts
+    weights = pooling.walk_forward_weights(key, cutoff, kickoff, model, market, outcome)
+    alone = pooling.walk_forward_weights(key[:3_000], c0, k0, m0, q0, o0)
+    np.testing.assert_array_equal(weights[:3_000], alone)  # key 1 never trains key 0's weight
+    assert weights[2_999] > 0.3
+    assert (weights[3_000:] == pooling.PRIOR_WEIGHT).all()
+
+
+def test_rows_not_eligible_get_the_market_alone_and_train_nothing():
+    rng = np.random.default_rng(23)
+    kickoff, cutoff, model, market, outcome = weekly_rows(rng, 2_000, 0.6)
+    eligible = kickoff >= 1_000 * 100
+    weights = pooling.walk_forward_weights(
+        np.zeros(2_000), cutoff, kickoff, model, market, outcome, min_rows=300, eligible=eligible
+    )
+    assert (weights[~eligible] == 0.0).all()
+    cut = cutoff[-1]
+    train = eligible & (kickoff < cut)
+    expected = pooling.fit_weight(model[train], market[train], outcome[train], min_rows=300)
+    assert weights[-1] == expected > 0.0

@@ -144,9 +144,15 @@ def test_each_live_pick_is_published_once(world, kind):
 
 @pytest.mark.parametrize("kind", ["pro", "admin"])
 def test_each_live_prediction_is_announced_once(world, kind):
+    """Once each, saying whose numbers it publishes, with the goal model's own beside them."""
     assert sorted(ids(world.receivers[kind], "prediction.updated")) == sorted(
         world.live_predictions
     )
+    with world.app_context():
+        for item in world.receivers[kind].of_type("prediction.updated"):
+            data, stored = item.payload["data"], Prediction.get_by_id(item.payload["data"]["id"])
+            assert data["source"] == stored.source
+            assert data["modelProbabilities"] == pytest.approx(stored.model_probabilities, abs=1e-6)
 
 
 @pytest.mark.parametrize("kind", ["pro", "admin"])

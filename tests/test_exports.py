@@ -198,7 +198,7 @@ def test_an_export_that_does_not_fit_is_a_429_and_charges_nothing(small):
     empty = export(client, headers, "odds", "csv", {"leagueId": 99})
     assert empty.status_code == 200 and empty.headers["X-Row-Count"] == "0"
     assert empty.get_data(as_text=True).strip() == ",".join(
-        ["matchId", "bookmaker", "market", "selection", "price", "isClosing"]
+        ["matchId", "bookmaker", "market", "selection", "price", "isClosing", "line"]
     )
     assert usage(client, headers)["exports"]["used"] == 4
 

@@ -1262,3 +1262,107 @@ def test_no_server_answer_makes_the_verifier_raise(app, clock, tmp_path, capsys)
         assert code == 1, (name, out)
         assert "\nFAIL " in "\n" + out, (name, out)
         assert "Traceback" not in out
+
+
+def test_a_quarter_line_handicap_pick_half_wins_through_the_ledger_and_the_verifier(app, clock):
+    """An Asian handicap pick on the home side at −0.75, published before kick-off; the home side
+    wins by one goal: half the stake wins at −0.5, half is refunded at −1 (profit (odds − 1) ÷ 2).
+    The line is sealed in the published entry's commitment and written in the outcome, which says
+    half-won; the verifier, settling the line itself, is green, and red once the stored pick's
+    line is edited."""
+    client = app.test_client()
+    with app.app_context():
+        match = fixture("Alpha", "Beta", T0 + timedelta(days=1))
+        pick = factories.pick(
+            match,
+            "ah",
+            "home",
+            2.1,
+            "pinnacle",
+            line=-0.75,
+            is_live=True,
+            rating="B",
+            created_at=T0,
+        )
+        assert publish([match.id], T0) == 1
+        factories.match(
+            "Alpha",
+            "Beta",
+            kickoff=match.kickoff_at,
+            status="finished",
+            goals=(2, 1),
+            odds=[
+                *CLOSING,
+                ("pinnacle", "ah", "home", 1.95, True, -0.75),
+                ("pinnacle", "ah", "away", 1.95, True, -0.75),
+            ],
+        )
+        settling.run(7, factories.settings(), now=T0 + timedelta(days=1, hours=6))
+        stored = Pick.get_by_id(pick.id)
+        assert (stored.status, stored.profit) == ("half-won", pytest.approx(0.55))
+        # The close quotes the pick's own line: its price and fair probability (½ here).
+        assert (stored.closing_odds, stored.closing_probability) == (1.95, pytest.approx(0.5))
+        published, outcome = (body for body in entries() if body.get("pickId") == pick.id)
+        # The line is part of the sealed pick: public in the outcome, not before kick-off.
+        assert published["type"] == "pick.published" and "line" not in published
+        assert (outcome["status"], outcome["line"]) == ("half-won", "-0.75")
+        clock.now = T0 + timedelta(days=1, hours=6)
+    _verdicts, report, key, latest = run_verifier(client)
+    assert not report.failed, details(report)
+
+    with app.app_context():
+        Pick.update(line=-0.25).where(Pick.id == pick.id).execute()
+        bump_data_version()
+    verdicts, report, _, _ = run_verifier(client, key.text, [latest.note])
+    assert verdicts["reveals"] == "FAIL", details(report)
+    assert f"pick {pick.id}'s reveal does not open its commitment" in details(report)
+
+
+def test_a_handicap_pick_whose_line_moved_is_valued_at_its_own_line(app, clock):
+    """An Asian handicap pick at −0.25 whose close quotes −0.5 only: there is no closing price
+    at the pick's line (no closing odds, CLV or closing line named), and its fair closing
+    probability is the closing line's carried to −0.25 through the score model of the close
+    (higher for the home side: it gives a quarter goal less). The verifier agrees."""
+    client = app.test_client()
+    with app.app_context():
+        match = fixture("Alpha", "Beta", T0 + timedelta(days=1))
+        pick = factories.pick(
+            match,
+            "ah",
+            "home",
+            2.1,
+            "pinnacle",
+            line=-0.25,
+            is_live=True,
+            rating="B",
+            created_at=T0,
+        )
+        assert publish([match.id], T0) == 1
+        factories.match(
+            "Alpha",
+            "Beta",
+            kickoff=match.kickoff_at,
+            status="finished",
+            goals=(1, 1),
+            odds=[
+                *CLOSING,
+                ("pinnacle", "ah", "home", 2.0, True, -0.5),
+                ("pinnacle", "ah", "away", 1.9, True, -0.5),
+            ],
+        )
+        settling.run(7, factories.settings(), now=T0 + timedelta(days=1, hours=6))
+        stored = Pick.get_by_id(pick.id)
+        # A draw at −0.25: half lost at −0.5, half refunded at 0.
+        assert (stored.status, stored.profit) == ("half-lost", -0.5)
+        assert (stored.closing_odds, stored.clv, stored.closing_line) == (None, None, None)
+        at_half = 1.9 ** (-1) / (1.9 ** (-1) + 2.0 ** (-1))  # about the home side's, de-margined
+        assert 1.0 - at_half < stored.closing_probability < 1.0
+        outcome = entries()[-1]
+        assert (outcome["status"], outcome["line"], outcome["closingOdds"]) == (
+            "half-lost",
+            "-0.25",
+            None,
+        )
+        clock.now = T0 + timedelta(days=1, hours=6)
+    _verdicts, report, _key, _latest = run_verifier(client)
+    assert not report.failed, details(report)

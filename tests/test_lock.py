@@ -74,7 +74,9 @@ def import_fixture() -> Match:
 
 def predict(match: Match) -> Pick:
     """The prediction run over the fixture: its pick, rated A."""
-    predictions.refresh(predictions.check_open(match.id), factories.settings(), now=NOW)
+    # The test league's few results: seen, with no minimum of them (MODEL_MIN_LEAGUE_MATCHES).
+    settings = {**factories.settings(), "MODEL_MIN_LEAGUE_MATCHES": 0}
+    predictions.refresh(predictions.check_open(match.id), settings, now=NOW)
     (pick,) = Pick.select().where(Pick.match == match)
     assert pick.rating == "A" and pick.is_live
     return pick
@@ -384,7 +386,8 @@ def test_no_public_answer_or_page_lets_anyone_compute_a_locked_pick(hostile):
 def test_the_market_probabilities_do_not_give_a_locked_pick_back(hostile):
     """Where the published probabilities are the market's own (source `market`), the market's
     de-margined line is the pick's probability: shown to Pro callers, withheld from the others
-    wherever the match appears."""
+    wherever the match appears, and so are the goal model's own probabilities shown beside
+    them."""
     client = hostile.test_client()
     match, pick = hostile.match, hostile.pick
     path = f"/api/matches/{match.id}"
@@ -392,6 +395,7 @@ def test_the_market_probabilities_do_not_give_a_locked_pick_back(hostile):
     (shown,) = [p for p in pro["predictions"] if p["market"] == pick.market]
     assert shown["source"] == "market"
     assert shown["marketProbabilities"][pick.selection] == pytest.approx(pick.probability)
+    assert set(shown["modelProbabilities"]) == set(MARKETS[pick.market])  # the goal model's
     day = KICKOFF.date().isoformat()
     for kind in PUBLIC_KINDS:
         headers = hostile.people[kind]
@@ -402,6 +406,8 @@ def test_the_market_probabilities_do_not_give_a_locked_pick_back(hostile):
         for prediction in [*card["predictions"], item["prediction"], seo["prediction"]]:
             assert prediction["marketProbabilities"] is None
             assert prediction["probabilities"] is None
+            assert prediction["modelProbabilities"] is None
+            assert prediction["source"] == "market"  # whose they are, not what they are
         for market in card["odds"]:
             for row in market["selections"]:
                 assert row["sharpPrice"] is None and row["bestPrice"] is None
@@ -409,6 +415,7 @@ def test_the_market_probabilities_do_not_give_a_locked_pick_back(hostile):
             f"/api/v1/seo/predictions/{match.slug}", headers={**headers, "Accept": "text/html"}
         ).get_data(as_text=True)
         assert html_vectors(page, [f"{HOME} win", "Draw", f"{AWAY} win"]) == []
+        assert "Goal model" in page  # the goal model's column, withheld like the market's
 
 
 def test_expected_goals_and_btts_do_not_give_the_goal_models_1x2_back(hostile):

@@ -19,10 +19,10 @@ import pytest
 
 from models import Match, Operation, User
 from store import migrate
-from store.database import db, discard_connections, is_sqlite
+from store.database import db, is_sqlite
 from tests import asserts, factories
 from tests.helpers import LEDGER_KEY, SECRET, WEBHOOK_KEY
-from tests.schema_state import describe, differences
+from tests.schema_state import differences, schema_of, wipe
 from web.paths import id_param
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,19 +31,6 @@ RELEASE = "4826b13"
 #: The instant the release database's world was built around (its demo "today").
 RELEASE_NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 PASSWORD = "correct-horse-battery"  # the release fixture's accounts
-
-
-def wipe(url: str) -> None:
-    """An empty database at ``url``: no table, trigger, function or migration history."""
-    discard_connections()
-    if url.startswith("sqlite"):
-        path = Path(url.split(":///", 1)[1])
-        for suffix in ("", "-wal", "-shm"):
-            path.with_name(path.name + suffix).unlink(missing_ok=True)
-        return
-    with psycopg2.connect(url) as connection, connection.cursor() as cursor:
-        cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-    connection.close()
 
 
 def load_release(url: str) -> None:
@@ -62,17 +49,6 @@ def load_release(url: str) -> None:
     with connection, connection.cursor() as cursor:
         cursor.execute(script)
     connection.close()
-
-
-def schema_of(url: str) -> dict:
-    """The description of the schema at ``url``, read on a connection of its own."""
-    from store.database import open_database
-
-    database = open_database(url, pooled=False)
-    try:
-        return describe(database)
-    finally:
-        database.close()
 
 
 @pytest.fixture

@@ -182,8 +182,8 @@ def test_comma_lists_are_arrays_of_enums_sent_comma_separated(spec):
         assert (parameter["style"], parameter["explode"]) == ("form", False)
     market = {p["name"]: p for p in spec["paths"]["/api/picks/today"]["get"]["parameters"]}
     items = market["market"]["schema"]["items"]
-    assert items["enum"] == ["1x2", "ou25", "btts"]
-    assert items["x-enum-varnames"] == ["ONE_X_TWO", "OU25", "BTTS"]  # not VALUE_0
+    assert items["enum"] == ["1x2", "ou25", "btts", "ah", "ou"]
+    assert items["x-enum-varnames"] == ["ONE_X_TWO", "OU25", "BTTS", "AH", "OU"]  # not VALUE_0
 
 
 def test_no_component_is_unused(spec):

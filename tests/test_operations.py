@@ -11,7 +11,15 @@ from services.forecasting import predictions
 from services.operations import jobs
 from tests import factories
 
-SETTLED = {"examined": 0, "won": 0, "lost": 0, "void": 0, "pending": 0}
+SETTLED = {
+    "examined": 0,
+    "won": 0,
+    "lost": 0,
+    "void": 0,
+    "half_won": 0,
+    "half_lost": 0,
+    "pending": 0,
+}
 
 
 def test_a_succeeded_operation_keeps_params_result_and_times(ctx):
@@ -25,7 +33,11 @@ def test_a_succeeded_operation_keeps_params_result_and_times(ctx):
         "succeeded",
         {"lastDays": 3},
     )
-    assert stored.result == {"lastDays": 3, "settledAt": "2026-11-21T19:45:00Z", **SETTLED}
+    counts = {
+        "halfWon" if k == "half_won" else "halfLost" if k == "half_lost" else k: v
+        for k, v in SETTLED.items()
+    }
+    assert stored.result == {"lastDays": 3, "settledAt": "2026-11-21T19:45:00Z", **counts}
     assert stored.started_at <= stored.finished_at and stored.error is None
     # … and it reads back as the Python values the service returned.
     assert jobs.result(operation.id, factories.settings()) == ("settlement-run", result)

@@ -106,6 +106,8 @@ def test_a_settlement_run_succeeds_and_reads_back(client, people, world):
         "won": 1,
         "lost": 0,
         "void": 0,
+        "halfWon": 0,
+        "halfLost": 0,
         "pending": 0,
     }
     pick = Pick.get(Pick.match == world["finished"])

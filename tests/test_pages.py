@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from models import Match
+from models import Match, Prediction
 from services.forecasting import predictions
 from services.reads.pages import CURVE_POINTS, _curve, _histogram
 from tests import factories, world
@@ -104,7 +104,9 @@ def test_a_prediction_page_says_how_to_read_it(client, slugs):
     text = page(client, f"/api/v1/seo/predictions/{slugs['settled']}")
     notes = " ".join(re.findall(r'<p class="small how">(.*?)</p>', text, re.S))
     for words in (
-        "edge is our probability × its price − 1",
+        "the published forecast, named by whose it is",
+        "the market's is the forecast published, not ours",
+        "edge is the published probability × its price − 1",
         "rating (A the strongest",
         "A live pick was published before kick-off; a backfilled one",
         "stakes 1 unit (u)",
@@ -112,6 +114,119 @@ def test_a_prediction_page_says_how_to_read_it(client, slugs):
         "fair closing EV is what it was worth at the close",
     ):
         assert words in notes, words
+
+
+def _percent(value, places=1) -> str:
+    """A share as a page writes it."""
+    return f"{value * 100:.{places}f}%"
+
+
+def _market_table(text, market="Match result") -> str:
+    """The table of one market on a prediction page."""
+    section = text.split(f"<h2>{market}</h2>")[1].split("</section>")[0]
+    return section[section.index("<table") : section.index("</table>")]
+
+
+def test_a_market_forecast_is_named_the_markets_with_the_goal_model_beside_it(client, slugs):
+    """Where the goal model carries no weight (source `market`), every page showing the 1x2
+    calls it the market's, never ours, and shows the goal model's own numbers beside it; the
+    answer says `market` and carries those numbers as `modelProbabilities`."""
+    with client.application.app_context():
+        match = Match.get(Match.slug == slugs["later"])
+        stored = Prediction.get((Prediction.match == match) & (Prediction.market == "1x2"))
+    assert stored.source == "market" and stored.pool_weight == 0.0
+    published, model = stored.probabilities, stored.model_probabilities
+    assert abs(published["home"] - model["home"]) > 0.01  # two different sets of numbers
+
+    text = page(client, f"/api/v1/seo/predictions/{slugs['later']}")
+    table = _market_table(text)
+    headings = re.findall(r'<th scope="col">([^<]*)</th>', table)
+    assert headings == ["Outcome", "Market (fair)", "Goal model"]
+    assert "Our forecast" not in table
+    cells = re.findall(r"</svg>([\d.]+%)</td>", table.split("City win</th>")[1].split("</tr>")[0])
+    assert cells == [_percent(published["home"]), _percent(model["home"])]
+    description = re.search(r'<meta name="description" content="([^"]*)">', text)[1]
+    assert f"Market: City {_percent(published['home'], 0)}" in description
+    assert f"goal model: City {_percent(model['home'], 0)}" in description
+    assert "Our forecast" not in description
+
+    landing = page(client, "/")
+    row = landing.split(slugs["later"])[1].split("</tr>")[0]
+    assert f"Market: {_percent(published['home'], 0)} · " in row
+    assert f"Goal model: {_percent(model['home'], 0)} · " in row
+
+    with client.application.app_context():
+        settled = Match.get(Match.slug == slugs["settled"])
+        shown = Prediction.get((Prediction.match == settled) & (Prediction.market == "1x2"))
+    results = page(client, "/results/2026-03-09")
+    row = results.split(slugs["settled"])[1].split("</tr>")[0]
+    assert shown.source == "market" and "Market: <strong>Rovers win" in row
+    assert f"Goal model: <strong>Rovers win {_percent(shown.model_probabilities['home'], 0)}" in row
+    assert '<th scope="col">Our forecast</th>' not in results
+
+    body = client.get(f"/api/matches/{match.id}").get_json()
+    (answer,) = [p for p in body["predictions"] if p["market"] == "1x2"]
+    assert answer["source"] == "market"
+    assert answer["modelProbabilities"] == pytest.approx(model, abs=1e-6)
+    assert answer["probabilities"] == pytest.approx(published, abs=1e-6)
+    seo = client.get(f"/api/v1/seo/predictions/{slugs['later']}").get_json()["prediction"]
+    assert seo["source"] == "market" and seo["modelProbabilities"] == answer["modelProbabilities"]
+
+
+def test_a_market_picks_probability_is_the_markets_not_ours(client, slugs):
+    text = page(client, f"/api/v1/seo/predictions/{slugs['settled']}")
+    box = text.split("<h2>Match result</h2>")[1].split('<div class="pick">')[1].split("</div>")[0]
+    assert "Rovers win at 2.20 (bet365): the market's fair probability 50.0%" in box
+    assert "our probability" not in box
+
+
+def test_a_pooled_forecast_is_ours_and_never_called_the_markets(client, slugs):
+    """A pooled 1x2 (the goal model weighs 0.4) is "our forecast (pooled)": beside the market's
+    fair line and the goal model's own on its page, with its label on the landing page, and
+    never called the market's."""
+    with client.application.app_context():
+        match = Match.get(Match.slug == slugs["later"])
+        stored = Prediction.get((Prediction.match == match) & (Prediction.market == "1x2"))
+        fair, model = stored.market_probabilities, stored.model_probabilities
+        pooled = {name: 0.6 * fair[name] + 0.4 * model[name] for name in fair}
+        Prediction.update(source="pool", pool_weight=0.4, probabilities=pooled).where(
+            Prediction.id == stored.id
+        ).execute()
+    text = page(client, f"/api/v1/seo/predictions/{slugs['later']}")
+    table = _market_table(text)
+    headings = re.findall(r'<th scope="col">([^<]*)</th>', table)
+    assert headings == ["Outcome", "Our forecast (pooled)", "Market (fair)", "Goal model"]
+    cells = re.findall(r"</svg>([\d.]+%)</td>", table.split("City win</th>")[1].split("</tr>")[0])
+    assert cells == [_percent(pooled["home"]), _percent(fair["home"]), _percent(model["home"])]
+    description = re.search(r'<meta name="description" content="([^"]*)">', text)[1]
+    assert f"Our forecast (pooled): City {_percent(pooled['home'], 0)}" in description
+    assert "Market:" not in description and "goal model:" not in description
+
+    row = page(client, "/").split(slugs["later"])[1].split("</tr>")[0]
+    assert f"Our forecast (pooled): {_percent(pooled['home'], 0)} · " in row
+    assert "Market" not in row and "Goal model" not in row
+
+    body = client.get(f"/api/matches/{match.id}").get_json()
+    (answer,) = [p for p in body["predictions"] if p["market"] == "1x2"]
+    assert answer["source"] == "pool"
+    assert answer["probabilities"] == pytest.approx(pooled, abs=1e-6)
+    assert answer["modelProbabilities"] == pytest.approx(model, abs=1e-6)
+
+
+def test_the_api_description_says_whose_numbers_a_prediction_publishes(client):
+    """`source` and `modelProbabilities` are described where a prediction is, in the export's
+    row and in the webhook's: a market forecast is the market's, the goal model's beside it."""
+    schemas = client.get("/openapi.json").get_json()["components"]["schemas"]
+    prediction = schemas["Prediction"]
+    assert {"source", "modelProbabilities"} <= set(prediction["required"])
+    described = {
+        name: field.get("description", "") for name, field in prediction["properties"].items()
+    }
+    assert "`market`: the sharp pre-match line alone" in described["source"]
+    assert "the market's forecast, not the service's" in described["source"]
+    assert described["modelProbabilities"].startswith("The goal model's own probabilities")
+    webhook = schemas["PredictionUpdatedData"]["properties"]
+    assert "modelProbabilities" in webhook and webhook["source"]["enum"][0] == "market"
 
 
 def test_the_head_to_head_counts_the_meetings_it_lists(client, slugs):
@@ -300,9 +415,9 @@ def test_a_signed_figure_is_never_minus_zero(value, args, text):
 
 
 def test_the_results_page_shows_the_latest_days_scores_forecasts_and_picks(client, slugs):
-    """Without a day, the latest day with a finished match: each match with its score, our
-    forecast (the outcome that happened marked) and its pick's outcome; a link to the day
-    before."""
+    """Without a day, the latest day with a finished match: each match with its score, its
+    published forecast (the outcome that happened marked) and its pick's outcome; a link to the
+    day before."""
     text = page(client, "/results")
     assert '<link rel="canonical" href="http://localhost/results">' in text
     assert '<time datetime="2026-03-09">Monday 9 March 2026</time>' in text

@@ -23,6 +23,16 @@ from tests.data import FOOTBALL_DATA as DATA
 from tests.data import needs_football_data
 
 
+@pytest.fixture
+def few_results(app):
+    """These worlds hold a few dozen matches of one league: the goal model has seen it after
+    ten (the service's minimum is made for real leagues)."""
+    app.config["MODEL_MIN_LEAGUE_MATCHES"] = 10
+
+
+SELECTIONS = ("home", "draw", "away")
+
+
 def _backfill(files):
     drop_tables()
     create_tables()
@@ -49,7 +59,8 @@ def _backfill(files):
 def test_a_prediction_never_changes_when_later_matches_are_added(ctx):
     alone, alone_picks = _backfill(["D1_2223.csv"])
     with_later, later_picks = _backfill(["D1_2223.csv", "D1_2324.csv"])
-    assert len(alone) == 306 * 3 and len(with_later) == 612 * 3
+    # Four predictions a match: 1x2, over/under 2.5, btts and Asian handicap at its one line.
+    assert len(alone) == 306 * 4 and len(with_later) == 612 * 4
     assert {key: with_later[key] for key in alone} == alone
     assert {key: later_picks[key] for key in alone_picks} == alone_picks
 
@@ -71,6 +82,7 @@ def test_changing_a_later_result_leaves_earlier_predictions_alone(ctx):
     assert all(after[key] == value[0] for key, value in before.items())
 
 
+@pytest.mark.usefixtures("few_results")
 def test_refresh_updates_an_open_match_and_keeps_what_was_published(ctx):
     now = utcnow()
     odds = [
@@ -111,6 +123,54 @@ def test_refresh_updates_an_open_match_and_keeps_what_was_published(ctx):
     kicked_off = now + timedelta(days=3)
     predictions.refresh(predictions.check_open(upcoming.id), factories.settings(), now=kicked_off)
     assert Prediction.get_by_id(made.id).made_at == later  # published before kick-off: kept
+
+
+@pytest.mark.usefixtures("few_results")
+def test_a_league_the_model_has_not_seen_publishes_the_market_and_makes_no_pick(ctx):
+    # Testland has played 28 matches; Newland's league is imported with its fixtures only.
+    now = utcnow()
+    sharp = [
+        ("pinnacle", "1x2", s, p, False) for s, p in zip(SELECTIONS, (2.0, 3.6, 3.9), strict=True)
+    ]
+    soft = [
+        ("bet365", "1x2", s, p, False) for s, p in zip(SELECTIONS, (2.3, 3.4, 3.5), strict=True)
+    ]
+    for day in range(30, 2, -1):
+        factories.match(
+            f"T{day % 6}",
+            f"T{(day + 1) % 6}",
+            kickoff=now - timedelta(days=day),
+            goals=(day % 3, 1),
+            odds=sharp + soft,
+        )
+    kickoff = now + timedelta(days=2)
+    seen = factories.match("T1", "T4", status="scheduled", kickoff=kickoff, odds=sharp + soft)
+    new = ("NEW", "New League", "Newland", "top-flight")
+    priced = factories.match(
+        "N1", "N2", status="scheduled", kickoff=kickoff, odds=sharp + soft, league=new
+    )
+    unpriced = factories.match(
+        "N3", "N4", status="scheduled", kickoff=kickoff, odds=soft, league=new
+    )
+    predictions.backfill(factories.settings(), now=now)
+
+    def check():
+        assert Pick.select().where(Pick.match == seen).count() == 1  # the same prices pick here
+        assert not Pick.select().where(Pick.match.in_([priced, unpriced])).exists()
+        made = Prediction.get((Prediction.match == priced) & (Prediction.market == "1x2"))
+        assert (made.pool_weight, made.source) == (0.0, "market")
+        assert made.probabilities == pytest.approx(made.market_probabilities, abs=1e-12)
+        # Neither history nor a sharp line: the goal model's prior, published as such, no pick.
+        prior = Prediction.get((Prediction.match == unpriced) & (Prediction.market == "1x2"))
+        assert prior.market_probabilities is None and prior.pool_weight == 1.0
+        assert prior.source in walkforward.GOAL_SOURCES
+
+    check()
+    for match in (priced, unpriced):  # a refresh of the new league's matches agrees
+        predictions.refresh(
+            predictions.check_open(match.id), factories.settings(), now=now + timedelta(hours=1)
+        )
+    check()
 
 
 def test_the_live_path_and_the_backfill_give_the_same_data_quality(ctx):
@@ -222,6 +282,7 @@ def _rows(table, where):
     return db.execute_sql(f'SELECT * FROM "{table}" WHERE {where} ORDER BY "id"').fetchall()
 
 
+@pytest.mark.usefixtures("few_results")
 def test_a_rebuild_redoes_the_backfilled_history_and_never_what_was_published(ctx, monkeypatch):
     start = utcnow() - timedelta(days=60)
     quotes = PRICED
@@ -278,6 +339,7 @@ def test_a_rebuild_redoes_the_backfilled_history_and_never_what_was_published(ct
     assert "10.0.0" not in {p.model_version for p in Prediction.select()}
 
 
+@pytest.mark.usefixtures("few_results")
 def test_a_clock_set_before_kick_offs_never_makes_a_kicked_off_match_live(ctx):
     """A backfill whose clock is earlier than what is stored (as a replay's can be) leaves every
     prediction of a match that has kicked off as it is, and makes none of them live: what is
@@ -305,6 +367,7 @@ def test_a_clock_set_before_kick_offs_never_makes_a_kicked_off_match_live(ctx):
     assert [p.made_at for p in made] == [start - timedelta(days=1)] * 3  # backfilled, not live
 
 
+@pytest.mark.usefixtures("few_results")
 def test_a_prediction_run_signs_its_picks_at_once_so_they_settle_live(ctx):
     """The run that appends a live pick signs a checkpoint in its own transaction, at its own
     time: the pick, settled after its match, passes the live rule and its outcome says so."""
@@ -337,3 +400,17 @@ def test_a_prediction_run_signs_its_picks_at_once_so_they_settle_live(ctx):
     assert (settled.status, settled.is_live, settled.not_live_reason) == ("won", True, None)
     outcome = json.loads(LedgerEntry.select().order_by(LedgerEntry.position.desc()).get().body)
     assert (outcome["pickId"], outcome["live"], outcome["notLiveReason"]) == (pick.id, True, None)
+
+
+def test_only_the_pick_markets_get_picks(ctx):
+    start = utcnow() - timedelta(days=60)
+    _played(start, ((day % 6, (day + 1) % 6) for day in range(0, 40, 2)))
+    # The small world's league has 20 results: seen, with no minimum.
+    seen = {**factories.settings(), "MODEL_MIN_LEAGUE_MATCHES": 0}
+    every = forecast.forecast(utcnow(), {**seen, "PICK_MARKETS": ("1x2",)})
+    none = forecast.forecast(utcnow(), {**seen, "PICK_MARKETS": ()})
+    assert (every.choice["1x2"][0] >= 0).any()  # the sharp line's 2.0 is beaten: picks
+    for market, (selection, edge, _, _) in none.choice.items():
+        assert (selection == -1).all(), market
+        # The edge is still reported (the prediction shows it), only the pick is withheld.
+        np.testing.assert_array_equal(edge, every.choice[market][1])

@@ -16,13 +16,16 @@ checks, printing one verdict line per check and exiting 1 if any fails:
   checkpoint carrying an RFC 3161 token, timestamped by the authority before it, ``--tsa-cert``);
 - that each revealed pick opens its commitment, and each outcome cites its published pick;
 - that each outcome follows from the entries alone (won, lost or void from the match status
-  and score it records and the revealed selection; profit, CLV and fair closing EV from the
-  revealed price and the closing price and probability it records; a closing price names its
-  closing line, the source's or the service's own), and that the kick-off, status and score it
-  records are what ``/api/matches/{id}`` shows today (an outcome written before outcomes
-  recorded them is judged on what that answer shows; a pick voided because its match was
-  postponed or cancelled keeps its outcome when the match is played later, at a kick-off after
-  the voiding);
+  and score it records and the revealed selection, and for a pick at a line (Asian handicap,
+  over/under at a line: the line its revealed pick and its outcome carry) half-won or half-lost
+  too; profit, CLV and fair closing EV from the revealed price and the closing price and
+  probability it records (a line pick whose line moved by the close has a fair closing
+  probability, carried to its line, and no closing price); a closing price names its closing
+  line, the source's or the service's own), and that the
+  kick-off, status and score it records are what ``/api/matches/{id}`` shows today (an
+  outcome written before outcomes recorded them is judged on what that answer shows; a pick
+  voided because its match was postponed or cancelled keeps its outcome when the match is
+  played later, at a kick-off after the voiding);
 - the live rule, applied here to every settled pick: live only if made before its match's
   kick-off as finally known *and* first covered by a checkpoint signed strictly before that
   kick-off; each outcome must say the same (picks that fail it are set apart, never counted);
@@ -597,6 +600,41 @@ WINNERS = {
     "ou25": lambda home, away: "over" if home + away > 2 else "under",
     "btts": lambda home, away: "yes" if home > 0 and away > 0 else "no",
 }
+#: The markets quoted at a line and their selections (the first wins above the line): Asian
+#: handicap at the home side's handicap, over/under at a number of goals.
+LINE_MARKETS = {"ah": ("home", "away"), "ou": ("over", "under")}
+#: A line bet's status for each result, the fraction of its stake won (a push is void).
+LINE_STATUSES = {1.0: "won", 0.5: "half-won", 0.0: "void", -0.5: "half-lost", -1.0: "lost"}
+#: The fraction of the stake each status wins (negative: loses), the odds' gain counted apart.
+RESULTS = {"won": 1.0, "half-won": 0.5, "void": 0.0, "half-lost": -0.5, "lost": -1.0}
+
+
+def line_result(market: str, selection: str, line: float, home: int, away: int) -> float:
+    """A line bet's result (engine.lines.results): the mean over its two half stakes (at line
+    ∓ 0.25 for a quarter line, both at the line otherwise) of +1 won, 0 pushed, -1 lost. The
+    Asian handicap's "home" wins a half at h when home − away + h > 0; "over" when the total
+    goals exceed h; the second selection is the opposite bet."""
+    quarter = (line * 4) % 2 == 1
+    halves = (line - 0.25, line + 0.25) if quarter else (line, line)
+    first, second = LINE_MARKETS[market]
+    if selection not in (first, second):
+        raise Failed(f"{selection!r} is not a selection of {market}")
+    value = home - away if market == "ah" else home + away
+    sign = 1.0 if selection == first else -1.0
+    total = 0.0
+    for half in halves:
+        margin = value + half if market == "ah" else value - half
+        total += (margin > 0) - (margin < 0)
+    return sign * total / 2
+
+
+def expected_profit(status: str, stake: float, odds: float) -> float:
+    """The profit of a settled pick's status at its price: stake × (max(r, 0)·(odds − 1) +
+    min(r, 0)) with r the fraction of the stake the status wins."""
+    result = RESULTS[status]
+    return stake * (max(result, 0.0) * (odds - 1.0) + min(result, 0.0))
+
+
 #: Which closing line an outcome's closing price is (the source's, or the service's own from
 #: the prices it saw), null without one.
 CLOSING_LINES = ("source", "seen", None)
@@ -748,10 +786,14 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
         raise Failed(f"pick {pick_id}'s revealed stake or odds cannot be bet")
     shown_pick = reveal["pick"]
     market, selection = shown_pick["market"], shown_pick["selection"]
+    line = pick_line(shown_pick, outcome, market)
     if match_status == "finished" and score is not None:
-        if market not in WINNERS:
+        if market in LINE_MARKETS:
+            status = LINE_STATUSES[line_result(market, selection, line, *score)]
+        elif market in WINNERS:
+            status = "won" if WINNERS[market](*score) == selection else "lost"
+        else:
             raise Failed(f"pick {pick_id} is of an unknown market {market!r}")
-        status = "won" if WINNERS[market](*score) == selection else "lost"
     elif match_status == "cancelled" or (
         match_status == "postponed" and instant(outcome["settledAt"]) > kickoff
     ):
@@ -763,11 +805,9 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
             f"pick {pick_id} is {outcome['status']}, but its match {match_status} "
             f"{shown(score)} makes it {status or 'unsettled'}"
         )
-    expected = {
-        "won": row["stake"] * (row["odds"] - 1.0),
-        "lost": -row["stake"],
-        "void": 0.0,
-    }[outcome["status"]]
+    if outcome["status"] not in RESULTS:
+        raise Failed(f"pick {pick_id} settles with an unknown status {outcome['status']!r}")
+    expected = expected_profit(outcome["status"], row["stake"], row["odds"])
     if abs(row["profit"] - expected) > 1e-9:
         problems.append(f"pick {pick_id}'s profit does not follow from its price")
     closing = outcome["closingOdds"]
@@ -792,9 +832,30 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
         row["recorded_closing"] = False
     elif outcome["closingProbability"] is not None:
         fair = number(outcome["closingProbability"], f"pick {pick_id}'s closing probability")
-        if not 0.0 < fair <= 1.0 or closing is None:
+        # A line pick whose line moved by the close has no closing price at its line, only the
+        # closing line's fair probability carried to it.
+        priced = closing is not None or market in LINE_MARKETS
+        if not 0.0 < fair <= 1.0 or not priced:
             problems.append(f"pick {pick_id}'s closing probability {fair} is not one")
         row["closing_ev"] = row["odds"] * fair - 1.0
+
+
+def pick_line(shown: dict, outcome: dict, market: str) -> float | None:
+    """The line of a pick from its reveal (``shown``, checked to open the commitment; the
+    published entry carries no line, which is part of the sealed pick), None for a market
+    without one; Failed where the outcome names another line, a line is missing or where none
+    belongs."""
+    pick_id = shown["id"]
+    if market not in LINE_MARKETS:
+        if "line" in shown or "line" in outcome:
+            raise Failed(f"pick {pick_id} of {market} carries a line")
+        return None
+    if shown.get("line") is None or outcome.get("line") != shown["line"]:
+        raise Failed(f"pick {pick_id}'s outcome and its revealed pick name different lines")
+    line = number(shown["line"], f"pick {pick_id}'s line")
+    if (line * 4) % 1:
+        raise Failed(f"pick {pick_id}'s line {shown['line']} is not in quarter goals")
+    return line
 
 
 #: The statuses of a match that has been played (or is being played).
@@ -883,9 +944,12 @@ def figures(rows) -> dict:
     an outcome does not record its closing probability (``"unknown"`` then)."""
     rows = sorted(rows, key=lambda row: (row["kickoff"], row["pick_id"]))
     settled = [row for row in rows if row["status"] != "pending"]
-    decided = [row for row in settled if row["status"] in ("won", "lost")]
+    # A quarter-line bet half won or half lost is decided like a won or lost one.
+    decided = [row for row in settled if row["status"] in ("won", "lost", "half-won", "half-lost")]
     won = sum(row["status"] == "won" for row in rows)
     lost = sum(row["status"] == "lost" for row in rows)
+    half_won = sum(row["status"] == "half-won" for row in rows)
+    half_lost = sum(row["status"] == "half-lost" for row in rows)
     staked = sum(row["stake"] for row in decided)
     profit = sum(row["profit"] for row in settled)
     roi = profit / staked if staked else None
@@ -902,15 +966,17 @@ def figures(rows) -> dict:
         drawdown = max(drawdown, peak - cumulative)
     streak = longest = 0
     for row in decided:
-        streak = streak + 1 if row["status"] == "lost" else 0
+        streak = streak + 1 if row["status"] in ("lost", "half-lost") else 0
         longest = max(longest, streak)
     found = {
         "picks": len(rows),
         "won": won,
         "lost": lost,
         "void": sum(row["status"] == "void" for row in rows),
+        "halfWon": half_won,
+        "halfLost": half_lost,
         "pending": len(rows) - len(settled),
-        "hitRate": won / (won + lost) if won + lost else None,
+        "hitRate": (won + half_won) / len(decided) if decided else None,
         "staked": staked,
         "profit": profit,
         "roi": roi,

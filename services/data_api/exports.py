@@ -12,13 +12,12 @@ from dataclasses import dataclass
 
 from peewee import Case, fn
 
-from engine.markets import MARKETS
-from enums import CARD_RELATIONS
+from enums import CARD_RELATIONS, MARKET_SELECTIONS
 from models import Export, League, Match, OddsQuote, Pick, Prediction, Team
 from schemas.exports import FILTERS, ROWS
 from services import routes
 from services.accounts import quotas
-from services.queries import match_filters, within
+from services.queries import at_line, match_filters, within
 from services.reads import cards, track_record
 from services.reads.cards import AWAY, HOME
 from store.database import Snapshot
@@ -107,6 +106,7 @@ def _picks(filters):
     for column, name in ((Pick.market, "markets"), (Pick.rating, "ratings")):
         if filters.get(name):
             query = query.where(column.in_(filters[name]))
+    query = at_line(query, Pick, filters.get("line"))
     if filters.get("statuses"):
         query = query.where(Pick.status.in_(filters["statuses"]))
     if filters.get("is_live") is not None:
@@ -135,6 +135,7 @@ def _predictions(filters):
     query = _match_filters(query, filters)
     if filters.get("markets"):
         query = query.where(Prediction.market.in_(filters["markets"]))
+    query = at_line(query, Prediction, filters.get("line"))
     return query.order_by(Match.kickoff_at, Prediction.match, Prediction.id)
 
 
@@ -150,7 +151,7 @@ def _prediction_rows(rows):
             "market_probability": json.loads(sharp) if sharp else None,
         }
         row = dict(zip(others, values, strict=True))
-        for selection in MARKETS[row["market"]]:
+        for selection in MARKET_SELECTIONS[row["market"]]:
             row["selection"] = selection
             for name, given in maps.items():
                 row[name] = given[selection] if given else None
@@ -163,6 +164,7 @@ def _odds(filters):
         query = _match_filters(query.join(Match), filters)
     if filters.get("markets"):
         query = query.where(OddsQuote.market.in_(filters["markets"]))
+    query = at_line(query, OddsQuote, filters.get("line"))
     if filters.get("bookmaker") is not None:
         query = query.where(OddsQuote.bookmaker == filters["bookmaker"])
     if filters.get("is_closing") is not None:
@@ -198,7 +200,7 @@ def _count_query(resource, query):
     if resource != "predictions":
         return query.order_by().select(fn.COUNT(1))
     per_prediction = Case(
-        Prediction.market, [(market, len(names)) for market, names in MARKETS.items()], 0
+        Prediction.market, [(market, len(names)) for market, names in MARKET_SELECTIONS.items()], 0
     )
     return query.order_by().select(fn.COALESCE(fn.SUM(per_prediction), 0))
 

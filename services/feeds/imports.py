@@ -33,7 +33,7 @@ from pathlib import Path
 from clock import utcnow
 from engine import footballdata, text
 from enums import KICKED_OFF_STATUSES, SOURCE_LINE
-from models import League, Match, OddsQuote, Team
+from models import League, Match, OddsQuote, Team, stored_line
 from services import routes
 from services.forecasting import price_cubes
 from services.webhooks import events
@@ -512,42 +512,59 @@ def _new_match(match_key, record, slug, now) -> dict:
     }
 
 
-QUOTE_KEY = ["match", "market", "is_closing", "bookmaker", "selection"]
+QUOTE_KEY = ["match", "market", "line", "is_closing", "bookmaker", "selection"]
 
 
 def _store_odds(records_by_match) -> tuple[int, set[int]]:
     """Insert new quotes and reprice changed ones; returns how many were written and the ids of
-    the matches whose quotes changed. A source's closing quote is marked as the source's
-    (``closing_line``), replacing a closing line the service took from the prices it saw."""
+    the matches whose quotes changed. A quote is one bookmaker's price of one selection at one
+    line (``models.stored_line``): a price at another line of the same market is another quote.
+    A source's closing quote is marked as the source's (``closing_line``), replacing a closing
+    line the service took from the prices it saw."""
     stored = {}
     for chunk in _chunks(records_by_match, 500):
         query = OddsQuote.select(
             OddsQuote.id,
-            OddsQuote.match,
-            OddsQuote.market,
-            OddsQuote.is_closing,
-            OddsQuote.bookmaker,
-            OddsQuote.selection,
+            *(getattr(OddsQuote, name) for name in QUOTE_KEY),
             OddsQuote.price,
             OddsQuote.closing_line,
         ).where(OddsQuote.match.in_(chunk))
-        for quote_id, match_id, market, closing, book, selection, price, line in query.tuples():
-            stored[(match_id, market, bool(closing), book, selection)] = (quote_id, price, line)
+        for (
+            quote_id,
+            match_id,
+            market,
+            line,
+            closing,
+            book,
+            selection,
+            price,
+            origin,
+        ) in query.tuples():
+            quote_key = (match_id, market, line, bool(closing), book, selection)
+            stored[quote_key] = (quote_id, price, origin)
     new, repriced, changed = [], {}, set()
     for match_id, record in records_by_match.items():
         for quote in record.odds:
-            quote_key = (match_id, quote.market, quote.is_closing, quote.bookmaker, quote.selection)
-            line = SOURCE_LINE if quote.is_closing else None
+            line = stored_line(quote.market, quote.line)
+            quote_key = (
+                match_id,
+                quote.market,
+                line,
+                quote.is_closing,
+                quote.bookmaker,
+                quote.selection,
+            )
+            origin = SOURCE_LINE if quote.is_closing else None
             existing = stored.get(quote_key)
             if existing is None:
-                new.append((*quote_key, quote.price, line))
-                stored[quote_key] = (None, quote.price, line)
+                new.append((*quote_key, quote.price, origin))
+                stored[quote_key] = (None, quote.price, origin)
                 changed.add(match_id)
             elif existing[0] is not None and (
-                existing[1] != quote.price or existing[2] not in (line, None)
+                existing[1] != quote.price or existing[2] not in (origin, None)
             ):
                 # a quote given twice: the last price wins
-                repriced[existing[0]] = (quote.price, line)
+                repriced[existing[0]] = (quote.price, origin)
                 changed.add(match_id)
     insert_rows(OddsQuote, [*QUOTE_KEY, "price", "closing_line"], new)
     update_rows(

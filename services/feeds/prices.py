@@ -1,11 +1,13 @@
 """Price history and the service's own closing line.
 
 Every pre-match price a sync sees for a match still to kick off is kept in ``price_seen``: one
-row per run of one price of one bookmaker's selection, with when it was first and last seen
+row per run of one price of one bookmaker's selection at one line (``models.stored_line``: a
+handicap or goals line is a market of its own here), with when it was first and last seen
 (a price seen again moves ``last_seen_at``; a new price starts a row). The import's
 ``odds_quote`` keeps only the latest price.
 
-Once a match has kicked off, each bookmaker's market whose source gave no closing price gets one
+Once a match has kicked off, each bookmaker's market at each line whose source gave no closing
+price gets one
 from the history: the latest price of each selection first seen before kick-off, stored as
 closing quotes (``is_closing``) marked as the service's own line (``closing_line`` ``seen``), so
 settlement, CLV and fair closing EV read it as they read a source's closing columns and each
@@ -16,9 +18,8 @@ settled pick says which line it used. A source's own closing price, arriving lat
 from collections import defaultdict
 from datetime import timedelta
 
-from engine.markets import MARKETS
-from enums import SEEN_LINE
-from models import Match, OddsQuote, PriceSeen
+from enums import MARKET_SELECTIONS, SEEN_LINE
+from models import Match, OddsQuote, PriceSeen, stored_line
 from services.forecasting import price_cubes
 from store.bulk import insert_rows, update_rows
 
@@ -29,6 +30,7 @@ CLOSE_WITHIN = timedelta(days=7)
 HISTORY_FIELDS = [
     "match",
     "market",
+    "line",
     "bookmaker",
     "selection",
     "price",
@@ -56,6 +58,7 @@ def record(odds_by_match: dict[int, list], source: str, now) -> set[int]:
             PriceSeen.id,
             PriceSeen.match,
             PriceSeen.market,
+            PriceSeen.line,
             PriceSeen.bookmaker,
             PriceSeen.selection,
             PriceSeen.price,
@@ -63,14 +66,15 @@ def record(odds_by_match: dict[int, list], source: str, now) -> set[int]:
         .where(PriceSeen.match.in_(sorted(upcoming)))
         .order_by(PriceSeen.first_seen_at)
     )
-    for row_id, match_id, market, bookmaker, selection, price in query.tuples():
-        latest[(match_id, market, bookmaker, selection)] = (row_id, price)
+    for row_id, match_id, market, line, bookmaker, selection, price in query.tuples():
+        latest[(match_id, market, line, bookmaker, selection)] = (row_id, price)
     new, seen_again, changed = [], [], set()
     for match_id in sorted(upcoming):
         for quote in odds_by_match[match_id]:
             if quote.is_closing:
                 continue
-            key = (match_id, quote.market, quote.bookmaker, quote.selection)
+            line = stored_line(quote.market, quote.line)
+            key = (match_id, quote.market, line, quote.bookmaker, quote.selection)
             before = latest.get(key)
             if before is not None and before[1] == quote.price:
                 if before[0] is not None:
@@ -95,20 +99,18 @@ def close(now) -> set[int]:
     )
     if not kicked:
         return set()
-    closed = {
-        (match_id, market, bookmaker)
-        for match_id, market, bookmaker in OddsQuote.select(
-            OddsQuote.match, OddsQuote.market, OddsQuote.bookmaker
-        )
+    closed = set(
+        OddsQuote.select(OddsQuote.match, OddsQuote.market, OddsQuote.line, OddsQuote.bookmaker)
         .where(OddsQuote.match.in_(list(kicked)) & OddsQuote.is_closing)
         .distinct()
         .tuples()
-    }
+    )
     last = {}
     query = (
         PriceSeen.select(
             PriceSeen.match,
             PriceSeen.market,
+            PriceSeen.line,
             PriceSeen.bookmaker,
             PriceSeen.selection,
             PriceSeen.price,
@@ -117,24 +119,34 @@ def close(now) -> set[int]:
         .where(PriceSeen.match.in_(list(kicked)))
         .order_by(PriceSeen.first_seen_at)
     )
-    for match_id, market, bookmaker, selection, price, first_seen in query.tuples():
-        if first_seen < kicked[match_id] and (match_id, market, bookmaker) not in closed:
-            last[(match_id, market, bookmaker, selection)] = price
+    for match_id, market, line, bookmaker, selection, price, first_seen in query.tuples():
+        if first_seen < kicked[match_id] and (match_id, market, line, bookmaker) not in closed:
+            last[(match_id, market, line, bookmaker, selection)] = price
     books = defaultdict(dict)
-    for (match_id, market, bookmaker, selection), price in last.items():
-        books[(match_id, market, bookmaker)][selection] = price
+    for (match_id, market, line, bookmaker, selection), price in last.items():
+        books[(match_id, market, line, bookmaker)][selection] = price
     rows, given = [], set()
-    for (match_id, market, bookmaker), prices in sorted(books.items()):
-        if set(prices) != set(MARKETS[market]):
-            continue  # a closing line is a whole market
-        for selection in MARKETS[market]:
+    for (match_id, market, line, bookmaker), prices in sorted(books.items()):
+        selections = MARKET_SELECTIONS[market]
+        if set(prices) != set(selections):
+            continue  # a closing line is a whole market at one line
+        for selection in selections:
             rows.append(
-                (match_id, market, True, bookmaker, selection, prices[selection], SEEN_LINE)
+                (match_id, market, line, True, bookmaker, selection, prices[selection], SEEN_LINE)
             )
         given.add(match_id)
     insert_rows(
         OddsQuote,
-        ["match", "market", "is_closing", "bookmaker", "selection", "price", "closing_line"],
+        [
+            "match",
+            "market",
+            "line",
+            "is_closing",
+            "bookmaker",
+            "selection",
+            "price",
+            "closing_line",
+        ],
         rows,
     )
     price_cubes.summarise(given)

@@ -167,7 +167,7 @@ def _run_day(known, now, settings, horizon, backfill, check_clock) -> ReplayDay:
         matches_updated=summary.matches_updated,
         predicted=predicted,
         published=published,
-        settled=settled["won"] + settled["lost"] + settled["void"],
+        settled=settling.settled_count(settled),
         ledger_size=size,
     )
 

@@ -69,7 +69,7 @@ def run(settings, now, source: str | None = None, policy: http.Policy | None = N
         "closing_lines": len(closed),
         "predicted": predicted,
         "published": published,
-        "settled": settled["won"] + settled["lost"] + settled["void"],
+        "settled": settling.settled_count(settled),
         "checkpoint_size": signed["size"] if signed else None,
     }
 

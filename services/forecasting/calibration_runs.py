@@ -8,7 +8,7 @@ import numpy as np
 from clock import utcnow
 from engine import calibration
 from engine import odds as odds_engine
-from engine.markets import MARKETS, ORDERED_MARKETS, outcome_indices
+from engine.markets import FIXED_MARKETS, ORDERED_MARKETS, outcome_indices
 from models import Match, Prediction
 from services.forecasting import price_cubes
 
@@ -37,7 +37,7 @@ def run(window_days: int, settings, now=None) -> dict:
     method = settings["MARGIN_METHOD"]
     closing = _closing_lines(all_matches, method)  # one read of the closing odds, all markets
     markets = {}
-    for market, selections in MARKETS.items():
+    for market, selections in FIXED_MARKETS.items():
         mine = [row for row in rows if row[1] == market]
         at = np.searchsorted(all_matches, np.array([row[0] for row in mine], dtype=np.int64))
         probs = np.array(

@@ -1,16 +1,19 @@
 """The forecast: the walk-forward model over the stored matches (see ``engine.walkforward``),
 pooled with the sharp pre-match line, and the pick and rating of each market at the best price."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from engine import market_ratings, picks, pooling, timeline, walkforward
+from engine import lines, market_ratings, picks, pooling, timeline, walkforward
 from engine import odds as odds_engine
-from engine.markets import MARKETS, outcome_indices
+from engine.markets import FIXED_MARKETS, outcome_indices
+from engine.timeline import DAY
+from enums import LINE_MARKETS, MARKET_SELECTIONS
 from models import Match, Prediction
+from services.forecasting import line_forecast
 from services.forecasting.stored import History, Quotes, all_quotes, group_quotes, history
 
 
@@ -33,6 +36,8 @@ class Forecast:
     source: dict  # market → (n,) what made the published probabilities
     margin_method: str  # how every margin in it was removed
     pre_match: dict  # market → the pre-match price cube the picks were made from
+    #: The markets with a line, one row per match and line (``line_forecast.LineMarket``).
+    lines: dict
 
 
 def _model_input(h: History, quotes: Quotes, now, method: str):
@@ -53,6 +58,7 @@ def _model_input(h: History, quotes: Quotes, now, method: str):
     inputs = walkforward.WalkForwardInput(
         kickoff=h.kickoff,
         group=h.group,
+        league=h.league,
         home=h.home,
         away=h.away,
         home_goals=h.home_goals,
@@ -60,15 +66,27 @@ def _model_input(h: History, quotes: Quotes, now, method: str):
         market=market_probs,
         now=int(now.timestamp()),
         closing=closing_probs,
+        closing_lines=line_forecast.main_lines(
+            len(h.match_id), quotes.closing_lines, method, h.finished
+        ),
     )
     return inputs, market_probs
 
 
-def _run_model(inputs, targets=None, pool_weights=None, progress=None):
+def model_config(settings) -> walkforward.ModelConfig:
+    """The model's settings, with the configured history a league needs."""
+    return replace(
+        walkforward.ModelConfig(), min_league_matches=settings["MODEL_MIN_LEAGUE_MATCHES"]
+    )
+
+
+def _run_model(inputs, config, targets=None, pool_weights=None, progress=None):
     """The walk-forward model over ``inputs`` (only what ``targets`` need, when given)."""
     # The fits are small: a multi-threaded BLAS only fights for the cores (3x slower when busy).
     with threadpool_limits(limits=1, user_api="blas"):
-        return walkforward.run(inputs, rows=targets, pool_weights=pool_weights, progress=progress)
+        return walkforward.run(
+            inputs, config, rows=targets, pool_weights=pool_weights, progress=progress
+        )
 
 
 def _goal_history(output) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +116,7 @@ def _choose_picks(published, quotes: Quotes, history, settings) -> tuple[dict, d
     Returns ``(best, quality, choice)`` keyed by market (see :class:`Forecast`)."""
     thresholds = _thresholds(settings)
     best, quality, choice = {}, {}, {}
-    for market in MARKETS:
+    for market in FIXED_MARKETS:
         cube = quotes.pre_match[market]
         prices, book = odds_engine.best_prices(cube.prices, cube.bookmakers)
         names = np.array([*cube.bookmakers, None], dtype=object)  # index -1: no bookmaker
@@ -111,9 +129,20 @@ def _choose_picks(published, quotes: Quotes, history, settings) -> tuple[dict, d
         selection, edge, growth = picks.choose(
             published[market], prices, settings["PICK_MIN_EDGE"], settings["PICK_MIN_GROWTH"]
         )
+        if market not in settings["PICK_MARKETS"]:
+            selection = np.full_like(selection, -1)  # a market without picks (config.py)
         rating = picks.rate(growth, quality[market][0], thresholds)
         choice[market] = (selection, edge, growth, rating)
     return best, quality, choice
+
+
+def _unseen_pick_nothing(choice, seen) -> dict:
+    """``choice`` without a pick (nor a rating) where the goal model has not seen the row's
+    league (``seen`` (n,) False): its forecast there is the market's, or the model's prior."""
+    return {
+        market: (np.where(seen, selection, -1), edge, growth, np.where(seen, rating, ""))
+        for market, (selection, edge, growth, rating) in choice.items()
+    }
 
 
 def forecast(now, settings, match_ids=None, country=None, progress=None) -> Forecast | None:
@@ -124,17 +153,34 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
     if h is None:
         return None
     targets, pool_weights = None, None
+    config = model_config(settings)
     if match_ids is None:
         quotes = all_quotes(h)
     else:
         targets = np.flatnonzero(np.isin(h.match_id, match_ids))
         cutoff = int(timeline.cutoff(h.kickoff[targets].min(), int(now.timestamp())))
         quotes = group_quotes(h, targets, cutoff)
-        pool_weights = stored_pool_weights(datetime.fromtimestamp(cutoff, UTC))
+        pool_weights = stored_pool_weights(datetime.fromtimestamp(cutoff, UTC), config)
     inputs, market_probs = _model_input(h, quotes, now, settings["MARGIN_METHOD"])
-    output = _run_model(inputs, targets, pool_weights, progress)
-    best, quality, choice = _choose_picks(output.published, quotes, _goal_history(output), settings)
-    source = {market: _source(output, market, market_probs[market]) for market in MARKETS}
+    output = _run_model(inputs, config, targets, pool_weights, progress)
+    goal_history = _goal_history(output)
+    seen = output.league_history >= config.min_league_matches
+    best, quality, choice = _choose_picks(output.published, quotes, goal_history, settings)
+    choice = _unseen_pick_nothing(choice, seen)
+    source = {market: _source(output, market, market_probs[market]) for market in FIXED_MARKETS}
+    has_result = np.isfinite(h.home_goals) & (h.kickoff < int(now.timestamp()))
+    lines = line_forecast.forecast(
+        h,
+        output,
+        quotes.pre_match_lines,
+        settings,
+        _thresholds(settings),
+        goal_history,
+        has_result,
+        allowed=seen,
+        pool_weights=None if pool_weights is None else pool_weights.get("lines"),
+    )
+    line_forecast.one_total_pick(choice["ou25"], lines["ou"], len(h.match_id))
     return Forecast(
         h.match_id,
         h.kickoff,
@@ -151,6 +197,7 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
         source,
         settings["MARGIN_METHOD"],
         quotes.pre_match,
+        lines,
     )
 
 
@@ -166,13 +213,27 @@ def _source(output, market, market_probs) -> np.ndarray:
     )
 
 
-def stored_pool_weights(before: datetime) -> dict[str, float]:
-    """Per market, the pool weight fitted (as the backfill fits it) on the stored predictions
-    of every finished match that kicked off before ``before``: what a single match's refresh
-    uses instead of re-running every group."""
+def stored_pool_weights(before: datetime, config: walkforward.ModelConfig) -> dict:
+    """Per market, the pool weight fitted (as the backfill fits it) on the stored predictions of
+    the finished matches that kicked off before ``before`` while the goal model had seen their
+    league: what a single match's refresh uses instead of re-running every group. The markets
+    with a line have one per line, under ``"lines"``: ``{market: {line: weight}}``."""
+    results = (
+        Match.select(Match.league, Match.kickoff_at)
+        .where((Match.status == "finished") & (Match.kickoff_at < before))
+        .tuples()
+    )
+    played = {}
+    for league, kickoff in results.iterator():
+        played.setdefault(league, []).append(kickoff.timestamp())
+    played = {league: np.sort(np.array(times, dtype=np.int64)) for league, times in played.items()}
+    window = int(config.window_days) * DAY
     rows = (
         Prediction.select(
             Prediction.market,
+            Prediction.line,
+            Match.league,
+            Prediction.fitted_at,
             Prediction.model_probabilities,
             Prediction.market_probabilities,
             Match.home_goals,
@@ -187,22 +248,56 @@ def stored_pool_weights(before: datetime) -> dict[str, float]:
         .order_by(Match.kickoff_at, Match.id)  # the weight is validated on later matches
         .tuples()
     )
-    model = {market: [] for market in MARKETS}
-    market_side = {market: [] for market in MARKETS}
-    scores = {market: [] for market in MARKETS}
-    for market, goal_model, line, home_goals, away_goals in rows.iterator():
-        model[market].append([goal_model[name] for name in MARKETS[market]])
-        market_side[market].append([line[name] for name in MARKETS[market]])
-        scores[market].append((home_goals, away_goals))
-    weights = {}
-    config = walkforward.ModelConfig()
-    for market, selections in MARKETS.items():
-        score = np.array(scores[market], dtype=float).reshape(-1, 2)
-        weights[market] = pooling.fit_weight(
-            np.array(model[market], dtype=float).reshape(-1, len(selections)),
-            np.array(market_side[market], dtype=float).reshape(-1, len(selections)),
-            outcome_indices(score[:, 0], score[:, 1])[market],
-            prior=config.pool_prior_weight,
-            min_rows=config.min_pool_rows,
+    rows = list(rows)
+    if rows:
+        # The backfill trained on a row only where the goal model had seen its league.
+        league = np.array([row[2] for row in rows], dtype=np.int64)
+        cut = np.array([int(row[3].timestamp()) for row in rows], dtype=np.int64)
+        seen = np.zeros(len(rows), dtype=np.int64)
+        for value in np.unique(league).tolist():
+            mine = league == value
+            times = played.get(value, np.empty(0, dtype=np.int64))
+            seen[mine] = np.searchsorted(times, cut[mine]) - np.searchsorted(
+                times, cut[mine] - window
+            )
+        rows = [
+            row for row, keep in zip(rows, seen >= config.min_league_matches, strict=True) if keep
+        ]
+    found = {market: [] for market in MARKET_SELECTIONS}
+    for market, line, _league, _fitted, goal_model, sharp, home_goals, away_goals in rows:
+        names = MARKET_SELECTIONS[market]
+        found[market].append(
+            (
+                [goal_model[name] for name in names],
+                [sharp[name] for name in names],
+                home_goals,
+                away_goals,
+                line,
+            )
         )
+    weights = {"lines": {}}
+    for market, items in found.items():
+        k = len(MARKET_SELECTIONS[market])
+        goal_model = np.array([item[0] for item in items], dtype=float).reshape(-1, k)
+        sharp = np.array([item[1] for item in items], dtype=float).reshape(-1, k)
+        score = np.array([item[2:4] for item in items], dtype=float).reshape(-1, 2)
+        line = np.array([item[4] for item in items], dtype=float)
+
+        def fitted(chosen, outcome, goal_model=goal_model, sharp=sharp):
+            return pooling.fit_weight(
+                goal_model[chosen],
+                sharp[chosen],
+                outcome[chosen],
+                prior=config.pool_prior_weight,
+                min_rows=config.min_pool_rows,
+            )
+
+        if market in LINE_MARKETS:
+            outcome = lines.outcome_index(market, line, score[:, 0], score[:, 1])
+            weights["lines"][market] = {
+                value: fitted(line == value, outcome) for value in np.unique(line).tolist()
+            }
+        else:
+            everything = np.ones(len(items), dtype=bool)
+            weights[market] = fitted(everything, outcome_indices(score[:, 0], score[:, 1])[market])
     return weights

@@ -7,7 +7,7 @@ from datetime import datetime
 import numpy as np
 
 from engine import walkforward
-from enums import KICKED_OFF_STATUSES
+from enums import KICKED_OFF_STATUSES, LINE_MARKETS
 from models import MatchIntelligence, Pick, Prediction
 from services import routes
 from services.forecasting import price_cubes
@@ -45,9 +45,9 @@ def _of_matches(model, columns, match_ids):
         yield from model.select(*columns).where(model.match.in_(chunk)).tuples()
 
 
-def _ids_by_market(model, match_ids) -> dict:
-    """``{(match, market): id}`` of ``model``'s rows (predictions or picks) for ``match_ids``."""
-    rows = _of_matches(model, (model.id, model.match, model.market), match_ids)
+def _pick_ids(match_ids) -> dict:
+    """``{(match, market): id}`` of the picks of ``match_ids``."""
+    rows = _of_matches(Pick, (Pick.id, Pick.match, Pick.market), match_ids)
     return {(match_id, market): row_id for row_id, match_id, market in rows}
 
 
@@ -81,14 +81,26 @@ def _upcoming(fc: Forecast, rows, now, predicted) -> np.ndarray:
     )
 
 
+def _key(record) -> tuple:
+    """A prediction's key: its match, market and line."""
+    return record["match"], record["market"], record["line"]
+
+
 def _published_probabilities(records) -> dict | None:
-    """``{(match, market): probabilities}`` stored for the live ``records`` before they are
-    written (None when nobody subscribes to ``prediction.updated``: nothing to compare)."""
+    """``{(match, market, line): probabilities}`` stored for the live ``records`` before they
+    are written (None when nobody subscribes to ``prediction.updated``: nothing to compare)."""
     if not records or not events.subscribed("prediction.updated"):
         return None
-    columns = (Prediction.match, Prediction.market, Prediction.probabilities)
+    columns = (Prediction.match, Prediction.market, Prediction.line, Prediction.probabilities)
     rows = _of_matches(Prediction, columns, (record["match"] for record in records))
-    return {(match_id, market): probabilities for match_id, market, probabilities in rows}
+    return {(match_id, market, line): chances for match_id, market, line, chances in rows}
+
+
+def _prediction_ids(match_ids) -> dict:
+    """``{(match, market, line): id}`` of the predictions of ``match_ids``."""
+    columns = (Prediction.id, Prediction.match, Prediction.market, Prediction.line)
+    rows = _of_matches(Prediction, columns, match_ids)
+    return {(match_id, market, line): row_id for row_id, match_id, market, line in rows}
 
 
 def _emit_predictions(records, before, now) -> None:
@@ -96,23 +108,21 @@ def _emit_predictions(records, before, now) -> None:
     probabilities changed (a refresh that changes nothing tells nobody)."""
     if before is None:
         return
-    changed = [
-        record
-        for record in records
-        if before.get((record["match"], record["market"])) != record["probabilities"]
-    ]
+    changed = [record for record in records if before.get(_key(record)) != record["probabilities"]]
     if not changed:
         return
-    ids = _ids_by_market(Prediction, (record["match"] for record in changed))
+    ids = _prediction_ids(record["match"] for record in changed)
     events.emit(
         "prediction.updated",
         [
             {
-                "id": ids[(record["match"], record["market"])],
+                "id": ids[_key(record)],
                 "path": routes.match(record["match"]),
                 "match_id": record["match"],
                 "market": record["market"],
+                "line": record["line"],
                 "probabilities": record["probabilities"],
+                "model_probabilities": record["model_probabilities"],
                 "source": record["source"],
                 "made_at": events.moment(record["made_at"]),
             }
@@ -139,7 +149,7 @@ def _emit_picks(records, held, fc: Forecast, now) -> None:
     if not made:
         return
     kickoff = dict(zip(fc.match_id.tolist(), fc.kickoff.tolist(), strict=True))
-    ids = _ids_by_market(Pick, (record["match"] for record in made))
+    ids = _pick_ids(record["match"] for record in made)
     events.emit(
         "pick.published",
         [
@@ -150,6 +160,7 @@ def _emit_picks(records, held, fc: Forecast, now) -> None:
                     "match_id": record["match"],
                     "kickoff_at": events.moment(moment(kickoff[record["match"]])),
                     "market": record["market"],
+                    "line": record["line"],
                     "rating": record["rating"],
                     "selection": record["selection"],
                     "odds": record["odds"],
@@ -163,6 +174,39 @@ def _emit_picks(records, held, fc: Forecast, now) -> None:
         ],
         now,
     )
+
+
+def _line_cubes(fc: Forecast, rows) -> dict:
+    """The pre-match line cubes the picks of ``rows`` were made from, their match rows moved
+    onto positions in ``rows`` (as :func:`price_cubes.load_lines` gives them for those
+    matches)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cubes = {}
+    for market, lm in fc.lines.items():
+        cube = lm.pre_match
+        mine = np.flatnonzero(np.isin(cube.match_row, rows))
+        order = np.argsort(rows, kind="stable")
+        cubes[market] = price_cubes.LineCube(
+            order[np.searchsorted(rows[order], cube.match_row[mine])],
+            cube.line[mine],
+            cube.prices[mine],
+            cube.bookmakers,
+        )
+    return cubes
+
+
+def _drop_unquoted_lines(records, match_ids) -> None:
+    """Delete the predictions of ``match_ids`` at lines of a market with lines that
+    ``records`` (their new predictions) no longer hold: a line nobody quotes any more."""
+    kept = {_key(record) for record in records if record["market"] in LINE_MARKETS}
+    columns = (Prediction.id, Prediction.match, Prediction.market, Prediction.line)
+    stale = [
+        row_id
+        for row_id, match_id, market, line in _of_matches(Prediction, columns, match_ids)
+        if market in LINE_MARKETS and (match_id, market, line) not in kept
+    ]
+    for start in range(0, len(stale), BATCH):
+        Prediction.delete().where(Prediction.id.in_(stale[start : start + BATCH])).execute()
 
 
 def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) -> dict:
@@ -193,7 +237,8 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) ->
     predictions = prediction_rows(fc, fresh, live, now)
     live_predictions = [record for record in predictions if record["is_live"]]
     before_live = _published_probabilities(live_predictions)
-    _upsert(Prediction, predictions, ("match", "market"))
+    _drop_unquoted_lines(predictions, [int(fc.match_id[row]) for row in fresh])
+    _upsert(Prediction, predictions, ("match", "market", "line"))
     _emit_predictions(live_predictions, before_live, now)
     intel = intelligence_rows(fc, rows.tolist() if refresh_intelligence else fresh, now)
     _upsert(MatchIntelligence, intel, ("match",))
@@ -215,7 +260,11 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) ->
             market: price_cubes.Cube(cube.prices[ahead_rows], cube.bookmakers)
             for market, cube in fc.pre_match.items()
         }
-        summaries = price_cubes.summary_rows(upcoming_ids, pre_match, closing)
+        lines = (
+            _line_cubes(fc, ahead_rows),
+            price_cubes.load_lines(fc.match_id[ahead_rows], closing=True),
+        )
+        summaries = price_cubes.summary_rows(upcoming_ids, pre_match, closing, lines)
         price_cubes.write_summaries(upcoming_ids, summaries)
     published = signed_log.publish_new(upcoming_ids, now, walkforward.MODEL_VERSION)
     return {

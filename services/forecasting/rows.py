@@ -5,7 +5,9 @@ from datetime import UTC, datetime
 import numpy as np
 
 from engine import intelligence, walkforward
-from engine.markets import MARKETS
+from engine.markets import FIXED_MARKETS
+from enums import MARKET_SELECTIONS
+from models import stored_line
 from schemas.common import dump_known
 from schemas.matches import IntelligencePayloadSchema
 from services.forecasting.forecast import Forecast
@@ -13,38 +15,71 @@ from services.forecasting.forecast import Forecast
 
 def probabilities_of(market, row):
     """``{selection: probability}`` of one row of a market's probabilities."""
-    return dict(zip(MARKETS[market], (float(p) for p in row), strict=True))
+    return dict(zip(MARKET_SELECTIONS[market], (float(p) for p in row), strict=True))
+
+
+def _prediction(fc: Forecast, market, row, is_live, now, view) -> dict:
+    """One prediction record of match row ``row``; ``view`` holds the market's arrays at the
+    row (``line``, ``published``, ``model``, ``sharp``, ``pool_weight``, ``source``,
+    ``quality``, ``parts``)."""
+    sharp = view["sharp"]
+    return {
+        "match": int(fc.match_id[row]),
+        "market": market,
+        "line": view["line"],
+        "probabilities": probabilities_of(market, view["published"]),
+        "model_probabilities": probabilities_of(market, view["model"]),
+        "market_probabilities": (
+            probabilities_of(market, sharp) if np.isfinite(sharp).all() else None
+        ),
+        "pool_weight": float(view["pool_weight"]),
+        "source": str(view["source"]),
+        "model_name": walkforward.MODEL_NAME,
+        "model_version": walkforward.MODEL_VERSION,
+        "margin_method": fc.margin_method,
+        "made_at": now,
+        "fitted_at": moment(fc.output.fitted_at[row]),
+        "data_quality": float(view["quality"]),
+        "data_quality_parts": {name: float(part) for name, part in view["parts"].items()},
+        "is_live": bool(is_live),
+    }
 
 
 def prediction_rows(fc: Forecast, rows, live, now) -> list[dict]:
-    """The predictions of ``rows``, made at ``now``; ``live`` says which of them are live."""
+    """The predictions of ``rows``, made at ``now`` (every line quoted of the markets with a
+    line); ``live`` says which of them are live."""
     out = fc.output
     records = []
     for row, is_live in zip(rows, live, strict=True):
-        for market in MARKETS:
+        for market in FIXED_MARKETS:
             score, parts = fc.quality[market]
-            sharp = fc.market_probs[market][row]
-            records.append(
-                {
-                    "match": int(fc.match_id[row]),
-                    "market": market,
-                    "probabilities": probabilities_of(market, out.published[market][row]),
-                    "model_probabilities": probabilities_of(market, out.model[market][row]),
-                    "market_probabilities": (
-                        probabilities_of(market, sharp) if np.isfinite(sharp).all() else None
-                    ),
-                    "pool_weight": float(out.pool_weight[market][row]),
-                    "source": str(fc.source[market][row]),
-                    "model_name": walkforward.MODEL_NAME,
-                    "model_version": walkforward.MODEL_VERSION,
-                    "margin_method": fc.margin_method,
-                    "made_at": now,
-                    "fitted_at": moment(out.fitted_at[row]),
-                    "data_quality": float(score[row]),
-                    "data_quality_parts": {name: float(part[row]) for name, part in parts.items()},
-                    "is_live": bool(is_live),
-                }
-            )
+            view = {
+                "line": stored_line(market, None),
+                "published": out.published[market][row],
+                "model": out.model[market][row],
+                "sharp": fc.market_probs[market][row],
+                "pool_weight": out.pool_weight[market][row],
+                "source": fc.source[market][row],
+                "quality": score[row],
+                "parts": {name: part[row] for name, part in parts.items()},
+            }
+            records.append(_prediction(fc, market, row, is_live, now, view))
+    live_of = dict(zip(rows, live, strict=True))
+    for market, lm in fc.lines.items():
+        score, parts = lm.quality
+        for at in lm.rows_of(rows).tolist():
+            row = int(lm.match_row[at])
+            view = {
+                "line": float(lm.line[at]),
+                "published": lm.published[at],
+                "model": lm.model[at],
+                "sharp": lm.market_probs[at],
+                "pool_weight": lm.pool_weight[at],
+                "source": lm.source[at],
+                "quality": score[at],
+                "parts": {name: part[at] for name, part in parts.items()},
+            }
+            records.append(_prediction(fc, market, row, live_of[row], now, view))
     return records
 
 
@@ -53,31 +88,58 @@ def moment(epoch):
     return datetime.fromtimestamp(int(epoch), UTC)
 
 
+def _pick(fc: Forecast, market, row, at, chosen, is_live, now, arrays) -> dict:
+    """One pick record of match row ``row``, from index ``at`` of the market's ``arrays``
+    (``line`` (or None for the market's own), ``best``, ``published``, ``choice``,
+    ``quality``)."""
+    prices, books = arrays["best"]
+    _, edge, _, rating = arrays["choice"]
+    line = arrays["line"]
+    return {
+        "match": int(fc.match_id[row]),
+        "market": market,
+        "line": stored_line(market, None if line is None else float(line[at])),
+        "selection": MARKET_SELECTIONS[market][chosen],
+        "bookmaker": books[at, chosen],
+        "odds": float(prices[at, chosen]),
+        "probability": float(arrays["published"][at, chosen]),
+        "edge": float(edge[at]),
+        "rating": str(rating[at]),
+        "data_quality": float(arrays["quality"][0][at]),
+        "is_live": bool(is_live),
+        "created_at": now,
+    }
+
+
 def pick_rows(fc: Forecast, rows, live, now) -> list[dict]:
     """The picks of ``rows``, made at ``now``; ``live`` says which of them are live."""
     records = []
-    for market in MARKETS:
-        selection, edge, _, rating = fc.choice[market]
-        prices, books = fc.best[market]
+    for market in FIXED_MARKETS:
+        arrays = {
+            "line": None,
+            "best": fc.best[market],
+            "published": fc.output.published[market],
+            "choice": fc.choice[market],
+            "quality": fc.quality[market],
+        }
         for row, is_live in zip(rows, live, strict=True):
-            chosen = selection[row]
-            if chosen < 0:
-                continue
-            records.append(
-                {
-                    "match": int(fc.match_id[row]),
-                    "market": market,
-                    "selection": MARKETS[market][chosen],
-                    "bookmaker": books[row, chosen],
-                    "odds": float(prices[row, chosen]),
-                    "probability": float(fc.output.published[market][row, chosen]),
-                    "edge": float(edge[row]),
-                    "rating": str(rating[row]),
-                    "data_quality": float(fc.quality[market][0][row]),
-                    "is_live": bool(is_live),
-                    "created_at": now,
-                }
-            )
+            chosen = fc.choice[market][0][row]
+            if chosen >= 0:
+                records.append(_pick(fc, market, row, row, chosen, is_live, now, arrays))
+    for market, lm in fc.lines.items():
+        arrays = {
+            "line": lm.line,
+            "best": lm.best,
+            "published": lm.published,
+            "choice": lm.choice,
+            "quality": lm.quality,
+        }
+        picked = lm.picked(len(fc.match_id))
+        for row, is_live in zip(rows, live, strict=True):
+            at = picked[row]
+            if at >= 0:
+                chosen = lm.choice[0][at]
+                records.append(_pick(fc, market, row, at, chosen, is_live, now, arrays))
     return records
 
 
@@ -95,7 +157,7 @@ def _ratings_view(fc: Forecast, row) -> dict | None:
         "covered": bool(ratings.covered[row]),
         "probabilities": {
             market: probabilities_of(market, ratings.probabilities[market][row])
-            for market in MARKETS
+            for market in FIXED_MARKETS
         },
         "priced_matches": {
             "home": int(ratings.priced_home[row]),
@@ -125,7 +187,8 @@ def intelligence_rows(fc: Forecast, rows, now) -> list[dict]:
                 "home_advantage": float(home_advantage),
             },
             "probabilities": {
-                market: probabilities_of(market, out.dixon_coles[market][row]) for market in MARKETS
+                market: probabilities_of(market, out.dixon_coles[market][row])
+                for market in FIXED_MARKETS
             },
             "expected_goals": _sides(out.expected_goals, row),
             "history_matches": {

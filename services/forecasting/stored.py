@@ -1,7 +1,7 @@
 """The stored matches and their quotes as the forecast reads them: every match of a country (or
 all) in kick-off order, and the price cubes a backfill or a refresh of some of them needs."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,6 +23,7 @@ class History:
     home_goals: np.ndarray  # NaN without a result
     away_goals: np.ndarray
     group: np.ndarray  # the model's groups: one per country
+    league: np.ndarray  # the league id: where history is counted and pool weights fitted
     finished: np.ndarray
 
 
@@ -38,6 +39,7 @@ def history(country=None) -> History | None:
             Match.home_goals,
             Match.away_goals,
             League.country,
+            League.id,
         )
         .join(League)
         .order_by(Match.kickoff_at, Match.id)
@@ -47,7 +49,7 @@ def history(country=None) -> History | None:
     rows = list(query.tuples())
     if not rows:
         return None
-    match_id, kickoff, status, home, away, hg, ag, countries = zip(*rows, strict=True)
+    match_id, kickoff, status, home, away, hg, ag, countries, leagues = zip(*rows, strict=True)
     status = np.array(status)
     finished = status == "finished"
     groups = {name: index for index, name in enumerate(sorted(set(countries)))}
@@ -60,6 +62,7 @@ def history(country=None) -> History | None:
         home_goals=np.where(finished, np.array(hg, dtype=float), np.nan),
         away_goals=np.where(finished, np.array(ag, dtype=float), np.nan),
         group=np.array([groups[name] for name in countries], dtype=np.int64),
+        league=np.array(leagues, dtype=np.int64),
         finished=finished,
     )
 
@@ -76,12 +79,25 @@ def _scattered(match_id, wanted, closing: bool) -> dict[str, price_cubes.Cube]:
     return cubes
 
 
+def _scattered_lines(match_id, wanted, closing: bool) -> dict[str, price_cubes.LineCube]:
+    """Line cubes of the ``wanted`` rows of ``match_id``, their match rows indexing
+    ``match_id``."""
+    rows = np.flatnonzero(wanted)
+    loaded = price_cubes.load_lines(match_id[rows], closing=closing)
+    return {
+        market: replace(cube, match_row=rows[cube.match_row]) for market, cube in loaded.items()
+    }
+
+
 @dataclass
 class Quotes:
-    """The quote cubes a forecast reads: pre-match and closing, per market."""
+    """The quote cubes a forecast reads: pre-match and closing, per market; the markets with a
+    line as line cubes (one row per match and line)."""
 
     pre_match: dict[str, price_cubes.Cube]
     closing: dict[str, price_cubes.Cube]
+    pre_match_lines: dict[str, price_cubes.LineCube]
+    closing_lines: dict[str, price_cubes.LineCube]
 
 
 def all_quotes(h: History) -> Quotes:
@@ -89,6 +105,8 @@ def all_quotes(h: History) -> Quotes:
     return Quotes(
         price_cubes.load(h.match_id, closing=False, only_listed=False),
         price_cubes.load(h.match_id, closing=True, only_listed=False),
+        price_cubes.load_lines(h.match_id, closing=False, only_listed=False),
+        price_cubes.load_lines(h.match_id, closing=True, only_listed=False),
     )
 
 
@@ -98,7 +116,11 @@ def group_quotes(h: History, targets, cutoff: int) -> Quotes:
     a forecast may depend on what is only known once it kicks off)."""
     window = walkforward.RATINGS_CONFIG.window_days * DAY
     learning = h.finished & (h.kickoff >= cutoff - window) & (h.kickoff < cutoff)
+    wanted = np.zeros(len(h.match_id), dtype=bool)
+    wanted[targets] = True
     return Quotes(
-        _scattered(h.match_id, targets, closing=False),
+        _scattered(h.match_id, wanted, closing=False),
         _scattered(h.match_id, learning, closing=True),
+        _scattered_lines(h.match_id, wanted, closing=False),
+        _scattered_lines(h.match_id, learning, closing=True),
     )

@@ -48,6 +48,7 @@ MATCH_COLUMNS = {
 PICK_FIELDS = (
     "id",
     "market",
+    "line",
     "selection",
     "bookmaker",
     "odds",
@@ -69,7 +70,9 @@ PICK_FIELDS = (
 
 PREDICTION_FIELDS = (
     "market",
+    "line",
     "probabilities",
+    "model_probabilities",
     "market_probabilities",
     "source",
     "model_name",
@@ -84,6 +87,7 @@ PREDICTION_FIELDS = (
 
 SUMMARY_FIELDS = (
     "market",
+    "line",
     "selection",
     "best_price",
     "best_bookmaker",
@@ -228,23 +232,25 @@ def _rows(model, names, ids, order):
 
 
 def _odds(ids):
-    """``(match_id, market summary)`` per match and market, markets and selections in order."""
+    """``(match_id, market summary)`` per match, market and line, markets and selections in
+    order (the lines of a market in theirs, as the summaries were written)."""
     rows = _rows(OddsSummary, SUMMARY_FIELDS, ids, (OddsSummary.match, OddsSummary.id))
     current = None
     for row in rows:
-        match_id, market = row.pop("match_id"), row.pop("market")
+        match_id, market, line = row.pop("match_id"), row.pop("market"), row.pop("line")
         bookmakers = row.pop("bookmakers")
-        if current is None or current[0] != match_id or current[1]["market"] != market:
+        if current is None or (match_id, market, line) != current[0]:
             if current is not None:
-                yield current
-            current = (match_id, {"market": market, "bookmakers": bookmakers, "selections": []})
+                yield current[0][0], current[1]
+            summary = {"market": market, "line": line, "bookmakers": bookmakers, "selections": []}
+            current = ((match_id, market, line), summary)
         current[1]["selections"].append(row)
     if current is not None:
-        yield current
+        yield current[0][0], current[1]
 
 
 def _predictions(ids):
-    """``(match_id, prediction)`` per match and market."""
+    """``(match_id, prediction)`` per match, market and line."""
     for row in _rows(Prediction, PREDICTION_FIELDS, ids, (Prediction.match, Prediction.id)):
         row["is_live"] = bool(row["is_live"])
         yield row.pop("match_id"), row

@@ -2,20 +2,24 @@
 
 from enums import MARKETS, PICK_RATINGS
 from models import Match
+from schemas.numbers import wire_line
 from services.queries import within
 from services.reads import cards
 
 
-def for_day(day, ratings=None, markets=None, viewer=None, now=None) -> dict:
+def for_day(day, ratings=None, markets=None, line=None, viewer=None, now=None) -> dict:
     """The picks of matches kicking off on ``day`` (a span; its UTC day counts), ordered by
-    kick-off, then rating (A first), market and id; filtered by rating and market."""
+    kick-off, then rating (A first), market and id; filtered by rating, market and line (as
+    the answer writes it: see ``schemas.numbers.wire_line``)."""
     day = day.whole_day()
     query = within(cards.matches(), Match.kickoff_at, day, day)
     items = []
     for card in cards.build(query, viewer, include=("picks",), now=now):
         for pick in card.pop("picks"):
-            if (ratings and pick["rating"] not in ratings) or (
-                markets and pick["market"] not in markets
+            if (
+                (ratings and pick["rating"] not in ratings)
+                or (markets and pick["market"] not in markets)
+                or (line is not None and wire_line(pick["market"], pick["line"]) != line)
             ):
                 continue
             items.append({**pick, "match": card})

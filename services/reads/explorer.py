@@ -7,7 +7,7 @@ import numpy as np
 
 from engine import comparable as comparable_engine
 from engine import picks as picks_engine
-from engine.markets import MARKETS, outcome_indices
+from engine.markets import FIXED_MARKETS, outcome_indices
 from enums import COMPARABLE_DEFAULT
 from models import Match, Prediction, data_version
 from services.queries import match_filters, within
@@ -45,7 +45,7 @@ def _of_market(items, market):
 
 def _selections(market, prediction, odds) -> list[dict]:
     """Per selection: the published probability, the best price and its bookmaker, the edge."""
-    names = MARKETS[market]
+    names = FIXED_MARKETS[market]
     prices = {row["selection"]: row for row in odds["selections"]} if odds else {}
     shares = prediction["probabilities"] if prediction else None  # None too when sealed
     probability = [shares[name] if shares else None for name in names]
@@ -81,7 +81,7 @@ class _History:
 
 def _history(market) -> _History:
     """Read ``market``'s finished history once: every later question is a few array masks."""
-    names = MARKETS[market]
+    names = FIXED_MARKETS[market]
     rows = list(
         Prediction.select(
             Prediction.match,
@@ -154,7 +154,7 @@ def comparable(
     target = cards.one(match_id, viewer, include=("predictions",), now=now)
     prediction = _of_market(target.pop("predictions"), market)
     locked = target.pop("sealed")
-    names = MARKETS[market]
+    names = FIXED_MARKETS[market]
     found = {
         "match": target,
         "market": market,

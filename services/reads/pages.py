@@ -6,8 +6,9 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from peewee import fn
 
-from engine.markets import outcome
-from enums import MARKET_SELECTIONS, MARKETS, PICK_RATINGS
+from engine import lines
+from engine.markets import FIXED_MARKETS, outcome
+from enums import GOAL_SOURCES, LINE_MARKETS, MARKET_SELECTIONS, MARKETS, PICK_RATINGS
 from errors import NotFound
 from models import LedgerCheckpoint, Match, Operation, Pick, Prediction
 from schemas.ops import RESULT_SCHEMAS
@@ -34,7 +35,13 @@ CURVE_POINTS = 120
 EV_BIN_WIDTH = 0.025
 EV_RANGE = (-0.2, 0.2)
 
-MARKET_NAMES = {"1x2": "Match result", "ou25": "Over/under 2.5 goals", "btts": "Both teams score"}
+MARKET_NAMES = {
+    "1x2": "Match result",
+    "ou25": "Over/under 2.5 goals",
+    "btts": "Both teams score",
+    "ah": "Asian handicap",
+    "ou": "Over/under goals",
+}
 #: How a page names each competition type (the wire's slugs are for programs).
 COMPETITION_TYPE_NAMES = {
     "top-flight": "Top flights",
@@ -51,8 +58,44 @@ SELECTION_NAMES = {
 }
 
 
-def selection_name(selection: str, home: str, away: str) -> str:
-    """How a page names a selection (the teams' names for the 1x2 sides)."""
+#: How a prediction page heads the market's fair probabilities (the sharp line de-margined),
+#: the published column too where they are what is published.
+FAIR_NAME = "Market (fair)"
+
+
+def _shares(probabilities: dict | None, home: str, away: str) -> list | None:
+    """The 1x2 ``(name, share)`` pairs of ``probabilities`` (None when there are none, or they
+    are withheld)."""
+    if not probabilities:
+        return None
+    return [(selection_name(s, home, away), probabilities[s]) for s in MARKET_SELECTIONS["1x2"]]
+
+
+def _headline(card: dict, home: str, away: str) -> dict | None:
+    """A match's published 1x2 as a table cell shows it: whose numbers they are (``source``
+    and its ``label``), the shares, and the goal model's own beside them where the published
+    ones are the market's (``model``, else None); None without a 1x2 prediction or while it is
+    withheld."""
+    found = next((p for p in card["predictions"] if p["market"] == "1x2"), None)
+    if found is None or found["probabilities"] is None:
+        return None
+    source = found["source"]
+    return {
+        "source": source,
+        "label": seo.FORECAST_NAMES[source],
+        "shares": _shares(found["probabilities"], home, away),
+        "model": _shares(found["model_probabilities"], home, away) if source == "market" else None,
+    }
+
+
+def selection_name(selection: str, home: str, away: str, market="1x2", line=None) -> str:
+    """How a page names a selection (the teams' names for the 1x2 sides; a side and its
+    handicap for an Asian handicap, "Over 2.75" for an over/under at a line)."""
+    if market == "ah":
+        team, handicap = (home, line) if selection == "home" else (away, -line)
+        return f"{team} {handicap:+g}".replace("-", "−")
+    if market == "ou":
+        return f"{selection.capitalize()} {line:g}"
     return {"home": f"{home} win", "away": f"{away} win"}.get(
         selection, SELECTION_NAMES.get(selection, selection)
     )
@@ -67,8 +110,9 @@ def _best_pick(picks: list) -> dict | None:
 
 
 def landing(viewer, now: datetime, days: int = LANDING_DAYS) -> dict:
-    """Today's and the coming days' matches, by UTC day, each with its published 1x2 (None when
-    there is none or it is locked) and its best pick under the premium rule."""
+    """Today's and the coming days' matches, by UTC day, each with its published 1x2 as
+    :func:`_headline` gives it (None when there is none or it is locked) and its best pick under
+    the premium rule."""
     start = datetime.combine(now.date(), time(0), tzinfo=UTC)
     end = start + timedelta(days=days)
     query = (
@@ -79,19 +123,13 @@ def landing(viewer, now: datetime, days: int = LANDING_DAYS) -> dict:
     )
     grouped = {}
     for card in cards.build(query, viewer, ("predictions", "picks"), now):
-        headline = next((p for p in card["predictions"] if p["market"] == "1x2"), None)
         home, away = card["home_team"]["name"], card["away_team"]["name"]
-        shares = headline["probabilities"] if headline else None
         grouped.setdefault(card["kickoff_at"].date(), []).append(
             {
                 **{key: card[key] for key in ("slug", "kickoff_at", "status", "league", "score")},
                 "home": home,
                 "away": away,
-                "probabilities": (
-                    [(selection_name(s, home, away), shares[s]) for s in MARKET_SELECTIONS["1x2"]]
-                    if shares
-                    else None
-                ),
+                "forecast": _headline(card, home, away),
                 "sealed": card["sealed"],
                 "pick": _named(_best_pick(card["picks"]), home, away),
             }
@@ -108,25 +146,31 @@ def _named(pick: dict | None, home: str, away: str) -> dict | None:
     the pick is locked)."""
     if pick is None:
         return None
-    selection = pick["selection"] and selection_name(pick["selection"], home, away)
+    selection = pick["selection"] and selection_name(
+        pick["selection"], home, away, pick["market"], pick.get("line")
+    )
     return {**pick, "name": selection, "market_name": MARKET_NAMES[pick["market"]]}
 
 
-def _outcome(card: dict, market: str = "1x2") -> str | None:
-    """The selection of ``market`` that a finished match's final score settles (None before
-    the match is finished with a score)."""
+def _outcome(card: dict, market: str = "1x2", line=None) -> str | None:
+    """The selection of ``market`` (at ``line`` for a market with lines) that a finished
+    match's final score settles (None before the match is finished with a score, and for a
+    push)."""
     score = card["score"]
     if card["status"] != "finished" or score is None:
         return None
+    if market in LINE_MARKETS:
+        index = lines.outcome_index(market, [line], [score["home"]], [score["away"]])[0]
+        return MARKET_SELECTIONS[market][index] if index >= 0 else None
     return outcome(market, score["home"], score["away"])
 
 
 def results(day: date | None, viewer, now: datetime) -> dict:
     """The matches of one UTC day that have kicked off by ``now``, by league, each with its
-    score, our 1x2 forecast (the outcome that happened marked) and its best pick with how it
-    did; ``day`` None is the latest day with a finished match. The nearest earlier and later
-    days with a finished match come with it, to step through the past. A day after today is
-    NotFound: nothing of it has happened."""
+    score, its published 1x2 as :func:`_headline` gives it (with the name of the outcome that
+    happened, ``happened``) and its best pick with how it did; ``day`` None is the latest day
+    with a finished match. The nearest earlier and later days with a finished match come with
+    it, to step through the past. A day after today is NotFound: nothing of it has happened."""
     today = now.date()
     if day is not None and day > today:
         raise NotFound(f"{day.isoformat()} is still to come: it has no result yet.")
@@ -144,10 +188,11 @@ def results(day: date | None, viewer, now: datetime) -> dict:
     )
     leagues = {}
     for card in cards.build(query, viewer, ("predictions", "picks"), now):
-        headline = next((p for p in card["predictions"] if p["market"] == "1x2"), None)
         home, away = card["home_team"]["name"], card["away_team"]["name"]
-        shares = headline["probabilities"] if headline else None
         happened = _outcome(card)
+        headline = _headline(card, home, away)
+        if headline is not None:
+            headline["happened"] = selection_name(happened, home, away) if happened else None
         pick = _best_pick(card["picks"])
         league = card["league"]
         leagues.setdefault(league["id"], {"league": league, "matches": []})["matches"].append(
@@ -155,19 +200,7 @@ def results(day: date | None, viewer, now: datetime) -> dict:
                 **{key: card[key] for key in ("slug", "kickoff_at", "status", "score")},
                 "home": home,
                 "away": away,
-                "forecast": (
-                    [
-                        {
-                            "name": selection_name(s, home, away),
-                            "share": shares[s],
-                            "pair": (selection_name(s, home, away), shares[s]),
-                            "happened": s == happened,
-                        }
-                        for s in MARKET_SELECTIONS["1x2"]
-                    ]
-                    if shares
-                    else None
-                ),
+                "forecast": headline,
                 "pick": _named(pick, home, away),
             }
         )
@@ -188,40 +221,24 @@ def _day_of(value) -> date | None:
 
 def prediction(slug: str, base_url: str, viewer, now: datetime) -> dict:
     """A match's prediction page in full: the SEO page (title, description, canonical URL,
-    SportsEvent), every market with our probability beside the market's fair one and its pick
-    under the premium rule, the sides' form and head-to-head, and the league's other matches."""
+    SportsEvent), every market with its published probability named by whose it is (the
+    market's, pooled or the goal model's) beside the market's fair one and the goal model's own
+    (each once: not beside itself) and its pick under the premium rule, the sides' form and
+    head-to-head, and the league's other matches."""
     card = cards.by_slug(slug, viewer, ("predictions", "picks", "intelligence"), now)
     home, away = card["home_team"]["name"], card["away_team"]["name"]
     predictions = {p["market"]: p for p in card["predictions"]}
     picks = {}
     for pick in sorted(card["picks"], key=lambda pick: PICK_RATINGS.index(pick["rating"])):
         picks.setdefault(pick["market"], pick)
-    markets = []
-    for market, selections in MARKET_SELECTIONS.items():
-        found = predictions.get(market)
-        ours = found["probabilities"] if found else None
-        fair = found["market_probabilities"] if found else None
-        happened = _outcome(card, market)
-        markets.append(
-            {
-                "market": market,
-                "name": MARKET_NAMES[market],
-                "predicted": found is not None,
-                "selections": [
-                    {
-                        "selection": selection,
-                        "name": selection_name(selection, home, away),
-                        "ours": ours[selection] if ours else None,
-                        "fair": fair[selection] if fair else None,
-                        "happened": selection == happened,
-                    }
-                    for selection in selections
-                ],
-                "happened": happened and selection_name(happened, home, away),
-                "pick": _named(picks.get(market), home, away),
-                "source": found and found["source"],
-            }
-        )
+    markets = [
+        _market_view(market, predictions.get(market), picks.get(market), card, None)
+        for market in FIXED_MARKETS
+    ]
+    for market in LINE_MARKETS:
+        found = _shown_line(market, card["predictions"], picks.get(market))
+        if found is not None:
+            markets.append(_market_view(market, found, picks.get(market), card, found["line"]))
     intelligence = card.pop("intelligence")
     page = seo.of_card(card, base_url)
     return {
@@ -231,6 +248,64 @@ def prediction(slug: str, base_url: str, viewer, now: datetime) -> dict:
         "form": _form(intelligence, home, away),
         "head_to_head": _head_to_head(intelligence, card, home, away),
         "league_matches": _league_matches(card),
+    }
+
+
+def _shown_line(market: str, predictions: list, pick: dict | None) -> dict | None:
+    """The prediction of a market with lines a prediction page shows: at its pick's line, else
+    at the line the market prices most evenly (the main line), else the first; None without."""
+    found = [p for p in predictions if p["market"] == market]
+    line = pick and pick.get("line")
+    chosen = [p for p in found if line is not None and p["line"] == line]
+    if chosen:
+        return chosen[0]
+    priced = [p for p in found if p["market_probabilities"]]
+    if priced:
+        first = MARKET_SELECTIONS[market][0]
+        return min(priced, key=lambda p: abs(p["market_probabilities"][first] - 0.5))
+    return found[0] if found else None
+
+
+def _market_name(market: str, line) -> str:
+    """How a page names a market, with its line where it has one."""
+    if market == "ah":
+        return f"Asian handicap (home {line:+g})".replace("-", "−")
+    if market == "ou":
+        return f"Over/under {line:g} goals"
+    return MARKET_NAMES[market]
+
+
+def _market_view(market, found, pick, card, line) -> dict:
+    """One market of a prediction page (at ``line`` for a market with lines)."""
+    home, away = card["home_team"]["name"], card["away_team"]["name"]
+    source = found and found["source"]
+    published = found["probabilities"] if found else None
+    fair = found["market_probabilities"] if found else None
+    model = found["model_probabilities"] if found else None
+    happened = _outcome(card, market, line)
+    return {
+        "market": market,
+        "name": _market_name(market, line),
+        "predicted": found is not None,
+        "selections": [
+            {
+                "selection": selection,
+                "name": selection_name(selection, home, away, market, line),
+                "published": published[selection] if published else None,
+                "fair": fair[selection] if fair else None,
+                "model": model[selection] if model else None,
+                "happened": selection == happened,
+            }
+            for selection in MARKET_SELECTIONS[market]
+        ],
+        "happened": happened and selection_name(happened, home, away, market, line),
+        "pick": _named(pick, home, away),
+        "source": source,
+        "label": FAIR_NAME if source == "market" else seo.FORECAST_NAMES[source],
+        # The columns beside the published one: the market's fair line unless it is the
+        # published one, the goal model's own unless it is (a goal model alone).
+        "shows_fair": source != "market",
+        "shows_model": source not in GOAL_SOURCES,
     }
 
 

@@ -17,6 +17,7 @@ public, so none of them is locked again, nor seals its match (a pick made after 
 the new kick-off, does until then). A record can only be checked if it can be seen.
 """
 
+from enums import LINE_MARKETS
 from models import Match, Pick
 
 #: Ratings whose picks are locked for callers without premium access until kick-off.
@@ -43,8 +44,11 @@ HIDDEN_PRICES = (
     "closing_price",
     "closing_bookmaker",
 )
-#: What a sealed match's predictions hide, for every market.
-HIDDEN_PREDICTION = ("probabilities", "market_probabilities")
+#: What a sealed match's predictions hide, for every market: the published probabilities, the
+#: goal model's own and the market's. Each gives a locked pick back: the market's line is what
+#: is published where the goal model carries no weight, and the goal model's pools into it
+#: elsewhere.
+HIDDEN_PREDICTION = ("probabilities", "model_probabilities", "market_probabilities")
 
 
 def has_premium(viewer) -> bool:
@@ -89,15 +93,20 @@ def pick_locked(pick: dict, sealed: dict, match_id: int) -> bool:
 
 
 def present(pick: dict, is_locked: bool) -> dict:
-    """``pick`` with its hidden fields nulled when ``is_locked``, and ``locked`` set."""
+    """``pick`` with its hidden fields nulled when ``is_locked``, and ``locked`` set: the line
+    too of a pick of a market with lines (which line to back is part of the pick; the others'
+    line is their market's)."""
     if is_locked:
         pick.update(dict.fromkeys(HIDDEN_FIELDS))
+        if pick["market"] in LINE_MARKETS:
+            pick["line"] = None
     pick["locked"] = is_locked
     return pick
 
 
 def seal_prediction(prediction: dict) -> dict:
-    """A sealed match's prediction: its published and market probabilities withheld."""
+    """A sealed match's prediction: its published, goal-model and market probabilities
+    withheld."""
     prediction.update(dict.fromkeys(HIDDEN_PREDICTION))
     return prediction
 

@@ -17,6 +17,17 @@ EVENT_STATUS = {
 #: The market a page headlines.
 HEADLINE_MARKET = "1x2"
 
+#: How a page names whose numbers a published forecast is, by its source: the market's own
+#: line where the goal model carries no weight in the pool (then never "ours"), the two pooled,
+#: or the goal model alone; a prediction made before sources were recorded is "our forecast".
+FORECAST_NAMES = {
+    "market": "Market",
+    "pool": "Our forecast (pooled)",
+    "market-ratings": "Our forecast (goal model)",
+    "dixon-coles": "Our forecast (goal model)",
+    None: "Our forecast",
+}
+
 
 def page(slug: str, base_url: str, viewer=None, now=None) -> dict:
     """The page of the match with ``slug``: title, description, canonical URL, the match, its
@@ -61,14 +72,22 @@ def of_card(card: dict, base_url: str) -> dict:
 
 
 def _description(home, away, league, when, prediction) -> str:
-    """One sentence for the meta description: the match and its published 1x2 forecast."""
+    """One sentence for the meta description: the match and its published 1x2 forecast, named
+    by whose it is (the market's, with the goal model's own beside it, where the goal model
+    carries no weight)."""
     text = f"{home} v {away}, {league}, {when:%-d %B %Y %H:%M} UTC."
     if prediction is None:
         return f"{text} No prediction yet."
     shares = prediction["probabilities"]
     if shares is None:  # the market's pick is locked until kick-off
-        return f"{text} Our forecast is for Pro subscribers until kick-off."
-    return (
-        f"{text} Our forecast: {home} {shares['home']:.0%}, draw {shares['draw']:.0%}, "
-        f"{away} {shares['away']:.0%}."
-    )
+        return f"{text} The forecast is for Pro subscribers until kick-off."
+    name = FORECAST_NAMES[prediction["source"]]
+    if prediction["source"] != "market":
+        return f"{text} {name}: {_spelled(shares, home, away)}."
+    model = _spelled(prediction["model_probabilities"], home, away)
+    return f"{text} {name}: {_spelled(shares, home, away)}; goal model: {model}."
+
+
+def _spelled(shares: dict, home: str, away: str) -> str:
+    """A 1x2 in words: ``Home 51%, draw 26%, Away 22%``."""
+    return f"{home} {shares['home']:.0%}, draw {shares['draw']:.0%}, {away} {shares['away']:.0%}"

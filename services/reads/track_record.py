@@ -1,6 +1,9 @@
 """The track record: how the picks did, live and backfilled apart, overall and by month, market,
-rating and competition type; the picks set apart (stored as live, failing the live rule when they
-settled) are in neither, listed on their own with their reasons."""
+rating and competition type, and whether each rating can be told from the next; the picks set
+apart (stored as live, failing the live rule when they settled) are in neither, listed on their
+own with their reasons."""
+
+import itertools
 
 import numpy as np
 from peewee import fn
@@ -13,6 +16,11 @@ from store.bulk import epoch_seconds, fetch_rows
 
 #: Set-apart picks listed by id (all are counted).
 SET_APART_LIMIT = 100
+
+#: A rating is told from the next one down when its mean fair closing EV is above that one's by
+#: at least this many standard errors of the difference (as bench/ratings.py asks on the choice
+#: leagues; docs/method.md, Ratings).
+TOLD_APART = 2.0
 
 COLUMNS = (
     Match.kickoff_at,
@@ -93,6 +101,38 @@ def by_competition_type(is_live: bool = True) -> dict:
     }
 
 
+def ratings_told(by_rating: list[dict]) -> list[dict]:
+    """For each rating and the next one down (A and B, B and C), from their figures in
+    ``by_rating``: the difference of their mean fair closing EVs, its standard error (the two
+    errors in quadrature), and whether the higher rating is told apart from the lower (the
+    difference positive and at least :data:`TOLD_APART` standard errors). Difference and error
+    are None where a rating has too few picks with a closing price to give them; such a pair is
+    not told apart."""
+    figures = {row["rating"]: row for row in by_rating}
+    pairs = []
+    for higher, lower in itertools.pairwise(PICK_RATINGS):
+        means = [figures[r]["avg_closing_ev"] for r in (higher, lower)]
+        errors = [figures[r]["avg_closing_ev_std_error"] for r in (higher, lower)]
+        difference = None if None in means else means[0] - means[1]
+        error = None if None in errors else float(np.hypot(*errors))
+        told = (
+            difference is not None
+            and error is not None
+            and difference > 0
+            and difference >= TOLD_APART * error
+        )
+        pairs.append(
+            {
+                "higher": higher,
+                "lower": lower,
+                "difference": difference,
+                "standard_error": error,
+                "told_apart": told,
+            }
+        )
+    return pairs
+
+
 def set_apart(since=None, until=None) -> dict:
     """The picks stored as live that failed the live rule when they settled: how many by
     reason, and the first :data:`SET_APART_LIMIT` of them (by id) with their match and
@@ -124,7 +164,8 @@ def set_apart(since=None, until=None) -> dict:
 
 def report(since=None, until=None) -> dict:
     """Live and backfilled picks apart, each overall and by month, market, rating and
-    competition type, over matches kicking off in the range."""
+    competition type, and whether each rating is told from the next (:func:`ratings_told`),
+    over matches kicking off in the range."""
     answer = {"date_from": since, "date_to": until}
     for name, is_live in (("live", True), ("backfilled", False)):
         frame = _frame(is_live, since, until)
@@ -150,6 +191,7 @@ def report(since=None, until=None) -> dict:
                 )
             ],
         }
+        answer[name]["ratings_told"] = ratings_told(answer[name]["by_rating"])
     answer["set_apart"] = set_apart(since, until)
     return answer
 

@@ -14,10 +14,10 @@ from peewee import JOIN
 
 from clock import utcnow
 from engine import ledger as entries_engine
+from engine import lines, market_ratings, settlement
 from engine import odds as odds_engine
-from engine import settlement
-from engine.markets import MARKETS
-from enums import SEEN_LINE, SOURCE_LINE
+from engine.markets import FIXED_MARKETS
+from enums import LINE_MARKETS, MARKET_SELECTIONS, SEEN_LINE, SETTLED_STATUSES, SOURCE_LINE
 from models import LedgerSeal, Match, OddsQuote, Pick
 from services.forecasting import price_cubes
 from services.record import signed_log
@@ -25,6 +25,8 @@ from services.webhooks import events
 from store.bulk import epoch_seconds, fetch_rows, update_rows
 from store.database import db
 
+#: The counts a settlement returns, one per settled status (``half-won`` counts as ``half_won``).
+COUNTED = tuple(status.replace("-", "_") for status in SETTLED_STATUSES)
 #: Picks set apart per statement (SQLite takes at most 32,766 parameters).
 BATCH = 5000
 
@@ -57,6 +59,7 @@ def _settle(settings, now, kickoff_from) -> dict:
         Pick.select(
             Pick.id,
             Pick.market,
+            Pick.line,
             Pick.selection,
             Pick.odds,
             Pick.stake,
@@ -76,15 +79,16 @@ def _settle(settings, now, kickoff_from) -> dict:
     if kickoff_from is not None:
         query = query.where(Match.kickoff_at >= kickoff_from)
     rows = fetch_rows(query)
-    counts = {"examined": len(rows), "won": 0, "lost": 0, "void": 0, "pending": len(rows)}
+    counts = {"examined": len(rows), **dict.fromkeys(COUNTED, 0), "pending": len(rows)}
     if not rows:
         return counts
     *columns, made_at, cited = zip(*rows, strict=True)
-    pick_id, market, selection, price, stake, match_id, status, home, away, kickoff, live = (
+    pick_id, market, line, selection, price, stake, match_id, status, home, away, kickoff, live = (
         np.array(column) for column in columns
     )
     kickoff_seconds = epoch_seconds(kickoff)
     price = price.astype(float)
+    line = line.astype(float)
     decided, profit = settlement.settle(
         market,
         selection,
@@ -96,10 +100,11 @@ def _settle(settings, now, kickoff_from) -> dict:
         kickoff_seconds,
         now.timestamp(),
         void_after_hours=settings["VOID_AFTER_HOURS"],
+        line=line,
     )
     done = decided != "pending"
     closing, closing_book, closing_probability, closing_line = _closing(
-        match_id.astype(np.int64), market, selection, done, settings["MARGIN_METHOD"]
+        match_id.astype(np.int64), market, line, selection, done, settings["MARGIN_METHOD"]
     )
     clv = settlement.clv(price, closing)
     updates = zip(
@@ -142,11 +147,20 @@ def _settle(settings, now, kickoff_from) -> dict:
         closing_line=closing_line[recorded].tolist(),
         margin_method=settings["MARGIN_METHOD"],
         not_live_reason=reasons[recorded].tolist(),
+        line=[
+            float(value) if name in LINE_MARKETS else None
+            for name, value in zip(market[recorded], line[recorded].tolist(), strict=True)
+        ],
     )
-    for state in ("won", "lost", "void"):
-        counts[state] = int((decided == state).sum())
+    for state, name in zip(SETTLED_STATUSES, COUNTED, strict=True):
+        counts[name] = int((decided == state).sum())
     counts["pending"] = int((~done).sum())
     return counts
+
+
+def settled_count(counts: dict) -> int:
+    """How many picks a settlement's ``counts`` settled, whatever their status."""
+    return sum(counts[name] for name in COUNTED)
 
 
 def _not_live(pick_id, checked, made_at, kickoff_at, published) -> np.ndarray:
@@ -190,11 +204,12 @@ def _goals(values) -> list:
     return [None if value != value else int(value) for value in values.astype(float).tolist()]
 
 
-def _closing(match_ids, market, selection, rows, method):
+def _closing(match_ids, market, handicap, selection, rows, method):
     """Sharp closing price, its bookmaker, the selection's de-margined closing probability and
     the closing line it comes from (``CLOSING_LINES``: the source's closing columns, or the
     service's own line from the prices it saw) for each pick in ``rows`` (NaN and None
-    elsewhere)."""
+    elsewhere). A pick of a market with a line is valued at its own line (see
+    :func:`_closing_at_lines`)."""
     price = np.full(len(match_ids), np.nan)
     probability = np.full(len(match_ids), np.nan)
     bookmaker = np.full(len(match_ids), None, dtype=object)
@@ -203,7 +218,12 @@ def _closing(match_ids, market, selection, rows, method):
     position = np.searchsorted(wanted, match_ids)
     cubes = price_cubes.load(wanted, closing=True)
     seen = _seen_lines(wanted.tolist())
-    for name, selections in MARKETS.items():
+    closed = (price, bookmaker, probability, line)
+    if (rows & np.isin(market, LINE_MARKETS)).any():
+        _closing_at_lines(
+            (match_ids, market, handicap, selection, rows), wanted, cubes, seen, method, closed
+        )
+    for name, selections in FIXED_MARKETS.items():
         cube = cubes[name]
         mine = rows & (market == name)
         if not mine.any():
@@ -221,6 +241,47 @@ def _closing(match_ids, market, selection, rows, method):
             for match, book in zip(match_ids[mine].tolist(), bookmaker[mine], strict=True)
         ]
     return price, bookmaker, probability, line
+
+
+def _closing_at_lines(picks, wanted, cubes, seen, method, closed) -> None:
+    """The close of each line-market pick in ``picks`` (match ids, markets, lines, selections,
+    which rows), written into ``closed`` (price, bookmaker, probability, closing line): at the
+    pick's own line (``engine.lines.closing_at``), through a score model whose goal rates
+    reproduce the close's 1x2 and over/under 2.5 where the line moved."""
+    match_ids, market, handicap, selection, rows = picks
+    price, bookmaker, probability, source_line = closed
+    fair_close = {
+        name: odds_engine.remove_margin(
+            odds_engine.closing_prices(cubes[name].prices, cubes[name].bookmakers)[0],
+            method=method,
+        )
+        for name in ("1x2", "ou25")
+    }
+    rho = market_ratings.RatingsConfig().rho
+    rates = (*market_ratings.solve_rates(fair_close["1x2"], fair_close["ou25"], rho=rho), rho)
+    line_cubes = price_cubes.load_lines(wanted, closing=True)
+    for name in LINE_MARKETS:
+        mine = np.flatnonzero(rows & (market == name))
+        if not len(mine):
+            continue
+        cube = line_cubes[name]
+        prices, source = odds_engine.closing_prices(cube.prices, cube.bookmakers)
+        fair = odds_engine.remove_margin(prices, method=method)
+        side = np.array([MARKET_SELECTIONS[name].index(value) for value in selection[mine]])
+        price[mine], probability[mine], row = lines.closing_at(
+            name,
+            (np.searchsorted(wanted, match_ids[mine]), handicap[mine], side),
+            (cube.match_row, cube.line, prices, fair),
+            rates,
+        )
+        # Where the line moved there is no closing price at the pick's line: no bookmaker and
+        # no closing line to name, only the carried fair probability.
+        found = (row >= 0) & np.isfinite(price[mine])
+        bookmaker[mine[found]] = np.array(cube.bookmakers, dtype=object)[source[row[found]]]
+        source_line[mine] = [
+            None if book is None else SEEN_LINE if (match, name, book) in seen else SOURCE_LINE
+            for match, book in zip(match_ids[mine].tolist(), bookmaker[mine], strict=True)
+        ]
 
 
 def _seen_lines(match_ids) -> set:

@@ -59,6 +59,7 @@ PICK_FIELDS = (
     Pick.id,
     Pick.match,
     Pick.market,
+    Pick.line,
     Pick.selection,
     Pick.odds,
     Pick.bookmaker,

@@ -26,7 +26,8 @@ MATCH_STATUSES = ("scheduled", "live", "finished", "postponed", "cancelled")
 KICKED_OFF_STATUSES = ("live", "finished")
 COMPETITION_TYPES = ("top-flight", "lower-league", "cup", "international")
 MARKETS = tuple(MARKET_SELECTIONS)
-SELECTIONS = tuple(name for names in MARKET_SELECTIONS.values() for name in names)
+#: Every selection name once (the markets with lines reuse home/away and over/under).
+SELECTIONS = tuple(dict.fromkeys(name for names in MARKET_SELECTIONS.values() for name in names))
 #: Pick ratings from the strongest to the weakest.
 PICK_RATINGS = ("A", "B", "C")
 PICK_STATUSES = ("pending", "won", "lost", "void", "half-won", "half-lost")

@@ -46,7 +46,7 @@ import numpy as np
 
 from bench.common import commit, data_arguments, fresh_app, parse_arguments
 from clock import utcnow
-from engine import lines, market_ratings, metrics, picks
+from engine import lines, metrics, picks
 from engine import odds as odds_engine
 from engine.markets import outcome_indices
 from enums import MARKET_SELECTIONS, MARKETS
@@ -135,7 +135,6 @@ def _line_candidates(fc, columns, fair) -> None:
     closing = price_cubes.load(fc.match_id, closing=True, only_listed=False)
     closing_lines = price_cubes.load_lines(fc.match_id, closing=True, only_listed=False)
     played = np.isfinite(fc.home_goals) & np.isfinite(fc.away_goals)
-    rho = market_ratings.RatingsConfig().rho
     for method in METHODS:
         close_fair = {
             name: odds_engine.remove_margin(
@@ -144,7 +143,7 @@ def _line_candidates(fc, columns, fair) -> None:
             )
             for name in ("1x2", "ou25")
         }
-        rates = (*market_ratings.solve_rates(close_fair["1x2"], close_fair["ou25"], rho=rho), rho)
+        rates = lines.close_rates(close_fair["1x2"], close_fair["ou25"])
         for market, lm in fc.lines.items():
             at = lm.picked(n)
             rows = np.flatnonzero((at >= 0) & played)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import pooling
+from engine import market_ratings, pooling
 from engine.scores import score_matrix
 from enums import LINE_MARKETS, MARKET_SELECTIONS
 
@@ -341,3 +341,11 @@ def closing_at(market, picks, cube, rates):
         probability[moved] = np.where(side[moved] == 0, first, 1.0 - first)
         source[moved] = main[moved]
     return price, probability, source
+
+
+def close_rates(fair_1x2, fair_ou25) -> tuple:
+    """``(home_rate, away_rate, rho)`` of the score model whose goal rates reproduce each match's
+    de-margined closing 1x2 (and over/under 2.5) line: what :func:`closing_at` carries a moved
+    line's probability through."""
+    rho = market_ratings.RatingsConfig().rho
+    return (*market_ratings.solve_rates(fair_1x2, fair_ou25, rho=rho), rho)

@@ -14,7 +14,7 @@ from peewee import JOIN
 
 from clock import utcnow
 from engine import ledger as entries_engine
-from engine import lines, market_ratings, settlement
+from engine import lines, settlement
 from engine import odds as odds_engine
 from engine.markets import FIXED_MARKETS
 from enums import LINE_MARKETS, MARKET_SELECTIONS, SEEN_LINE, SETTLED_STATUSES, SOURCE_LINE
@@ -257,8 +257,7 @@ def _closing_at_lines(picks, wanted, cubes, seen, method, closed) -> None:
         )
         for name in ("1x2", "ou25")
     }
-    rho = market_ratings.RatingsConfig().rho
-    rates = (*market_ratings.solve_rates(fair_close["1x2"], fair_close["ou25"], rho=rho), rho)
+    rates = lines.close_rates(fair_close["1x2"], fair_close["ou25"])
     line_cubes = price_cubes.load_lines(wanted, closing=True)
     for name in LINE_MARKETS:
         mine = np.flatnonzero(rows & (market == name))

@@ -31,9 +31,10 @@ from threadpoolctl import threadpool_limits
 from bench.common import FOOTBALL_DATA, data_files, parse_arguments, timed
 from config import DEFAULTS
 from engine import footballdata, market_ratings, metrics, walkforward
-from engine.markets import MARKETS, outcome_indices
+from engine.markets import outcome_indices
 from engine.odds import remove_margin, sharp_probabilities
 from engine.scores import market_probabilities, score_matrix
+from enums import MARKET_SELECTIONS as MARKETS
 
 SCORED = (("1x2", metrics.rps, "1x2 RPS"), ("ou25", metrics.log_loss, "O/U 2.5 log loss"))
 HALF_LIVES = (7, 10, 14, 17, 21, 28, 42, 60, 90, 120)

@@ -77,10 +77,8 @@ def people(app):
 
 @pytest.fixture(scope="session")
 def demo_template(tmp_path_factory):
-    """The demo world at ``helpers.NOW`` in a SQLite file, built once for the whole run (None on
-    TEST_DATABASE_URL, where each world is built in the one database)."""
-    if os.environ.get("TEST_DATABASE_URL"):
-        return None
+    """The demo world at ``helpers.NOW``, built once for the whole run: a SQLite file, or on
+    TEST_DATABASE_URL a snapshot of the one database's rows (``helpers.Snapshot``)."""
     return helpers.demo_template(tmp_path_factory.mktemp("demo-template"))
 
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from models import LedgerEntry, LedgerNode
-from store.bulk import insert_columns
+from models import LedgerEntry, LedgerNode, Operation
+from store.bulk import fetch_rows, insert_columns, json_documents
 from store.database import db
 
 AT = datetime(2026, 3, 1, 18, 0, 7, tzinfo=UTC)
@@ -104,3 +104,15 @@ def test_only_integer_and_text_fields_are_columns(app):
             LedgerEntry,
             {"position": [1], "kind": ["k"], "pick_id": [1], "body": ["{}"], "created_at": [AT]},
         )
+
+
+def test_stored_json_read_in_bulk_is_what_peewee_reads(app):
+    """``json_documents`` decodes ``fetch_rows``'s JSON texts as the field would, None kept."""
+    documents = [{"home": 0.5, "note": text} for text in AWKWARD] + [None, {"a": [1, {"b": None}]}]
+    with app.app_context():
+        for document in documents:
+            Operation.create(kind="settlement-run", params={}, result=document)
+        query = Operation.select(Operation.result).order_by(Operation.id)
+        (texts,) = zip(*fetch_rows(query), strict=True)
+        assert json_documents(texts) == [row.result for row in query] == documents
+    assert json_documents([]) == []

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engine import demo as demo_engine
 from engine.footballdata import SOURCE_TIMEZONE
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from errors import CommandError
@@ -25,7 +24,6 @@ from services.feeds import replay
 from services.forecasting import predictions
 from tests import factories, helpers
 from tests.data import FOOTBALL_DATA, needs_football_data
-from tests.helpers import NOW
 from tests.verifier import client_fetcher, load_verifier
 
 verifier = load_verifier()
@@ -109,12 +107,10 @@ def test_an_import_run_day_by_day_is_verified_green(make_app):
 
 
 @pytest.mark.slow
-def test_the_demo_world_replayed_is_verified_green(make_app):
-    now = NOW
-    app = make_app(**LEDGER_ONLY)
-    world = demo_engine.generate(now)
+def test_the_demo_world_replayed_is_verified_green(demo_world):
+    """The world ``flask data demo`` builds: its live days replayed, their picks settled."""
+    app = demo_world("demo-verified")
     with app.app_context():
-        replay.replay(world.matches, now - timedelta(days=10), 11, factories.settings())
         token = factories.token(factories.user("pro@example.com", plan="pro"))
         assert Pick.select().where(Pick.is_live & (Pick.status != "pending")).count() > 0
     verify_green(app.test_client(), token)

@@ -15,6 +15,7 @@ from enums import LINE_MARKETS, MARKET_SELECTIONS
 from models import Match, Prediction
 from services.forecasting import line_forecast
 from services.forecasting.stored import History, Quotes, all_quotes, group_quotes, history
+from store.bulk import epoch_seconds, fetch_rows, json_documents
 
 
 @dataclass
@@ -218,17 +219,20 @@ def stored_pool_weights(before: datetime, config: walkforward.ModelConfig) -> di
     the finished matches that kicked off before ``before`` while the goal model had seen their
     league: what a single match's refresh uses instead of re-running every group. The markets
     with a line have one per line, under ``"lines"``: ``{market: {line: weight}}``."""
-    results = (
-        Match.select(Match.league, Match.kickoff_at)
-        .where((Match.status == "finished") & (Match.kickoff_at < before))
-        .tuples()
+    results = fetch_rows(
+        Match.select(Match.league, Match.kickoff_at).where(
+            (Match.status == "finished") & (Match.kickoff_at < before)
+        )
     )
     played = {}
-    for league, kickoff in results.iterator():
-        played.setdefault(league, []).append(kickoff.timestamp())
-    played = {league: np.sort(np.array(times, dtype=np.int64)) for league, times in played.items()}
+    if results:
+        leagues, kickoffs = zip(*results, strict=True)
+        leagues, kickoffs = np.array(leagues, dtype=np.int64), epoch_seconds(kickoffs)
+        played = {
+            value: np.sort(kickoffs[leagues == value]) for value in np.unique(leagues).tolist()
+        }
     window = int(config.window_days) * DAY
-    rows = (
+    rows = fetch_rows(
         Prediction.select(
             Prediction.market,
             Prediction.line,
@@ -246,58 +250,49 @@ def stored_pool_weights(before: datetime, config: walkforward.ModelConfig) -> di
             & Prediction.market_probabilities.is_null(False)
         )
         .order_by(Match.kickoff_at, Match.id)  # the weight is validated on later matches
-        .tuples()
     )
-    rows = list(rows)
-    if rows:
-        # The backfill trained on a row only where the goal model had seen its league.
-        league = np.array([row[2] for row in rows], dtype=np.int64)
-        cut = np.array([int(row[3].timestamp()) for row in rows], dtype=np.int64)
-        seen = np.zeros(len(rows), dtype=np.int64)
-        for value in np.unique(league).tolist():
-            mine = league == value
-            times = played.get(value, np.empty(0, dtype=np.int64))
-            seen[mine] = np.searchsorted(times, cut[mine]) - np.searchsorted(
-                times, cut[mine] - window
-            )
-        rows = [
-            row for row, keep in zip(rows, seen >= config.min_league_matches, strict=True) if keep
-        ]
-    found = {market: [] for market in MARKET_SELECTIONS}
-    for market, line, _league, _fitted, goal_model, sharp, home_goals, away_goals in rows:
-        names = MARKET_SELECTIONS[market]
-        found[market].append(
-            (
-                [goal_model[name] for name in names],
-                [sharp[name] for name in names],
-                home_goals,
-                away_goals,
-                line,
-            )
-        )
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 8
+    market_of = np.array(columns[0], dtype=str)
+    line_of = np.array(columns[1], dtype=float)
+    # The backfill trained on a row only where the goal model had seen its league.
+    league, cut = np.array(columns[2], dtype=np.int64), epoch_seconds(columns[3])
+    seen = np.zeros(len(rows), dtype=np.int64)
+    for value in np.unique(league).tolist():
+        mine = league == value
+        times = played.get(value, np.empty(0, dtype=np.int64))
+        seen[mine] = np.searchsorted(times, cut[mine]) - np.searchsorted(times, cut[mine] - window)
+    kept = seen >= config.min_league_matches
+    goal_models, sharps = json_documents(columns[4]), json_documents(columns[5])
+    goals = np.array(columns[6:8], dtype=float).reshape(2, -1)
     weights = {"lines": {}}
-    for market, items in found.items():
-        k = len(MARKET_SELECTIONS[market])
-        goal_model = np.array([item[0] for item in items], dtype=float).reshape(-1, k)
-        sharp = np.array([item[1] for item in items], dtype=float).reshape(-1, k)
-        score = np.array([item[2:4] for item in items], dtype=float).reshape(-1, 2)
-        line = np.array([item[4] for item in items], dtype=float)
+    for market, names in MARKET_SELECTIONS.items():
+        chosen = np.flatnonzero(kept & (market_of == market)).tolist()
+        goal_model, sharp = (_by_selection(docs, chosen, names) for docs in (goal_models, sharps))
+        home_goals, away_goals = goals[:, chosen]
+        line = line_of[chosen]
 
-        def fitted(chosen, outcome, goal_model=goal_model, sharp=sharp):
+        def fitted(subset, outcome, goal_model=goal_model, sharp=sharp):
             return pooling.fit_weight(
-                goal_model[chosen],
-                sharp[chosen],
-                outcome[chosen],
+                goal_model[subset],
+                sharp[subset],
+                outcome[subset],
                 prior=config.pool_prior_weight,
                 min_rows=config.min_pool_rows,
             )
 
         if market in LINE_MARKETS:
-            outcome = lines.outcome_index(market, line, score[:, 0], score[:, 1])
+            outcome = lines.outcome_index(market, line, home_goals, away_goals)
             weights["lines"][market] = {
                 value: fitted(line == value, outcome) for value in np.unique(line).tolist()
             }
         else:
-            everything = np.ones(len(items), dtype=bool)
-            weights[market] = fitted(everything, outcome_indices(score[:, 0], score[:, 1])[market])
+            everything = np.ones(len(chosen), dtype=bool)
+            weights[market] = fitted(everything, outcome_indices(home_goals, away_goals)[market])
     return weights
+
+
+def _by_selection(documents, chosen, names) -> np.ndarray:
+    """The probabilities ``{selection: p}`` of the ``chosen`` documents as an (n, k) array."""
+    return np.array([[documents[i][name] for name in names] for i in chosen], float).reshape(
+        -1, len(names)
+    )

@@ -159,6 +159,14 @@ def outcome_index(market: str, line, home_goals, away_goals) -> np.ndarray:
     return np.where(r > 0, 0, np.where(r < 0, 1, -1))
 
 
+def outcome_share(market: str, line, home_goals, away_goals) -> np.ndarray:
+    """The share of the stake each outcome decided: 1, ½ for a quarter line's half won or half
+    lost (the other half pushed), 0 for a push or no score; what weighs a row in pooling."""
+    first = MARKET_SELECTIONS[market][0] if market in LINE_MARKETS else ""
+    r = results(market, first, line, home_goals, away_goals)
+    return np.where(np.isfinite(r), np.abs(r), 0.0)
+
+
 def _shifted(market: str, home_rate, away_rate, shift):
     """The rates moved by a log shift t: (λe^t, μe^−t) for "ah", (λe^t, μe^t) for "ou"."""
     return home_rate * np.exp(shift), away_rate * np.exp(-shift if market == "ah" else shift)
@@ -250,6 +258,7 @@ def forecast(
     hg = np.where(result, np.asarray(home_goals, dtype=float)[match_row], np.nan)
     ag = np.where(result, np.asarray(away_goals, dtype=float)[match_row], np.nan)
     outcomes = outcome_index(market, line, hg, ag)
+    shares = outcome_share(market, line, hg, ag)
     row_kickoff = np.asarray(kickoff, dtype=np.int64)[match_row]
     row_cutoff = np.asarray(cutoff, dtype=np.int64)[match_row]
     seen = np.ones(len(match_row), dtype=bool) if eligible is None else eligible[match_row]
@@ -267,6 +276,8 @@ def forecast(
             min_rows=min_rows,
             eligible=seen,
             order=order,
+            share=shares,
+            family=True,
         )
     else:
         given = [float(pool_weights.get(float(value), prior)) for value in line.tolist()]

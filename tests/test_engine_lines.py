@@ -162,6 +162,16 @@ def test_outcome_index():
     )
     assert index.tolist() == [0, 1, 1, -1, -1]
     assert lines.outcome_index("ou", [3.0, 2.75], [2, 2], [1, 1]).tolist() == [-1, 0]
+    # The share of the stake each decided: whole, half (the other half pushed), none.
+    share = lines.outcome_share(
+        "ah", [-0.25, -0.25, -0.25, -1.0, 0.5, -0.75], [1, 1, 0, 1, NAN, 2], [0, 1, 1, 0, 0, 1]
+    )
+    assert share.tolist() == [1.0, 0.5, 1.0, 0.0, 0.0, 0.5]
+    assert lines.outcome_share("ou", [3.0, 2.75, 2.25], [2, 2, 1], [1, 1, 1]).tolist() == [
+        0.0,
+        0.5,
+        0.5,
+    ]
 
 
 @pytest.mark.parametrize(

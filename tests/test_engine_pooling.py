@@ -124,6 +124,66 @@ def test_a_model_that_is_only_noise_needs_significant_help_to_move_the_market():
     assert pooling.fit_weight(model, market, outcome) == 0.0
 
 
+def test_a_row_half_decided_weighs_half_a_row_whole():
+    # A quarter line's half won or lost (share ½) is half a whole result: the loss weighed by
+    # shares (1, ½) is the loss of the same rows counted (2, 1) times; a share of 0 is no row.
+    rng = np.random.default_rng(21)
+    model, market = random_probs(rng, 3_000, 2), random_probs(rng, 3_000, 2)
+    outcome = sample(rng, pooling.pool(model, market, 0.5))
+    share = np.where(np.arange(3_000) % 3 == 0, 0.5, 1.0)
+    twice = np.repeat(np.arange(3_000), np.where(share == 1.0, 2, 1))
+    everything = {"min_gain_t": -np.inf}  # the best weight on every row, no significance test
+    weighed = pooling.fit_weight(model, market, outcome, share=share, **everything)
+    counted = pooling.fit_weight(model[twice], market[twice], outcome[twice], **everything)
+    assert weighed == pytest.approx(counted, abs=1e-4)
+    assert weighed != pytest.approx(pooling.fit_weight(model, market, outcome, **everything))
+    pushes = np.r_[share, np.zeros(500)]
+    more = (np.vstack([m, random_probs(rng, 500, 2)]) for m in (model, market))
+    assert pooling.fit_weight(
+        *more, np.r_[outcome, np.zeros(500, dtype=int)], share=pushes
+    ) == pooling.fit_weight(model, market, outcome, share=share)
+    # Whole shares are the rule without shares.
+    assert pooling.fit_weight(model, market, outcome, share=np.ones(3_000)) == pooling.fit_weight(
+        model, market, outcome
+    )
+
+
+def test_weights_fitted_side_by_side_are_tested_as_a_family():
+    assert pooling.family_gain_t(1) == pooling.MIN_GAIN_T
+    assert pooling.family_gain_t(20) == pytest.approx(2.807, abs=1e-3)  # one-sided 0.25 %
+    # Four keys: three with enough rows (the family), one without. The model helps a little
+    # everywhere: at 5 % each key adopts a weight, at 5 % ÷ 3 only the clearest do.
+    rng = np.random.default_rng(10)
+    sizes, helps = (900, 900, 900, 200), (0.06, 0.1, 0.5, 0.5)
+    key = np.repeat(np.arange(4), sizes)
+    market = random_probs(rng, len(key), 2)
+    model = random_probs(rng, len(key), 2)
+    truth = np.repeat(helps, sizes)
+    outcome = sample(rng, pooling.pool(model, market, truth))
+    together = pooling.family_weights(key, model, market, outcome)
+    t = pooling.family_gain_t(3)
+    for value in range(4):
+        mine = key == value
+        alone = pooling.fit_weight(model[mine], market[mine], outcome[mine])
+        assert together[value] == pooling.fit_weight(
+            model[mine], market[mine], outcome[mine], min_gain_t=t
+        )
+        assert (together[value] == 0.0) >= (alone == 0.0)
+    assert together[3] == 0.0 and together[2] > 0.3
+    kept_at_5 = [
+        pooling.fit_weight(model[key == v], market[key == v], outcome[key == v]) for v in range(3)
+    ]
+    assert sum(w > 0 for w in kept_at_5) > sum(together[v] > 0 for v in range(3))
+
+    # Walk-forward, the family at each cutoff is the keys with enough rows before it.
+    kickoff = np.arange(len(key), dtype=np.int64)[np.argsort(rng.random(len(key)))]
+    cutoff = np.full(len(key), kickoff.max() + 1)
+    walked = pooling.walk_forward_weights(key, cutoff, kickoff, model, market, outcome, family=True)
+    order = np.argsort(kickoff)
+    by_time = pooling.family_weights(key[order], model[order], market[order], outcome[order])
+    assert all(walked[key == value][0] == by_time[value] for value in range(4))
+
+
 def weekly_rows(rng, n, weight):
     """``n`` rows kicking off in weekly cut-offs of 20 rows, drawn from a pool at ``weight``."""
     model, market = random_probs(rng, n, 3), random_probs(rng, n, 3)

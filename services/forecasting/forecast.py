@@ -3,6 +3,7 @@ pooled with the sharp pre-match line, and the pick and rating of each market at 
 
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from operator import itemgetter
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -271,28 +272,23 @@ def stored_pool_weights(before: datetime, config: walkforward.ModelConfig) -> di
         home_goals, away_goals = goals[:, chosen]
         line = line_of[chosen]
 
-        def fitted(subset, outcome, goal_model=goal_model, sharp=sharp):
-            return pooling.fit_weight(
-                goal_model[subset],
-                sharp[subset],
-                outcome[subset],
-                prior=config.pool_prior_weight,
-                min_rows=config.min_pool_rows,
-            )
-
+        fitting = {"prior": config.pool_prior_weight, "min_rows": config.min_pool_rows}
         if market in LINE_MARKETS:
-            outcome = lines.outcome_index(market, line, home_goals, away_goals)
-            weights["lines"][market] = {
-                value: fitted(line == value, outcome) for value in np.unique(line).tolist()
-            }
+            weights["lines"][market] = pooling.family_weights(
+                line,
+                goal_model,
+                sharp,
+                lines.outcome_index(market, line, home_goals, away_goals),
+                share=lines.outcome_share(market, line, home_goals, away_goals),
+                **fitting,
+            )
         else:
-            everything = np.ones(len(chosen), dtype=bool)
-            weights[market] = fitted(everything, outcome_indices(home_goals, away_goals)[market])
+            outcome = outcome_indices(home_goals, away_goals)[market]
+            weights[market] = pooling.fit_weight(goal_model, sharp, outcome, **fitting)
     return weights
 
 
 def _by_selection(documents, chosen, names) -> np.ndarray:
     """The probabilities ``{selection: p}`` of the ``chosen`` documents as an (n, k) array."""
-    return np.array([[documents[i][name] for name in names] for i in chosen], float).reshape(
-        -1, len(names)
-    )
+    probabilities = map(itemgetter(*names), map(documents.__getitem__, chosen))
+    return np.array(list(probabilities), dtype=float).reshape(-1, len(names))

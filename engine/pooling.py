@@ -29,8 +29,8 @@ MIN_GAIN_T = 1.645
 #: Weights fitted side by side, one per key of a family (a market's lines), are tested together:
 #: with k of them, each gain must pass a one-sided test at 5 % ÷ k (Bonferroni), so the family
 #: adopts a weight from noise no more often than one weight alone does. Scored exactly (half
-#: results as halves), the Asian handicap's 29 lines, each tested at 5 %, adopted the goal model
-#: alone at −1.25 on the shared set: 18 picks worth −3.6 ± 2.5 % at the close.
+#: results as halves), the Asian handicap's lines, each tested at 5 %, adopted the goal model
+#: alone at −1.25 on the shared set: its 18 picks were worth −3.6 ± 2.5 % at the close.
 FAMILY_ALPHA = 0.05
 
 #: Probabilities are floored here before taking logs, so a zero never becomes -inf.

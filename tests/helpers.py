@@ -194,7 +194,7 @@ _COPIED = [model for model in TABLES if model is not DataVersion]
 class Snapshot:
     """Every row of a PostgreSQL database made by ``create_tables`` (each table's ``COPY``
     text), its sequences' positions and its data version: the demo world built once, put back
-    in a second where building it again takes half a minute."""
+    in about 2 s where building it again takes half a minute."""
 
     rows: dict[str, bytes]
     sequences: list[tuple[str, int | None]]

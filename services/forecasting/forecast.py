@@ -180,6 +180,7 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
         goal_history,
         has_result,
         allowed=seen,
+        config=config,
         pool_weights=None if pool_weights is None else pool_weights.get("lines"),
     )
     line_forecast.one_total_pick(choice["ou25"], lines["ou"], len(h.match_id))

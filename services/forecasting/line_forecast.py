@@ -102,15 +102,25 @@ def _choose(goal_history, allowed, cube, published, at_risk, settings, threshold
 
 
 def forecast(
-    h, output, cubes, settings, thresholds, goal_history, has_result, allowed, pool_weights=None
+    h,
+    output,
+    cubes,
+    settings,
+    thresholds,
+    goal_history,
+    has_result,
+    allowed,
+    config,
+    pool_weights=None,
 ):
     """Every line market's rows forecast and picked (see :class:`LineMarket`).
 
     ``h`` is the forecast's history, ``output`` the walk-forward output over it, ``cubes`` the
     pre-match line cubes, ``goal_history`` the matches behind each row's goal model (home, away),
     ``has_result`` (n,) which matches a weight may learn from, ``allowed`` (n,) the matches of a
-    league the goal model has seen (the others get the market alone and no pick), and
-    ``pool_weights`` ``{market: {line: weight}}`` for a refresh. A market not in
+    league the goal model has seen (the others get the market alone and no pick), ``config`` the
+    model's (its pool weights' prior and minimum rows, as a refresh's stored weights use them),
+    and ``pool_weights`` ``{market: {line: weight}}`` for a refresh. A market not in
     ``PICK_MARKETS`` gets no pick.
     """
     method = settings["MARGIN_METHOD"]
@@ -132,6 +142,8 @@ def forecast(
             h.home_goals,
             h.away_goals,
             has_result,
+            prior=config.pool_prior_weight,
+            min_rows=config.min_pool_rows,
             pool_weights=None if pool_weights is None else pool_weights.get(market, {}),
             eligible=allowed,
         )

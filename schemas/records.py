@@ -76,7 +76,9 @@ class FiguresSchema(CamelSchema):
         metadata={
             "description": "Mean of odds × the de-margined closing probability − 1: the expected "
             "return at the fair closing price, the margin removed by `MARGIN_METHOD` (power by "
-            "default) when each pick was settled."
+            "default) when each pick was settled. A pick at an Asian handicap or over/under line "
+            "counts its return per unit at risk (its closing probability is the fair W ÷ (W + L), "
+            "a pushed part of the stake left out), where `roi` is per unit staked."
         },
     )
     avg_closing_ev_std_error = ratio(

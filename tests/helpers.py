@@ -244,14 +244,10 @@ def _copying():
 
 def demo_world(folder: Path, template, clock=None, **overrides):
     """An app on its own copy of the demo world at :data:`NOW`, its clock ``clock`` (default:
-    frozen at NOW), copied from ``template`` (see :func:`demo_template`; None: built again).
-    Users are not part of it."""
+    frozen at NOW), copied from ``template`` (see :func:`demo_template`). Users are not part of
+    it."""
     clock = clock or (lambda: NOW)
     config = settings(folder, CLOCK=clock, **overrides)
-    if template is None:
-        app = create_app(config)
-        build_demo(app)
-        return app
     if isinstance(template, Snapshot):
         app = create_app(config)
         with app.app_context():

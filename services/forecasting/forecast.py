@@ -266,14 +266,13 @@ def stored_pool_weights(before: datetime, config: walkforward.ModelConfig) -> di
     kept = seen >= config.min_league_matches
     goal_models, sharps = json_documents(columns[4]), json_documents(columns[5])
     goals = np.array(columns[6:8], dtype=float).reshape(2, -1)
+    fitting = {"prior": config.pool_prior_weight, "min_rows": config.min_pool_rows}
     weights = {"lines": {}}
     for market, names in MARKET_SELECTIONS.items():
         chosen = np.flatnonzero(kept & (market_of == market)).tolist()
         goal_model, sharp = (_by_selection(docs, chosen, names) for docs in (goal_models, sharps))
         home_goals, away_goals = goals[:, chosen]
         line = line_of[chosen]
-
-        fitting = {"prior": config.pool_prior_weight, "min_rows": config.min_pool_rows}
         if market in LINE_MARKETS:
             weights["lines"][market] = pooling.family_weights(
                 line,

@@ -2,6 +2,7 @@
 means of odds and probabilities rounded."""
 
 import re
+from decimal import Decimal
 
 from marshmallow import ValidationError, fields, missing, validate
 
@@ -163,14 +164,29 @@ class Line(fields.Float):
         return wire_line(market, None if line is missing else line)
 
 
+class QuarterGoals(Float):
+    """A line as a request gives it: a multiple of a quarter goal, exactly as written (text is
+    read as a decimal, so ``1e-400``, which a float reads as 0, is refused rather than taken for
+    the line 0)."""
+
+    def _validated(self, value):
+        number = super()._validated(value)
+        quarters = (Decimal(value) if isinstance(value, str) else Decimal(number)) * 4
+        if quarters != quarters.to_integral_value():
+            raise ValidationError("Must be a multiple of 0.25: a line in quarter goals.")
+        return number
+
+
 def line_filter():
     """The ``line`` filter beside a ``market`` filter: rows at exactly this line (of the markets
     with one: ``line=2.5`` finds "ou25", never a 1x2 or btts row)."""
-    return Float(
+    return QuarterGoals(
         validate=validate.Range(-20, 20),
         metadata={
-            "description": "Only rows at exactly this line (see `line` in the rows): "
-            "`line=2.5` finds `ou25` (and `ou` at 2.5 goals), `line=-0.25` Asian handicap rows "
-            "at that handicap. Markets without a line (`1x2`, `btts`) have none to match."
+            "multipleOf": 0.25,
+            "description": "Only rows at exactly this line (see `line` in the rows), a multiple "
+            "of 0.25: `line=2.5` finds `ou25` (and `ou` at 2.5 goals), `line=-0.25` Asian "
+            "handicap rows at that handicap. Markets without a line (`1x2`, `btts`) have none "
+            "to match.",
         },
     )

@@ -194,7 +194,13 @@ def test_picks_of_the_day_filter_by_line(client, ctx):
     assert picked("market=ou25&line=2.5") == [("ou25", 2.5)]
     assert picked("market=ah,ou") == [("ah", -0.25)]
     assert picked("line=0") == []  # the 1x2 pick has no line, though it is stored with 0
-    assert client.get(f"/api/picks/today?date={KICKOFF.date()}&line=x").status_code == 422
+    assert picked("line=-2.5e-1") == picked("line=-0.250") == [("ah", -0.25)]
+    # A line is a multiple of a quarter goal as written: 1e-400, which a float reads as 0, is
+    # not the line 0.
+    for wrong in ("x", "0.3", "0.125", "1e-400", "-1e-320", "2.5000000000000001"):
+        response = client.get(f"/api/picks/today?date={KICKOFF.date()}&line={wrong}")
+        assert response.status_code == 422, wrong
+        assert response.get_json()["errors"]["line"], wrong
 
 
 def test_exports_write_the_line_and_filter_by_it(client, ctx):

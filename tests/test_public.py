@@ -10,6 +10,7 @@ import schemas.spans
 from engine import metrics, picks
 from enums import LINE_MARKETS, PICK_RATINGS
 from models import League, Match, Pick, Prediction
+from services.reads import pages
 from tests import asserts, factories
 from tests.helpers import NOW, UNLIMITED, ok
 
@@ -213,6 +214,36 @@ def test_the_slate_never_shows_the_prices_behind_a_locked_pick(client, world, ki
     if not locked:
         best = max(item["selections"], key=lambda row: row["edge"])
         assert (best["selection"], best["bestPrice"]) == (pick.selection, pick.odds)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_sealed_match_withholds_the_lines_it_quotes(client, world, kind):
+    """A locked pick's line is one of the lines its match quotes (in the demo world the only
+    one): a sealed match shows each market with lines once, its line withheld, in its card and
+    on its page."""
+    pick = (
+        Pick.select(Pick, Match)
+        .join(Match)
+        .where((Pick.rating == "A") & (Match.kickoff_at > NOW) & Pick.market.in_(LINE_MARKETS))
+        .order_by(Match.kickoff_at, Pick.id)
+        .first()
+    )
+    locked = kind in ("anonymous", "free")
+    card = ok(get(client, world, f"/api/matches/{pick.match_id}", kind))
+    for part in ("odds", "predictions"):
+        shown = [(row["market"], row["line"]) for row in card[part]]
+        with_lines = [(market, line) for market, line in shown if market in LINE_MARKETS]
+        if locked:
+            assert sorted(with_lines) == [(market, None) for market in sorted(LINE_MARKETS)]
+        else:
+            assert (pick.market, pick.line) in with_lines
+    assert {row["bookmakers"] for row in card["odds"] if row["market"] == pick.market} != {0}
+    slug = pick.match.slug
+    page = get(client, world, f"/api/v1/seo/predictions/{slug}", kind, Accept="text/html")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert (pages.market_name(pick.market, pick.line) in html) is not locked
+    assert (pages.MARKET_NAMES[pick.market] in html) is True
 
 
 def test_a_suspended_account_reads_public_pages_as_anonymous(client, world):

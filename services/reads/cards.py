@@ -173,13 +173,15 @@ def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]
             if match_id in sealed:
                 premium.seal_odds(market)
             by_id[match_id]["odds"].append(market)
+        for match_id in sealed:
+            by_id[match_id]["odds"] = premium.seal_lines(by_id[match_id]["odds"])
     if "predictions" in include:
         grouped = _grouped(_predictions(ids))
         for card in cards:
-            card["predictions"] = [
-                premium.seal_prediction(prediction) if card["sealed"] else prediction
-                for prediction in grouped.get(card["id"], [])
-            ]
+            predictions = grouped.get(card["id"], [])
+            if card["sealed"]:
+                predictions = premium.seal_lines(list(map(premium.seal_prediction, predictions)))
+            card["predictions"] = predictions
     if "picks" in include:
         grouped = _grouped(picks_of(ids, sealed))
         for card in cards:

@@ -90,12 +90,13 @@ def _headline(card: dict, home: str, away: str) -> dict | None:
 
 def selection_name(selection: str, home: str, away: str, market="1x2", line=None) -> str:
     """How a page names a selection (the teams' names for the 1x2 sides; a side and its
-    handicap for an Asian handicap, "Over 2.75" for an over/under at a line)."""
+    handicap for an Asian handicap, "Over 2.75" for an over/under at a line; the side alone
+    where the line is withheld)."""
     if market == "ah":
-        team, handicap = (home, line) if selection == "home" else (away, -line)
-        return f"{team} {handicap:+g}".replace("-", "−")
+        team, handicap = (home, line) if selection == "home" else (away, line and -line)
+        return team if line is None else f"{team} {handicap:+g}".replace("-", "−")
     if market == "ou":
-        return f"{selection.capitalize()} {line:g}"
+        return selection.capitalize() if line is None else f"{selection.capitalize()} {line:g}"
     return {"home": f"{home} win", "away": f"{away} win"}.get(
         selection, SELECTION_NAMES.get(selection, selection)
     )
@@ -266,8 +267,10 @@ def _shown_line(market: str, predictions: list, pick: dict | None) -> dict | Non
     return found[0] if found else None
 
 
-def _market_name(market: str, line) -> str:
-    """How a page names a market, with its line where it has one."""
+def market_name(market: str, line) -> str:
+    """How a page names a market, with its line where it has one (and it is not withheld)."""
+    if line is None:
+        return MARKET_NAMES[market]
     if market == "ah":
         return f"Asian handicap (home {line:+g})".replace("-", "−")
     if market == "ou":
@@ -285,7 +288,7 @@ def _market_view(market, found, pick, card, line) -> dict:
     happened = _outcome(card, market, line)
     return {
         "market": market,
-        "name": _market_name(market, line),
+        "name": market_name(market, line),
         "predicted": found is not None,
         "selections": [
             {

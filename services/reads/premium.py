@@ -9,7 +9,8 @@ the best price of the pick's selection is the pick's price. So a match with a lo
 **sealed** as a whole: every market's published, market (sharp) and model probabilities, every
 best, sharp and closing price with its bookmaker, the expected goals and strengths, every
 pick's price and probability, and whatever is computed from them are withheld, wherever they
-appear. Teams, kick-off, status, ratings and markets stay.
+appear; so are the lines quoted in the markets with lines (Asian handicap, over/under), since
+a locked pick's line is one of them. Teams, kick-off, status, ratings and markets stay.
 
 From kick-off every pick is public in full, and stays public: a match moved after it kicked
 off (a postponement) keeps, in ``Match.public_since``, the kick-off from which its picks were
@@ -117,6 +118,25 @@ def seal_odds(summary: dict) -> dict:
     for row in summary["selections"]:
         row.update(dict.fromkeys(HIDDEN_PRICES))
     return summary
+
+
+def seal_lines(rows: list) -> list:
+    """A sealed match's odds summaries or predictions with one row per market with lines, its
+    line withheld: which lines are quoted narrows a locked pick's line down, to the very line
+    where only one is. The market's first row stands for it; a summary counts the bookmakers of
+    its most quoted line."""
+    kept, first = [], {}
+    for row in rows:
+        market = row["market"]
+        if market not in LINE_MARKETS:
+            kept.append(row)
+        elif market in first:
+            if "bookmakers" in row:
+                first[market]["bookmakers"] = max(first[market]["bookmakers"], row["bookmakers"])
+        else:
+            first[market] = {**row, "line": None}
+            kept.append(first[market])
+    return kept
 
 
 def seal_intelligence(intelligence: dict) -> dict:

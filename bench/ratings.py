@@ -136,14 +136,7 @@ def _line_candidates(fc, columns, fair) -> None:
     closing_lines = price_cubes.load_lines(fc.match_id, closing=True, only_listed=False)
     played = np.isfinite(fc.home_goals) & np.isfinite(fc.away_goals)
     for method in METHODS:
-        close_fair = {
-            name: odds_engine.remove_margin(
-                odds_engine.closing_prices(closing[name].prices, closing[name].bookmakers)[0],
-                method=method,
-            )
-            for name in ("1x2", "ou25")
-        }
-        rates = lines.close_rates(close_fair["1x2"], close_fair["ou25"])
+        rates = price_cubes.closing_rates(closing, method)
         for market, lm in fc.lines.items():
             at = lm.picked(n)
             rows = np.flatnonzero((at >= 0) & played)

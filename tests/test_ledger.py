@@ -1264,6 +1264,32 @@ def test_no_server_answer_makes_the_verifier_raise(app, clock, tmp_path, capsys)
         assert "Traceback" not in out
 
 
+def settled_home_handicap(line, goals, closing_line, closing_prices) -> Pick:
+    """A live pick of the home side at ``line`` (2.1 at Pinnacle, rated B), published at T0 for
+    Alpha v Beta the day after, then the match finished at ``goals`` with the Asian handicap
+    closing at ``closing_line`` (home and away ``closing_prices``) and settled."""
+    match = fixture("Alpha", "Beta", T0 + timedelta(days=1))
+    pick = factories.pick(
+        match, "ah", "home", 2.1, "pinnacle", line=line, is_live=True, rating="B", created_at=T0
+    )
+    assert publish([match.id], T0) == 1
+    home, away = closing_prices
+    factories.match(
+        "Alpha",
+        "Beta",
+        kickoff=match.kickoff_at,
+        status="finished",
+        goals=goals,
+        odds=[
+            *CLOSING,
+            ("pinnacle", "ah", "home", home, True, closing_line),
+            ("pinnacle", "ah", "away", away, True, closing_line),
+        ],
+    )
+    settling.run(7, factories.settings(), now=T0 + timedelta(days=1, hours=6))
+    return pick
+
+
 def test_a_quarter_line_handicap_pick_half_wins_through_the_ledger_and_the_verifier(app, clock):
     """An Asian handicap pick on the home side at −0.75, published before kick-off; the home side
     wins by one goal: half the stake wins at −0.5, half is refunded at −1 (profit (odds − 1) ÷ 2).
@@ -1272,32 +1298,7 @@ def test_a_quarter_line_handicap_pick_half_wins_through_the_ledger_and_the_verif
     line is edited."""
     client = app.test_client()
     with app.app_context():
-        match = fixture("Alpha", "Beta", T0 + timedelta(days=1))
-        pick = factories.pick(
-            match,
-            "ah",
-            "home",
-            2.1,
-            "pinnacle",
-            line=-0.75,
-            is_live=True,
-            rating="B",
-            created_at=T0,
-        )
-        assert publish([match.id], T0) == 1
-        factories.match(
-            "Alpha",
-            "Beta",
-            kickoff=match.kickoff_at,
-            status="finished",
-            goals=(2, 1),
-            odds=[
-                *CLOSING,
-                ("pinnacle", "ah", "home", 1.95, True, -0.75),
-                ("pinnacle", "ah", "away", 1.95, True, -0.75),
-            ],
-        )
-        settling.run(7, factories.settings(), now=T0 + timedelta(days=1, hours=6))
+        pick = settled_home_handicap(-0.75, (2, 1), -0.75, (1.95, 1.95))
         stored = Pick.get_by_id(pick.id)
         assert (stored.status, stored.profit) == ("half-won", pytest.approx(0.55))
         # The close quotes the pick's own line: its price and fair probability (½ here).
@@ -1325,32 +1326,7 @@ def test_a_handicap_pick_whose_line_moved_is_valued_at_its_own_line(app, clock):
     (higher for the home side: it gives a quarter goal less). The verifier agrees."""
     client = app.test_client()
     with app.app_context():
-        match = fixture("Alpha", "Beta", T0 + timedelta(days=1))
-        pick = factories.pick(
-            match,
-            "ah",
-            "home",
-            2.1,
-            "pinnacle",
-            line=-0.25,
-            is_live=True,
-            rating="B",
-            created_at=T0,
-        )
-        assert publish([match.id], T0) == 1
-        factories.match(
-            "Alpha",
-            "Beta",
-            kickoff=match.kickoff_at,
-            status="finished",
-            goals=(1, 1),
-            odds=[
-                *CLOSING,
-                ("pinnacle", "ah", "home", 2.0, True, -0.5),
-                ("pinnacle", "ah", "away", 1.9, True, -0.5),
-            ],
-        )
-        settling.run(7, factories.settings(), now=T0 + timedelta(days=1, hours=6))
+        pick = settled_home_handicap(-0.25, (1, 1), -0.5, (2.0, 1.9))
         stored = Pick.get_by_id(pick.id)
         # A draw at −0.25: half lost at −0.5, half refunded at 0.
         assert (stored.status, stored.profit) == ("half-lost", -0.5)

@@ -33,6 +33,19 @@ def few_results(app):
 SELECTIONS = ("home", "draw", "away")
 
 
+def played_month(now, odds) -> None:
+    """28 played matches of Testland's six clubs, one a day until three days before ``now``, each
+    priced by ``odds``."""
+    for day in range(30, 2, -1):
+        factories.match(
+            f"T{day % 6}",
+            f"T{(day + 1) % 6}",
+            kickoff=now - timedelta(days=day),
+            goals=(day % 3, 1),
+            odds=odds,
+        )
+
+
 def _backfill(files):
     drop_tables()
     create_tables()
@@ -93,14 +106,7 @@ def test_refresh_updates_an_open_match_and_keeps_what_was_published(ctx):
         ("bet365", "1x2", s, p, False)
         for s, p in zip(("home", "draw", "away"), (2.3, 3.4, 3.5), strict=True)
     ]
-    for day in range(30, 2, -1):
-        factories.match(
-            f"T{day % 6}",
-            f"T{(day + 1) % 6}",
-            kickoff=now - timedelta(days=day),
-            goals=(day % 3, 1),
-            odds=odds,
-        )
+    played_month(now, odds)
     upcoming = factories.match(
         "T1", "T4", status="scheduled", kickoff=now + timedelta(days=2), odds=odds
     )
@@ -135,14 +141,7 @@ def test_a_league_the_model_has_not_seen_publishes_the_market_and_makes_no_pick(
     soft = [
         ("bet365", "1x2", s, p, False) for s, p in zip(SELECTIONS, (2.3, 3.4, 3.5), strict=True)
     ]
-    for day in range(30, 2, -1):
-        factories.match(
-            f"T{day % 6}",
-            f"T{(day + 1) % 6}",
-            kickoff=now - timedelta(days=day),
-            goals=(day % 3, 1),
-            odds=sharp + soft,
-        )
+    played_month(now, sharp + soft)
     kickoff = now + timedelta(days=2)
     seen = factories.match("T1", "T4", status="scheduled", kickoff=kickoff, odds=sharp + soft)
     new = ("NEW", "New League", "Newland", "top-flight")
@@ -380,14 +379,7 @@ def test_a_prediction_run_signs_its_picks_at_once_so_they_settle_live(ctx):
         ("bet365", "1x2", s, p, False)
         for s, p in zip(("home", "draw", "away"), (2.3, 3.4, 3.5), strict=True)
     ]
-    for day in range(30, 2, -1):
-        factories.match(
-            f"T{day % 6}",
-            f"T{(day + 1) % 6}",
-            kickoff=now - timedelta(days=day),
-            goals=(day % 3, 1),
-            odds=odds,
-        )
+    played_month(now, odds)
     kickoff = now + timedelta(days=2)
     upcoming = factories.match("T1", "T4", status="scheduled", kickoff=kickoff, odds=odds)
     predictions.backfill(factories.settings(), now=now)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from clock import utcnow
+from engine import lines
 from engine import odds as odds_engine
 from engine.markets import FIXED_MARKETS
 from enums import KICKED_OFF_STATUSES, LINE_MARKETS, MARKET_SELECTIONS
@@ -121,6 +122,20 @@ def load_lines(match_ids, closing: bool, only_listed: bool = True) -> dict[str, 
             keys[:, 0].astype(np.int64), keys[:, 1].copy(), prices, bookmakers.tolist()
         )
     return cubes
+
+
+def closing_rates(closing: dict[str, Cube], method: str):
+    """Per row of the closing cubes ``closing`` (:func:`load`), the score model's goal rates
+    reproducing the close's 1x2 and over/under 2.5, de-margined by ``method``
+    (``engine.lines.close_rates``): what carries a line's closing probability to another line."""
+    fair = {
+        name: odds_engine.remove_margin(
+            odds_engine.closing_prices(closing[name].prices, closing[name].bookmakers)[0],
+            method=method,
+        )
+        for name in ("1x2", "ou25")
+    }
+    return lines.close_rates(fair["1x2"], fair["ou25"])
 
 
 def _empty_lines() -> LineCube:

@@ -250,14 +250,7 @@ def _closing_at_lines(picks, wanted, cubes, seen, method, closed) -> None:
     reproduce the close's 1x2 and over/under 2.5 where the line moved."""
     match_ids, market, handicap, selection, rows = picks
     price, bookmaker, probability, source_line = closed
-    fair_close = {
-        name: odds_engine.remove_margin(
-            odds_engine.closing_prices(cubes[name].prices, cubes[name].bookmakers)[0],
-            method=method,
-        )
-        for name in ("1x2", "ou25")
-    }
-    rates = lines.close_rates(fair_close["1x2"], fair_close["ou25"])
+    rates = price_cubes.closing_rates(cubes, method)
     line_cubes = price_cubes.load_lines(wanted, closing=True)
     for name in LINE_MARKETS:
         mine = np.flatnonzero(rows & (market == name))

@@ -477,6 +477,8 @@ def test_one_address_spelt_otherwise_counts_as_one(make_app, kind):
     assert _statuses(client, kind, spellings)[3:] == [429]
     mapped = ["::ffff:192.0.2.1", "192.0.2.1", "[::FFFF:c000:0201]:443", "192.0.2.1"]
     assert _statuses(client, kind, mapped)[3:] == [429]
+    classic = ["192.0.2.9", "192.0.521", "0300.0.02.011", "0xc0000209"]
+    assert _statuses(client, kind, classic)[3:] == [429]
 
 
 @pytest.mark.parametrize("kind", list(BY_ADDRESS))
@@ -507,6 +509,16 @@ def test_the_ipv6_network_counted_is_configuration(make_app):
         ("198.51.100.7", "ip:198.51.100.7"),
         ("198.51.100.7:5000", "ip:198.51.100.7"),
         (None, "ip:127.0.0.1"),
+        ("127.1", "ip:127.0.0.1"),
+        ("0177.0.0.1", "ip:127.0.0.1"),
+        ("0x7f.0.0.1", "ip:127.0.0.1"),
+        ("0x7F000001", "ip:127.0.0.1"),
+        ("2130706433", "ip:127.0.0.1"),
+        ("198.51.25607", "ip:198.51.100.7"),
+        ("127.1:8080", "ip:127.0.0.1"),
+        ("1.2.3.4.5", "ip:1.2.3.4.5"),
+        ("08.0.0.1", "ip:08.0.0.1"),
+        ("4294967296", "ip:4294967296"),
         ("unknown", "ip:unknown"),
         ("x" * 100, "ip:" + "x" * 64),
     ],

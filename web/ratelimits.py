@@ -18,6 +18,8 @@ import ipaddress
 import logging
 import math
 import os
+import re
+import socket
 import threading
 import time
 import weakref
@@ -51,12 +53,17 @@ SWEEP_SECONDS = 1.0
 MAX_UNPARSED_ADDRESS = 64
 
 
+#: The parts of an address ``inet_aton`` reads: one to four numbers, decimal, octal or hex.
+CLASSIC_IPV4 = re.compile(r"(?:0[xX][0-9a-fA-F]+|[0-9]+)(?:\.(?:0[xX][0-9a-fA-F]+|[0-9]+)){0,3}")
+
+
 def client_key(address: str | None, ipv6_prefix: int) -> str:
     """The rate-limit counter of a client at ``address`` (``REMOTE_ADDR``; None counts as
     127.0.0.1): every policy counting by address, on the full path and the fast path, keys on it.
 
     One client, one key. An address is read in one spelling (``ipaddress``'s: leading zeros and
-    letter case gone), without the brackets, port or zone (``%eth0``) a proxy may report with it;
+    letter case gone; IPv4's classic spellings, ``127.1`` or octal, read as the address they
+    name), without the brackets, port or zone (``%eth0``) a proxy may report with it;
     an IPv4-mapped IPv6 address (``::ffff:192.0.2.1``) counts as its IPv4 address; and an IPv6
     address counts by its network of ``ipv6_prefix`` bits (``RATELIMIT_IPV6_PREFIX``, 64: what
     one subscriber is given), since a client holding a /64 may send from any address in it.
@@ -85,6 +92,18 @@ def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
         return ipaddress.ip_address(text)
     except ValueError:
+        return _classic_ipv4(text)
+
+
+def _classic_ipv4(text: str) -> ipaddress.IPv4Address | None:
+    """An IPv4 address in one of the spellings C's ``inet_aton`` reads and ``ipaddress`` does
+    not (``127.1``, octal ``0177.0.0.1``, hex ``0x7f.0.0.1``, one number ``2130706433``), which
+    a network stack takes for the same host; None for anything else."""
+    if not CLASSIC_IPV4.fullmatch(text):
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(text))
+    except OSError:
         return None
 
 

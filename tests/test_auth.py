@@ -511,3 +511,26 @@ def test_a_sign_in_past_the_hashing_queue_is_refused_at_once(make_app):
     assert client.post(LOGIN, json=body).status_code == 200
     with app.app_context():
         assert not User.select().where(User.email == "new@example.com").exists()
+
+
+def test_a_sign_in_refused_for_load_never_spends_its_owners_budget(make_app):
+    """During a flood every sign-in of the account is refused for load (503): none of them
+    counts against its 5-a-minute budget, so once a place frees its owner signs in at once
+    (it got 5 × 503 and then 429s)."""
+    app = make_app(
+        PASSWORD_HASH_CONCURRENCY=1, PASSWORD_HASH_QUEUE=1, RATELIMIT_LOGIN_FAILURES="5 per minute"
+    )
+    client = app.test_client()
+    with app.app_context():
+        factories.user("me@example.com")
+    hasher = app.extensions["password_hasher"]
+    body = {"email": "me@example.com", "password": factories.PASSWORD}
+    hasher.places.acquire()
+    hasher.places.acquire()
+    try:
+        for _ in range(8):
+            asserts.problem(client.post(LOGIN, json=body), 503, "sign-ins-busy")
+    finally:
+        hasher.places.release()
+        hasher.places.release()
+    assert client.post(LOGIN, json=body).status_code == 200

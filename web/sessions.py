@@ -47,13 +47,16 @@ def login(email: str | None, password: str | None) -> dict:
     in the window (and attempts under way), across every process sharing the rate-limit
     storage, and an attacker guessing from many addresses gets as few guesses as from one.
     The window is short, so someone who spends the failures for a real user keeps them out
-    only while they go on spending them, a window at a time.
+    only while they go on spending them, a window at a time. A sign-in refused for load (no
+    place to hash, ``SignInsBusy``) is refused before it is counted: a flood of sign-ins never
+    spends its owner's budget.
     """
     key = _login_key(credentials.normalise_email(email)) if email else None
     limit = current_app.config["RATELIMIT_LOGIN_FAILURES"]
-    if key:
-        ratelimits.hit(LOGIN_POLICY, limit, key, report=False)
-    user = credentials.authenticate(email, password, hasher())
+    with hasher().place():  # refused for load (SignInsBusy) before the attempt counts
+        if key:
+            ratelimits.hit(LOGIN_POLICY, limit, key, report=False)
+        user = credentials.authenticate(email, password, hasher())
     ratelimits.clear(LOGIN_POLICY, limit, key)
     return session_for(user)
 

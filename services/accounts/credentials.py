@@ -49,18 +49,31 @@ class PasswordHasher:
         self.method = method
         self.turns = threading.BoundedSemaphore(concurrency)
         self.places = threading.BoundedSemaphore(concurrency + queue)  # hashing or waiting
+        self._held = threading.local()  # whether this thread holds a place
         self._decoy = None
         self._decoy_lock = threading.Lock()
 
     @contextmanager
-    def _turn(self):
+    def place(self):
+        """A place (hashing, or waiting to), held until the block ends, for every hash made in
+        it; SignInsBusy at once when none is free. A sign-in takes its place before its attempt
+        is counted, so one refused for load never spends its account's budget."""
+        if getattr(self._held, "place", False):
+            yield
+            return
         if not self.places.acquire(blocking=False):
             raise SignInsBusy()
+        self._held.place = True
         try:
-            with self.turns:
-                yield
+            yield
         finally:
+            self._held.place = False
             self.places.release()
+
+    @contextmanager
+    def _turn(self):
+        with self.place(), self.turns:
+            yield
 
     def hash(self, password: str) -> str:
         """A new salted hash of ``password``."""

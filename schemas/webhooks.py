@@ -3,7 +3,7 @@ OpenAPI description's top-level ``webhooks``)."""
 
 import json
 
-from marshmallow import fields, validate
+from marshmallow import ValidationError, fields, validate, validates_schema
 
 from enums import (
     DELIVERY_STATUSES,
@@ -50,7 +50,7 @@ class EndpointCreateSchema(CamelSchema):
 
 
 class EndpointUpdateSchema(CamelSchema):
-    """What may change on an endpoint (every field optional)."""
+    """What may change on an endpoint: any of its fields, at least one."""
 
     url = fields.String(validate=validate.Length(min=1, max=URL_MAX), metadata={"format": "uri"})
     events = _events_field()
@@ -61,6 +61,12 @@ class EndpointUpdateSchema(CamelSchema):
             "go out again."
         }
     )
+
+    @validates_schema
+    def changes_something(self, data, **kwargs):
+        """An empty body changes nothing: a 422, so a caller's mistake never reads as done."""
+        if not data:
+            raise ValidationError("Give at least one of url, events, description and enabled.")
 
 
 class EndpointSchema(CamelSchema):

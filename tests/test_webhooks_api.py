@@ -80,7 +80,7 @@ def test_a_user_sees_and_changes_only_their_own_endpoints(client, people):
         ("post", f"{HOOKS}/{mine['id']}/test"),
         ("get", f"{HOOKS}/{mine['id']}/deliveries"),
     ):
-        kwargs = {"json": {}} if method == "patch" else {}
+        kwargs = {"json": {"description": "mine now"}} if method == "patch" else {}
         problem(getattr(client, method)(path, headers=other, **kwargs), 404, "not-found")
 
 
@@ -106,6 +106,22 @@ def test_enabled_is_a_json_boolean(client, people, enabled):
     errors = problem(answer, 422, "validation-error")["errors"]
     assert errors == {"enabled": ["Not a valid boolean."]}
     assert client.get(f"{HOOKS}/{made['id']}", headers=headers).get_json()["enabled"] is True
+
+
+@pytest.mark.parametrize("body", [{}, None])
+def test_a_change_of_nothing_is_a_422_and_changes_nothing(client, people, body):
+    """An empty body (or none) changes nothing: a 422, never a 200 that reads as done."""
+    _, headers = people["pro"]
+    made = factories.endpoint(client, headers, URL)
+    answer = client.patch(f"{HOOKS}/{made['id']}", json=body, headers=headers)
+    errors = problem(answer, 422, "validation-error")["errors"]
+    assert errors == {"body": ["Give at least one of url, events, description and enabled."]}
+    assert client.get(f"{HOOKS}/{made['id']}", headers=headers).get_json() == made_view(made)
+
+
+def made_view(made: dict) -> dict:
+    """An endpoint as its GET shows it: as made, without the secret shown once."""
+    return {name: value for name, value in made.items() if name != "secret"}
 
 
 def test_at_most_five_endpoints_a_user(client, people):

@@ -59,6 +59,7 @@ def create_app(overrides=None):
             app.config["EXPORT_STREAMS_PER_USER"],
             app.config["EXPORT_STREAMS_PER_PROCESS"],
             app.config["EXPORT_SEND_TIMEOUT"],
+            app.config["EXPORT_MIN_RATE"],
         ),
         password_hasher=PasswordHasher(
             app.config["PASSWORD_HASH_METHOD"],

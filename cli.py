@@ -19,6 +19,7 @@ from config import ledger_key_name
 from engine import notes
 from enums import (
     CALIBRATION_DAYS,
+    CONTRADICTION_STATUSES,
     DATA_SOURCES,
     SETTLEMENT_DAYS,
     USER_PLANS,
@@ -29,7 +30,7 @@ from errors import AppError, CommandError
 from schemas.auth import RegisterSchema
 from schemas.ops import OperationResultSchema
 from services.accounts import users
-from services.feeds import demo_world, imports, names, replay
+from services.feeds import bootstrap, contradictions, demo_world, imports, names, replay, teams
 from services.forecasting import price_cubes
 from services.operations import jobs
 from services.record import signed_log
@@ -341,6 +342,8 @@ def users_update(email, role, plan, status):
         user = users.update(email, role=role, plan=plan, status=status)
     except CommandError as error:
         _fail(error)
+    except AppError as error:
+        _fail(CommandError(error.detail))
     click.echo(f"updated {user.email} ({user.role}, {user.plan}, {user.status})")
 
 
@@ -411,6 +414,56 @@ def data_sync(source):
     )
 
 
+@data_group.command("bootstrap")
+@click.option(
+    "--seasons",
+    type=click.IntRange(0, bootstrap.MAX_SEASONS),
+    default=bootstrap.DEFAULT_SEASONS,
+    show_default=True,
+    help="Earlier seasons fetched besides the current one (the goal model's window is three).",
+)
+def data_bootstrap(seasons):
+    """The first day: fetch the current and earlier seasons of FOOTBALL_DATA_LEAGUES from
+    football-data's season files through the sync, then run the first model backfill. Safe to
+    run again: the files are asked for conditionally and nothing new changes nothing."""
+    bar = Progress("fitting weeks")
+    try:
+        operation = jobs.data_bootstrap(
+            seasons, current_app.config, now=current_app.extensions["clock"](), progress=bar.update
+        )
+    except AppError as error:
+        _fail(CommandError(error.detail))
+    finally:
+        bar.close()
+    click.echo(f"operation {operation['id']} {operation['kind']}: {operation['status']}")
+    if operation["status"] == "failed":
+        raise click.ClickException(operation["error"])
+    _kind, result = jobs.result(operation["id"], current_app.config)
+    (report,) = result["sync"]["sources"]
+    click.echo(
+        f"seasons {', '.join(result['seasons'])} of {', '.join(result['leagues'])}: "
+        f"{result['files']} season files, {len(result['missing'])} not served; "
+        f"{report['calls']} calls, {report['unchanged']} unchanged, "
+        f"{report['matches_new']} matches new, {report['matches_updated']} updated, "
+        f"{report['odds_stored']} odds stored, {report['rejected']} rejected"
+    )
+    for file in result["missing"]:
+        click.echo(f"missing: {file['league']} {file['season']}: not served ({file['url']})")
+    for line in report["errors"]:
+        if not any(line.startswith(f"{file['url']}: ") for file in result["missing"]):
+            click.echo(f"football-data: error: {line}", err=True)
+    backfill = result["backfill"]
+    if backfill is None:
+        click.echo(f"backfill skipped: {result['backfill_skipped']}")
+    else:
+        click.echo(
+            f"backfill: {backfill['matches']} matches, {backfill.get('predictions', 0)} "
+            f"predictions, {backfill.get('picks', 0)} picks"
+        )
+    _unmatched(names.unmatched())
+    click.echo(f"bootstrap took {result['seconds']:.1f} s")
+
+
 def _unmatched(found) -> None:
     for name in found:
         click.echo(
@@ -430,6 +483,28 @@ def data_teams(ctx, source):
         click.echo(f"{len(found)} unmatched")
 
 
+@data_teams.command("list")
+@click.option("--country", type=TEXT, help="Only the teams and names of this country.")
+@click.option("--unmapped", is_flag=True, help="Only the names no team maps yet.")
+def data_teams_list(country, unmapped):
+    """List the stored teams with the ids `map --team` takes and each source's names of them,
+    then the names no team maps yet."""
+    page, shown = 1, 0
+    while not unmapped:
+        found = teams.listing(country=country, page=page, page_size=100)
+        for team in found["items"]:
+            aliases = "; ".join(f"{alias['source']}: {alias['name']}" for alias in team["aliases"])
+            click.echo(f"{team['id']:>6}  {team['name']:<28} {team['country']:<16} {aliases}")
+        shown += len(found["items"])
+        if shown >= found["total"] or not found["items"]:
+            click.echo(f"{found['total']} team{'' if found['total'] == 1 else 's'}")
+            break
+        page += 1
+    found = names.unmatched(country=country)
+    _unmatched(found)
+    click.echo(f"{len(found)} unmatched")
+
+
 @data_teams.command("map")
 @click.argument("source", type=click.Choice(DATA_SOURCES))
 @click.argument("country", type=TEXT)
@@ -447,6 +522,73 @@ def data_teams_map(source, country, name, team_id, new):
     except (AppError, CommandError) as error:
         _fail(CommandError(getattr(error, "detail", str(error))))
     click.echo(f"{source} {country} {name!r} → team {mapped['team_id']} {mapped['team']!r}")
+
+
+@data_group.group("contradictions", cls=Commands)
+def data_contradictions():
+    """Sources disagreeing with a stored result: each holds its match's settlement until
+    resolved."""
+
+
+@data_contradictions.command("list")
+@click.option(
+    "--status",
+    type=click.Choice([*CONTRADICTION_STATUSES, "all"]),
+    default="open",
+    show_default=True,
+)
+def data_contradictions_list(status):
+    """List the contradictions, the oldest open first."""
+    page, shown = 1, 0
+    while True:
+        found = contradictions.listing(None if status == "all" else status, page, 100)
+        for row in found["items"]:
+            click.echo(_contradiction(row))
+        shown += len(found["items"])
+        if shown >= found["total"] or not found["items"]:
+            break
+        page += 1
+    click.echo(f"{found['total']} {'' if status == 'all' else status + ' '}contradictions")
+
+
+def _contradiction(row) -> str:
+    """One contradiction as a line."""
+    line = (
+        f"#{row['id']} {row['status']} {row['match']} ({row['slug']}) {row['field']}: "
+        f"{row['stored_value']} stored, {row['source_value']} from {row['source']}, "
+        f"since {row['opened_at'].isoformat()}"
+    )
+    if row["status"] == "open":
+        return f"{line}, {row['picks_held']} picks held"
+    return f"{line}; {row['chosen_value']} chosen by {row['resolved_by']}"
+
+
+@data_contradictions.command("resolve")
+@click.argument("contradiction_id", type=int)
+@click.option("--keep", "choice", flag_value="stored", help="Keep the stored value.")
+@click.option("--accept", "choice", flag_value="source", help="Take the source's value.")
+@click.option(
+    "--by",
+    "operator",
+    default=lambda: os.environ.get("USER") or "operator",
+    help="Who resolves it, recorded with the choice (default: $USER).",
+)
+def data_contradictions_resolve(contradiction_id, choice, operator):
+    """Resolve contradiction ID: keep the stored value or accept the source's (recorded as an
+    operation); the match settles at the next sync or settlement."""
+    if choice is None:
+        raise click.UsageError("give --keep or --accept")
+    try:
+        resolved = jobs.resolve_contradiction(
+            contradiction_id,
+            choice,
+            operator=operator,
+            now=current_app.extensions["clock"](),
+        )
+    except AppError as error:
+        _fail(CommandError(error.detail))
+    click.echo(f"operation {resolved['operation_id']} contradiction-resolve: succeeded")
+    click.echo(_contradiction(resolved))
 
 
 def _data_lines(path) -> int:

@@ -1,5 +1,8 @@
 """Configuration from the environment, read each time the application factory runs."""
 
+import base64
+import binascii
+import hashlib
 import os
 import secrets
 import sys
@@ -69,6 +72,8 @@ DEFAULTS: dict[str, object] = {
     "RATELIMIT_AUTH": "20 per minute",
     "RATELIMIT_REGISTER": "5 per hour",
     "RATELIMIT_DATA": "600 per minute",  # the Data API, per user: paging and exports
+    # The ledger's tiles and bulk answers, per client address: an audit reads some 1,000 at once
+    "RATELIMIT_TILES": "3000 per minute",
     "RATELIMIT_LOGIN_FAILURES": "5 per minute",
     "RATELIMIT_IPV6_PREFIX": 64,  # an IPv6 client counts by its network of this many bits
     "QUOTA_PRO_REQUESTS": 50_000,
@@ -100,6 +105,9 @@ DEFAULTS: dict[str, object] = {
     "EXPORT_STREAMS_PER_USER": 2,
     "EXPORT_STREAMS_PER_PROCESS": 4,  # below GUNICORN_THREADS: the rest serve everything else
     "EXPORT_SEND_TIMEOUT": 30.0,  # seconds a reader may leave one chunk (64 KiB) unread
+    # Bytes a second a reader must take, on average over the time the stream waits on it, once
+    # it has waited EXPORT_SEND_TIMEOUT in all (0: no minimum).
+    "EXPORT_MIN_RATE": 16384,
     "ANSWER_CACHE_BYTES": 32 * 1024 * 1024,
     "ANSWER_CACHE_ENTRIES": 20_000,
     "PUBLIC_MAX_AGE": 30,
@@ -116,6 +124,9 @@ DEFAULTS: dict[str, object] = {
     "SCHEDULE_CALIBRATION_WINDOW_DAYS": 90,
     # The live sources (docs/operations.md, Live data) and the worker's syncs of them.
     "FOOTBALL_DATA_URL": None,  # the site, a mirror or a local folder; the source is off if unset
+    # The top divisions football-data.co.uk serves a season file of every season (its "main"
+    # leagues) and ODDS_API_SPORTS's default covers: a mirror serving fewer is given those
+    # (`flask data bootstrap` names the files a source does not serve).
     "FOOTBALL_DATA_LEAGUES": "E0,E1,SP1,D1,I1,F1",
     "FOOTBALL_DATA_NEW_LEAGUES": "",  # codes such as USA,BRA: new_league_fixtures.csv's rows
     "FOOTBALL_DATA_SEASONS": "",  # folders such as 2324; the current season's when empty
@@ -130,6 +141,7 @@ DEFAULTS: dict[str, object] = {
     "SOURCE_RETRIES": 3,
     "SOURCE_BACKOFF": 1.0,
     "SOURCE_MAX_WAIT": 60.0,
+    "SOURCE_DEADLINE": 45.0,  # seconds one fetch may take in all, its tries and waits included
     "SOURCE_MAX_AGE_HOURS": 6,
     "SCHEDULE_DATA_SYNC": "*/30 * * * *",
     "SCHEDULE_DATA_SYNC_NEAR": "*/5 * * * *",
@@ -150,6 +162,9 @@ DEFAULTS: dict[str, object] = {
     "LEDGER_SIGNING_KEY": None,  # generated once into the instance folder outside production
     "LEDGER_TSA_URL": None,  # an RFC 3161 time-stamping authority for the checkpoints
     "LEDGER_TSA_TIMEOUT": 10.0,
+    # Witnesses cosigning each checkpoint (C2SP tlog-witness): "vkey@url", comma-separated.
+    "LEDGER_WITNESSES": "",
+    "LEDGER_WITNESS_TIMEOUT": 10.0,
 }
 
 
@@ -229,6 +244,7 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
     settings["CORS_ORIGINS"] = cors_origins(settings["CORS_ORIGINS"])
     settings["PRO_URL"] = pro_url(settings["PRO_URL"])
     settings["WEBHOOK_ALLOWED_PORTS"] = webhook_ports(settings["WEBHOOK_ALLOWED_PORTS"])
+    settings["LEDGER_WITNESSES"] = ledger_witnesses(settings["LEDGER_WITNESSES"])
     check_worker(settings, production)
     check_exports(settings)
     check_sources(settings)
@@ -366,6 +382,8 @@ def check_sources(settings) -> None:
             raise ConfigError(f"{name} must not be negative")
     if settings["SOURCE_TIMEOUT"] <= 0:
         raise ConfigError("SOURCE_TIMEOUT must be positive")
+    if settings["SOURCE_DEADLINE"] <= 0:
+        raise ConfigError("SOURCE_DEADLINE must be positive")
 
 
 def check_exports(settings) -> None:
@@ -375,6 +393,8 @@ def check_exports(settings) -> None:
             raise ConfigError(f"{name} must be at least 1")
     if settings["EXPORT_SEND_TIMEOUT"] <= 0:
         raise ConfigError("EXPORT_SEND_TIMEOUT must be a positive number of seconds")
+    if settings["EXPORT_MIN_RATE"] < 0:
+        raise ConfigError("EXPORT_MIN_RATE must be a number of bytes a second, 0 or more")
 
 
 def app_env(value) -> str:
@@ -457,6 +477,45 @@ def cors_origins(value) -> tuple[str, ...]:
                 f"CORS_ORIGINS must list origins such as https://app.example or * (got {origin!r})"
             )
     return origins
+
+
+def ledger_witnesses(value) -> tuple[tuple[str, str], ...]:
+    """``LEDGER_WITNESSES`` (comma-separated ``vkey@url``, or a list of them) as ``(vkey, url)``
+    pairs: each vkey a witness's Ed25519 cosignature key, ``name+hash+base64(0x04 ‖ key)``
+    (C2SP tlog-cosignature), each url its submission prefix (http or https)."""
+    entries = value.split(",") if isinstance(value, str) else value
+    found = []
+    for entry in (item.strip() for item in entries):
+        if not entry:
+            continue
+        vkey, _, url = entry.rpartition("@")
+        if refused := _witness_problem(vkey, url):
+            raise ConfigError(f"LEDGER_WITNESSES: {refused} (got {entry!r})")
+        found.append((vkey, url.rstrip("/")))
+    if len({vkey for vkey, _ in found}) != len(found):
+        raise ConfigError("LEDGER_WITNESSES names a witness twice")
+    return tuple(found)
+
+
+def _witness_problem(vkey: str, url: str) -> str | None:
+    """Why ``vkey@url`` names no witness, or None when it does."""
+    if urlparse(url).scheme not in ("http", "https") or not urlparse(url).hostname:
+        return "each entry is vkey@url, the url http or https"
+    parts = vkey.split("+", 2)
+    if len(parts) != 3 or not parts[0] or any(char.isspace() for char in parts[0]):
+        return "a witness's vkey is name+hash+base64"
+    if len(vkey) > 255:  # the width of ledger_cosignature.witness
+        return "a witness's vkey is at most 255 characters"
+    name, hash_hex, material = parts
+    try:
+        raw = base64.b64decode(material, validate=True)
+    except binascii.Error:
+        return "a witness's vkey ends in base64"
+    if len(raw) != 33 or raw[0] != 4:
+        return "a witness's vkey is an Ed25519 cosignature key (type 0x04, tlog-cosignature)"
+    if hashlib.sha256(name.encode() + b"\n" + raw).digest()[:4].hex() != hash_hex.lower():
+        return "a witness's vkey hash does not match its name and key"
+    return None
 
 
 def pro_url(value) -> str | None:

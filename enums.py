@@ -43,6 +43,8 @@ OPERATION_KINDS = (
     "ledger-checkpoint",
     "user-update",
     "data-sync",
+    "contradiction-resolve",
+    "data-bootstrap",
 )
 OPERATION_STATUSES = ("queued", "running", "succeeded", "failed")
 COMPARABLE_SCOPES = ("league", "teams", "global")
@@ -73,6 +75,9 @@ CLOSING_LINES = ("source", "seen")
 #: The source's own closing columns; the service's own line, the latest price seen.
 SOURCE_LINE, SEEN_LINE = CLOSING_LINES
 HEALTH_STATES = ("ok", "degraded", "down")
+#: One dependency's state: a live source whose last attempt failed is ``failing`` (the service
+#: as a whole is then ``degraded``).
+SERVICE_STATES = ("ok", "degraded", "failing", "down")
 #: The live sources a sync fetches (``services.feeds.sources``).
 DATA_SOURCES = ("football-data", "the-odds-api")
 HEALTH_SERVICES = (
@@ -82,8 +87,15 @@ HEALTH_SERVICES = (
     "calibration",
     "worker",
     *DATA_SOURCES,
+    "witnesses",
 )
 USAGE_STATES = ("ok", "warning", "exceeded")
+#: What two sources may disagree on about a match (a contradiction): its score, its kick-off.
+CONTRADICTION_FIELDS = ("score", "kickoff")
+#: A contradiction holds its match until an operator resolves it.
+CONTRADICTION_STATUSES = ("open", "resolved")
+#: What an operator may choose: the stored value or the disagreeing source's (or a score).
+CONTRADICTION_CHOICES = ("stored", "source")
 
 #: The goal models: which one made a goal-model forecast (market-implied ratings, else
 #: Dixon-Coles on goals).

@@ -63,11 +63,28 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "Match not open",
         "The match is finished or cancelled, so its intelligence can no longer be refreshed.",
     ),
+    "last-admin": (
+        409,
+        "Last admin",
+        "The change would leave the service without an active admin: another account is made "
+        "an active admin first.",
+    ),
     "source-not-configured": (
         409,
         "Source not configured",
         "A data sync of a live source that is unknown or not configured (no base URL, no API "
         "key), or of every source while none is.",
+    ),
+    "contradiction-not-open": (
+        409,
+        "Contradiction not open",
+        "The contradiction was resolved already: its choice stands (see its `resolvedBy`).",
+    ),
+    "settled-result-protected": (
+        409,
+        "Settled result protected",
+        "The match's picks were settled on its stored result before the other source disagreed: "
+        'a settled result is never changed, so only `"stored"` resolves this contradiction.',
     ),
     "webhook-limit-reached": (
         409,
@@ -225,10 +242,28 @@ class MatchNotOpen(AppError):
     problem = "match-not-open"
 
 
+class LastAdmin(AppError):
+    """A change that would suspend or demote the only active admin."""
+
+    problem = "last-admin"
+
+
 class SourceNotConfigured(AppError):
     """A data sync of a source that is not configured."""
 
     problem = "source-not-configured"
+
+
+class ContradictionNotOpen(AppError):
+    """A resolution of a contradiction already resolved."""
+
+    problem = "contradiction-not-open"
+
+
+class SettledResultProtected(AppError):
+    """A resolution that would change the result picks were already settled on."""
+
+    problem = "settled-result-protected"
 
 
 class WebhookLimitReached(AppError):

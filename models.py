@@ -24,6 +24,8 @@ from clock import utcnow
 from enums import (
     CLOSING_LINES,
     COMPETITION_TYPES,
+    CONTRADICTION_FIELDS,
+    CONTRADICTION_STATUSES,
     DELIVERY_STATUSES,
     EVENT_AUDIENCES,
     EVENT_TYPES,
@@ -191,6 +193,11 @@ class Match(BaseModel):
     #: (a postponement after kick-off); null while ``kickoff_at`` says it all. See
     #: ``services.reads.premium``.
     public_since = UTCDateTimeField(null=True)
+    #: While the live sources disagree on its kick-off, the latest they report: its picks open
+    #: to everyone only then (``kickoff_at``, the earliest, governs the pick cut-off and the
+    #: live rule). Null while they agree: ``kickoff_at`` says it all. See
+    #: ``services.feeds.kickoffs``.
+    unlock_at = UTCDateTimeField(null=True)
 
     class Meta:
         indexes = (
@@ -544,6 +551,23 @@ class LedgerSeal(BaseModel):
     published_hash = CharField(max_length=64)
 
 
+class LedgerCosignature(BaseModel):
+    """A witness's answer to the checkpoint of ``size`` (``services.record.witnesses``): its
+    ``cosignature/v1`` line and the time it signed, or why it gave none; asked once the
+    transaction that signed the checkpoint has committed. One per witness and checkpoint, never
+    updated or deleted (the database refuses it, as for the ledger's tables)."""
+
+    size = BigIntegerField()
+    witness = CharField(max_length=255)  # its verifier key, name+hash+base64(0x04 ‖ key)
+    signature = TextField(null=True)  # the note signature line, "— name base64\n"
+    cosigned_at = UTCDateTimeField(null=True)  # the witness's own time-stamp in the line
+    error = TextField(null=True)
+    asked_at = UTCDateTimeField()
+
+    class Meta:
+        indexes = ((("witness", "size"), True),)
+
+
 #: The ledger's tables: rows are only ever added (``store.schema`` makes the database refuse
 #: anything else).
 LEDGER_TABLES = [LedgerEntry, LedgerNode, LedgerCheckpoint, LedgerSeal, LedgerTimestamp]
@@ -562,6 +586,18 @@ class WorkerBeat(BaseModel):
     the health report can tell a worker that stopped from one with nothing to do."""
 
     beat_at = UTCDateTimeField()
+
+
+class SchedulerLease(BaseModel):
+    """Which worker process enqueues the periodic jobs (one row per lease ``name``): ``holder``
+    until ``expires_at`` unless it renews; ``token`` grows by one at each change of holder (a
+    fencing token), so what a deposed holder still tries to record is refused."""
+
+    name = CharField(max_length=32, primary_key=True)
+    holder = CharField(max_length=128)
+    token = BigIntegerField()
+    acquired_at = UTCDateTimeField()
+    expires_at = UTCDateTimeField()
 
 
 class SourceFetch(BaseModel):
@@ -604,10 +640,24 @@ class TeamAlias(BaseModel):
         indexes = ((("source", "country", "name"), True),)
 
 
+class KickoffReport(BaseModel):
+    """The kick-off one live source last reported for a match, and since when it says so (one
+    row per match and source; a source repeating itself writes nothing). See
+    ``services.feeds.kickoffs``."""
+
+    match = ForeignKeyField(Match, on_delete="CASCADE", index=False)
+    source = CharField(max_length=32)
+    kickoff_at = UTCDateTimeField()
+    reported_at = UTCDateTimeField()
+
+    class Meta:
+        indexes = ((("match", "source"), True),)
+
+
 class PriceSeen(BaseModel):
-    """A pre-match price as the sources showed it over time: one row per run of one price of one
-    bookmaker's selection, with when it was first and last seen. The latest one seen before
-    kick-off is the service's own closing line."""
+    """A pre-match price as one source showed it over time: one row per run of one price of one
+    bookmaker's selection as that source quoted it, with when it was first and last seen (two
+    sources quoting one bookmaker are two observations). See ``services.feeds.prices``."""
 
     match = ForeignKeyField(Match, on_delete="CASCADE", index=False)
     bookmaker = CharField(max_length=32)
@@ -620,7 +670,39 @@ class PriceSeen(BaseModel):
     last_seen_at = UTCDateTimeField()
 
     class Meta:
-        indexes = ((("match", "market", "line", "bookmaker", "selection", "first_seen_at"), True),)
+        indexes = (
+            (
+                ("match", "market", "line", "bookmaker", "selection", "source", "first_seen_at"),
+                True,
+            ),
+        )
+
+
+class Contradiction(BaseModel):
+    """A source disagreeing with what is stored of a match (its score): the two values, held
+    open (the match's picks unsettled) until an operator chooses one. One open row per match and
+    field; a repeat of the same disagreement writes nothing. See
+    ``services.feeds.contradictions``."""
+
+    match = ForeignKeyField(Match, on_delete="CASCADE", index=False)
+    field = CharField(max_length=16, choices=_choices(CONTRADICTION_FIELDS))
+    stored_value = CharField(max_length=64)  # "5-0" for a score
+    source_value = CharField(max_length=64)  # what ``source`` says instead
+    source = CharField(max_length=32)
+    status = CharField(max_length=16, default="open", choices=_choices(CONTRADICTION_STATUSES))
+    opened_at = UTCDateTimeField()
+    updated_at = UTCDateTimeField()  # when the source last gave a new value
+    resolved_at = UTCDateTimeField(null=True)
+    resolved_by = CharField(max_length=128, null=True)  # "user:ID", or "cli:NAME"
+    chosen_value = CharField(max_length=64, null=True)
+
+
+# One open disagreement per match and field (any number resolved).
+Contradiction.add_index(
+    Contradiction.index(Contradiction.match, Contradiction.field, unique=True).where(
+        Contradiction.status == "open"
+    )
+)
 
 
 def data_version() -> int:

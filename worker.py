@@ -13,7 +13,7 @@ the outbox and its deliveries (``services.webhooks.deliveries``), the scheduled 
 queue may be an SQLite file only this worker reads (``WORKER_QUEUE_URL`` unset: beside an SQLite
 database, or in the instance folder) or a Redis shared by several workers (``redis://…``).
 
-Every minute the consumer's scheduler enqueues two tasks:
+Every minute the worker that holds the scheduler's lease enqueues two tasks:
 
 - ``schedule``: records the operations due (settlement hourly, calibration daily, by
   ``SCHEDULE_*``) and starts each as an ``operation`` task under its kind's lock;
@@ -23,20 +23,36 @@ Every minute the consumer's scheduler enqueues two tasks:
 Locks: on SQLite the queue belongs to one worker process, which clears its locks when it
 starts (a killed worker's locks would otherwise stay); on Redis locks expire by themselves
 (``OPERATION_STALE_SECONDS`` for a run, two minutes for the pump), so several workers may run.
+
+One scheduler, any number of workers: huey's consumer enqueues its periodic tasks in every
+process that runs one, and its documentation asks for one consumer with them and every other
+started with ``-n`` (no periodic tasks) — so a deployment whose one scheduling consumer dies
+schedules nothing until someone notices. Here every consumer runs without huey's periodic
+tasks, and the worker process that holds the scheduler's lease (``services.operations.lease``,
+a row in the database with an expiry and a fencing token) enqueues the minute's tasks in its
+stead: each worker takes or renews the lease every :data:`LEASE_POLL_SECONDS`; one that dies is
+replaced once its :data:`LEASE_SECONDS` have passed unrenewed; what a deposed holder still
+tries to record is refused by the token.
 """
 
 import logging
+import os
+import secrets
+import socket
 import threading
+import time
 from pathlib import Path
 
 from dotenv import load_dotenv
-from huey import RedisExpireHuey, SqliteHuey, crontab
+from huey import RedisExpireHuey, SqliteHuey
+from huey.consumer import Consumer, Scheduler
 from huey.exceptions import TaskLockedException
 from huey.storage import RedisExpireStorage
+from peewee import DatabaseError, InterfaceError
 
 from clock import utcnow
 from config import ConfigError
-from services.operations import schedule
+from services.operations import lease, schedule
 from services.webhooks import deliveries
 from store import migrate
 from store.database import db
@@ -54,6 +70,48 @@ PUMP_LOCK_SECONDS = 120
 #: How often, and how long apart, a run whose kind is locked is tried again.
 LOCKED_RETRIES = 20
 LOCKED_RETRY_SECONDS = 30
+
+#: How long the scheduler's lease lasts unrenewed (seconds), and how often every worker takes
+#: or renews it: a leader that dies is replaced within their sum (35 s).
+LEASE_SECONDS = 30
+LEASE_POLL_SECONDS = 5
+
+
+def host_name() -> str:
+    """This process's host as a lease holder names it: the host name and, on Linux, the inode of
+    its PID namespace, so two containers sharing a host name (``network_mode: host``), each with
+    pids of its own, are two hosts (where the namespace cannot be read, ``?``: never the same
+    host as another process, see :func:`gone`)."""
+    try:
+        namespace = str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        namespace = "?"
+    return f"{socket.gethostname()}@{namespace}"
+
+
+def holder_name() -> str:
+    """This process as a lease holder: its host, its pid and a random part (a pid is reused)."""
+    return f"{host_name()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def gone(holder: str | None, me: str) -> bool:
+    """Whether ``holder`` is a process of this host (and PID namespace) that no longer runs: a
+    worker restarted after it was killed takes its own lease back at once rather than after its
+    expiry. (Its pid running, perhaps reused, or another host's: only the expiry tells.)"""
+    host, _, rest = (holder or "").rpartition(":")[0].rpartition(":")
+    here = host_name()
+    if holder == me or host != here or here.endswith("@?") or not rest.isdigit():
+        return False
+    pid = rest
+    if int(pid) == os.getpid():  # this pid's earlier process (a container started again)
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's live process
+        return False
+    return False
 
 
 def queue_path(settings, instance_path) -> Path:
@@ -82,7 +140,15 @@ def make_huey(settings, instance_path, name=QUEUE_NAME):
 class Worker:
     """The worker's tasks on one huey queue, for one app's settings and clock."""
 
-    def __init__(self, settings, huey, clock=utcnow, pump_seconds=PUMP_SECONDS):
+    def __init__(
+        self,
+        settings,
+        huey,
+        clock=utcnow,
+        pump_seconds=PUMP_SECONDS,
+        holder=None,
+        poll_seconds=LEASE_POLL_SECONDS,
+    ):
         schedule.check(settings)
         self.settings = settings
         self.huey = huey
@@ -90,10 +156,14 @@ class Worker:
         self.pump_seconds = pump_seconds
         self.stopping = threading.Event()
         self.expiring = isinstance(huey.storage, RedisExpireStorage)
+        self.holder = holder or holder_name()
+        self.poll_seconds = poll_seconds
+        self.token = None  # the lease's fencing token while this worker holds it
+        self.leading = None  # whether it held the lease at its latest try (None: not tried)
+        self.minute = None  # the latest minute whose tasks this worker enqueued
 
-        every_minute = crontab()
-        self.schedule_task = huey.periodic_task(every_minute, name="schedule")(self.tick)
-        self.deliveries_task = huey.periodic_task(every_minute, name="deliveries")(self.deliver)
+        self.schedule_task = huey.task(name="schedule")(self.tick)
+        self.deliveries_task = huey.task(name="deliveries")(self.deliver)
         self.operation_task = huey.task(
             retries=LOCKED_RETRIES, retry_delay=LOCKED_RETRY_SECONDS, name="operation"
         )(self.run_operation)
@@ -106,23 +176,79 @@ class Worker:
     def lock_name(kind: str) -> str:
         return f"operation:{kind}"
 
-    def tick(self):
-        """Record the runs due and start them (and those a dead worker left)."""
+    def lead(self, now=None) -> bool:
+        """Take or renew the scheduler's lease; holding it, enqueue the ``schedule`` and
+        ``deliveries`` tasks once in each minute of the clock. Whether this worker leads."""
+        now = self.clock() if now is None else now
+        try:
+            with db.connection_context():
+                held = lease.current(lease.SCHEDULER) if self.token is None else None
+                vacated = held["holder"] if held and gone(held["holder"], self.holder) else None
+                token = lease.hold(lease.SCHEDULER, self.holder, now, LEASE_SECONDS, vacated)
+        except (DatabaseError, InterfaceError) as error:  # not renewed: the token fences it
+            log.warning("the scheduler's lease could not be renewed: %s", error)
+            token = None
+        if token != self.token or self.leading is None:
+            if token is not None:
+                log.info("%s holds the scheduler's lease (token %s)", self.holder, token)
+            elif self.token is not None:
+                log.warning("%s no longer holds the scheduler's lease", self.holder)
+            else:
+                log.info("%s follows: another worker holds the scheduler's lease", self.holder)
+            self.token, self.leading = token, token is not None
+        if token is None:
+            return False
+        minute = now.replace(second=0, microsecond=0)
+        if self.minute is None or minute > self.minute:
+            self.minute = minute
+            log.info("%s enqueues the tasks of %s (token %s)", self.holder, minute, token)
+            self.schedule_task(token)
+            self.deliveries_task()
+        return True
+
+    def resign(self) -> None:
+        """Give the scheduler's lease up (a worker that stops), so another takes it at once."""
+        if self.token is None:
+            return
         with db.connection_context():
-            due = schedule.tick(
-                self.settings,
-                self.clock(),
-                lambda kind: self.huey.is_locked(self.lock_name(kind)),
-            )
+            lease.release(lease.SCHEDULER, self.holder, self.clock())
+        self.token = None
+
+    def tick(self, token: int):
+        """Record the runs due and start them (and those a dead worker left), unless the
+        lease has moved on from ``token`` since this task was enqueued."""
+        fence = self.fence(token)
+        with db.connection_context():
+            try:
+                due = schedule.tick(
+                    self.settings,
+                    self.clock(),
+                    lambda kind: self.huey.is_locked(self.lock_name(kind)),
+                    fence,
+                )
+            except lease.LeaseLost as lost:
+                log.warning("a deposed scheduler's tick recorded nothing: %s", lost)
+                return
         for operation_id, kind in due:
             log.info("starting scheduled %s (operation %s)", kind, operation_id)
-            self.operation_task(operation_id, kind)
+            self.operation_task(operation_id, kind, token)
 
-    def run_operation(self, operation_id: int, kind: str):
-        """Run one scheduled operation under its kind's lock (held: huey tries again later)."""
+    @staticmethod
+    def fence(token):
+        """The check that the scheduler's lease still carries ``token`` (None: none)."""
+        if token is None:
+            return None
+        return lambda: lease.fence(lease.SCHEDULER, token)
+
+    def run_operation(self, operation_id: int, kind: str, token: int | None = None):
+        """Run one scheduled operation under its kind's lock (held: huey tries again later),
+        unless the scheduler that started it was deposed since (its successor hands it back)."""
         lock = self.lock(self.lock_name(kind), self.settings["OPERATION_STALE_SECONDS"])
         with lock, db.connection_context():
-            schedule.execute(operation_id, self.settings, self.clock())
+            try:
+                schedule.execute(operation_id, self.settings, self.clock(), self.fence(token))
+            except lease.LeaseLost as lost:
+                log.warning("operation %s left to the scheduler's holder: %s", operation_id, lost)
 
     def deliver(self):
         """Pump deliveries for most of a minute, unless another pump runs."""
@@ -140,19 +266,64 @@ class Worker:
             lock.release()
 
     def consumer(self):
-        """huey's consumer for these tasks: worker threads, the scheduler each second."""
+        """huey's consumer for these tasks: worker threads, and its scheduler each second,
+        which also runs the lease (:class:`LeasedScheduler`) in place of huey's periodic tasks."""
         # A killed worker's locks stay in an SQLite queue, which only this worker reads: clear
         # them at start. On Redis they expire, and another worker may hold them now.
         locks = [self.lock_name(job.kind) for job in schedule.JOBS] + ["deliveries"]
-        consumer = self.huey.create_consumer(
+        consumer = LeasedConsumer(
+            self,
+            self.huey,
             workers=self.settings["WORKER_THREADS"],
             worker_type="thread",
-            periodic=True,
+            periodic=False,  # huey's ``-n``: the lease's holder enqueues the minute's tasks
             scheduler_interval=1,
             extra_locks=None if self.expiring else ",".join(locks),
         )
         self.stopping = consumer.stop_flag
         return consumer
+
+    def run(self):
+        """Run the consumer until it is stopped, then give the lease up."""
+        try:
+            self.consumer().run()
+        finally:
+            self.resign()
+
+
+class LeasedScheduler(Scheduler):
+    """huey's scheduler (delayed and retried tasks, each second) that also runs the worker's
+    lease: every ``poll_seconds`` it takes or renews it, and as its holder enqueues each
+    minute's tasks (:meth:`Worker.lead`)."""
+
+    def __init__(self, worker, **options):
+        super().__init__(**options)
+        self.worker = worker
+        self.next_lead = time.monotonic()
+
+    def loop(self, now=None):
+        """One round: the lease when its time has come, then huey's own round."""
+        if time.monotonic() >= self.next_lead:
+            self.next_lead = time.monotonic() + self.worker.poll_seconds
+            self.worker.lead()
+        super().loop(now)
+
+
+class LeasedConsumer(Consumer):
+    """huey's consumer with the :class:`LeasedScheduler` of ``worker``."""
+
+    def __init__(self, worker, huey, **options):
+        self.worker = worker  # before huey's constructor, which makes the scheduler
+        super().__init__(huey, **options)
+
+    def _create_scheduler(self):
+        return LeasedScheduler(
+            self.worker,
+            huey=self.huey,
+            stop_flag=self.stop_flag,
+            interval=self.scheduler_interval,
+            periodic=False,
+        )
 
 
 def main():
@@ -177,7 +348,7 @@ def main():
     if handler is not None:
         logging.getLogger("huey").addHandler(handler)
     worker = Worker(app.config, make_huey(app.config, app.instance_path))
-    worker.consumer().run()
+    worker.run()
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ UPDATE_DESCRIPTION = (
     "  -H 'Content-Type: application/json' -d '{\"plan\": \"pro\"}'\n"
     "```\n\n"
     'The same with `{"plan": "free"}` when it ends; `{"status": "suspended"}` shuts the '
-    "account out of every protected endpoint and of sign-in."
+    "account out of every protected endpoint and of sign-in. The last active admin cannot be "
+    "suspended or demoted (409 `last-admin`): another account is made an admin first."
 )
 
 
@@ -50,7 +51,7 @@ class UserById(MethodView):
     @blp.arguments(UserUpdateSchema)
     @blp.response(200, UserSchema)
     @blp.problems(404, "not-found")
-    @blp.problems(409, "operation-failed")
+    @blp.problems(409, "last-admin", "operation-failed")
     @blp.doc(operationId="updateUser")
     def patch(self, body, user_id):
         """Set an account's plan, role or status (billing sets plans here)"""

@@ -7,18 +7,26 @@ from flask.views import MethodView
 from schemas.ops import (
     RESULT_SCHEMAS,
     CalibrationRequestSchema,
+    ContradictionPageSchema,
+    ContradictionQuerySchema,
+    ContradictionResolutionSchema,
+    ContradictionResolveSchema,
+    DataBootstrapRequestSchema,
     DataSyncRequestSchema,
     HealthSchema,
     OperationResultSchema,
     OperationSchema,
     RefreshRequestSchema,
     SettlementRequestSchema,
+    TeamPageSchema,
+    TeamQuerySchema,
     result_component,
 )
 from services import routes
+from services.feeds import contradictions, teams
 from services.operations import health, jobs
 from web import ratelimits
-from web.access import OPS, current_viewer, now, settings, started_at
+from web.access import ADMIN, OPS, current_viewer, now, settings, started_at
 from web.blueprint import Blueprint
 from web.paths import id_param
 
@@ -83,6 +91,52 @@ class DataSyncs(MethodView):
     def post(self, body):
         """Sync the live sources now: fetch, store, predict and publish, settle"""
         return jobs.data_sync(body["source"], settings(), current_viewer(), now())
+
+
+@blp.route("/operations/data-bootstraps")
+class DataBootstraps(MethodView):
+    @blp.arguments(DataBootstrapRequestSchema, required=False)
+    @blp.response(200, OperationSchema)
+    @blp.problems(409, "source-not-configured")
+    @blp.doc(operationId="startDataBootstrap")
+    def post(self, body):
+        """The first day: earlier seasons of the configured leagues, then the first backfill"""
+        return jobs.data_bootstrap(body["seasons"], settings(), current_viewer(), now())
+
+
+@blp.route("/teams")
+class Teams(MethodView):
+    @blp.access(ADMIN)
+    @blp.arguments(TeamQuerySchema, location="query")
+    @blp.response(200, TeamPageSchema)
+    @blp.doc(operationId="listTeams")
+    def get(self, query):
+        """Teams with their ids and each source's names, and the names no team maps yet"""
+        return teams.listing(**query)
+
+
+@blp.route("/contradictions")
+class Contradictions(MethodView):
+    @blp.arguments(ContradictionQuerySchema, location="query")
+    @blp.response(200, ContradictionPageSchema)
+    @blp.doc(operationId="listContradictions")
+    def get(self, query):
+        """Sources disagreeing with a stored result, the oldest open first, a page at a time"""
+        return contradictions.listing(**query)
+
+
+@blp.route(f"/contradictions/{id_param('contradiction_id')}/resolve")
+class ContradictionResolution(MethodView):
+    @blp.arguments(ContradictionResolveSchema)
+    @blp.response(200, ContradictionResolutionSchema)
+    @blp.problems(404, "not-found")
+    @blp.problems(409, "contradiction-not-open", "settled-result-protected", "operation-failed")
+    @blp.doc(operationId="resolveContradiction")
+    def post(self, body, contradiction_id):
+        """Resolve a contradiction: keep the stored value, take the source's, or give a score"""
+        return jobs.resolve_contradiction(
+            contradiction_id, body["value"], by=current_viewer(), now=now()
+        )
 
 
 @blp.route(f"/operations/{id_param('operation_id')}")

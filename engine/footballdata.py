@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from engine import bounds
 from engine.records import LeagueRecord, MatchRecord, OddsRecord, RejectedRow
 from engine.text import hidden_character
 from enums import MARKET_SELECTIONS, OU25_LINE, TEAM_NAME_MAX
@@ -88,7 +89,7 @@ AH_LINE_COLUMNS: dict[tuple[bool, bool], str] = {
 LINE_TEXT = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
 
 #: The largest handicap taken (goals, either side); lines are whole, half or quarter goals.
-LINE_MAX = 10.0
+LINE_MAX = bounds.HANDICAP_MAX
 
 #: Kick-off assumed, in Europe/London, for rows without a ``Time`` (every file before 2019/20).
 DEFAULT_KICKOFF = time(15, 0)
@@ -115,9 +116,10 @@ GOALS_TEXT = re.compile(r"([0-9]+)(?:\.0+)?")
 #: ``nan``, ``inf``, ``1e400``, ``1_5`` and other scripts' digits).
 PRICE_TEXT = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
-#: The highest price taken: no bookmaker or exchange quotes above it (the real files stop below
-#: 100), so a larger one is a typo.
-PRICE_MAX = 1000.0
+#: The lowest and highest price taken (``engine.bounds``): no bookmaker or exchange quotes
+#: outside them (the real files: 1.02 to 61.0), so a price beyond is a typo.
+PRICE_MIN = bounds.PRICE_MIN
+PRICE_MAX = bounds.PRICE_MAX
 
 #: The dates a file may hold: football (and football-data's two-digit years, 1969–2068) lies
 #: well within them.
@@ -300,7 +302,7 @@ def parse(
     ``FIXTURES_AHEAD`` after ``today`` (when given), or outside the file's season, goals are not
     0 to ``GOALS_MAX`` in ASCII digits, a score is half given, half-time goals exceed full-time
     goals, or FTR disagrees with the goals. A price set (bookmaker, market, pre-match or
-    closing) with any leg blank, not a decimal number in ASCII digits, not above 1.0 or above
+    closing) with any leg blank, not a decimal number in ASCII digits, below ``PRICE_MIN`` or above
     ``PRICE_MAX`` is dropped whole and its non-blank cells counted in ``prices_skipped``; the
     row still loads. Asian handicap sets (market "ah", bookmakers as for over/under 2.5) carry
     the row's line (``AH_LINE_COLUMNS``: ``AHh`` pre-match, ``AHCh`` closing, Betbrain's
@@ -441,6 +443,19 @@ def parse_new_leagues(text: str, today: date | None = None) -> ParsedFile:
         if match.league.code in CALENDAR_YEAR_LEAGUES:
             match.season = str(match.kickoff_at.astimezone(SOURCE_TIMEZONE).year)
     return parsed
+
+
+def screen(parsed: ParsedFile) -> list[RejectedRow]:
+    """Leave out of ``parsed``'s matches every price set outside ``engine.bounds`` (its
+    overround, or a price or line out of range), counting its prices in ``prices_skipped``; a
+    reason for each set left out, with its row's line (the row itself still loads)."""
+    notes = []
+    for match in parsed.matches:
+        kept, reasons = bounds.screen(match.odds)
+        parsed.prices_skipped += len(match.odds) - len(kept)
+        match.odds = kept
+        notes += [RejectedRow(match.line, reason) for reason in reasons]
+    return notes
 
 
 def _cells(line: str) -> list[str]:
@@ -592,13 +607,13 @@ def _line(text: str) -> float | None:
 
 def _price(key: str | tuple[str, str], price_set: _PriceSet, selection: str) -> OddsRecord | None:
     """The record of one odds cell (with its line's cell for a market with a line), or None
-    when the price is blank, not a decimal number in ASCII digits, not above 1.0 or above
+    when the price is blank, not a decimal number in ASCII digits, below PRICE_MIN or above
     PRICE_MAX, or the line is not one (``_line``)."""
     written = _price_text(key).strip()
     if not PRICE_TEXT.fullmatch(written):
         return None
     price = float(written)
-    if not 1.0 < price <= PRICE_MAX:
+    if not PRICE_MIN <= price <= PRICE_MAX:
         return None
     if price_set.line is not None:
         line = _line(key[0])

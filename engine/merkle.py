@@ -202,3 +202,39 @@ def consistency_proof(old: int, new: int, lookup: Lookup) -> list[bytes]:
     """The consistency proof from the first ``old`` leaves of a stored tree to its first
     ``new``."""
     return hashes_of(consistency_ranges(old, new), lookup)
+
+
+#: A tile (C2SP tlog-tiles) holds the hashes of ``2^TILE_HEIGHT`` consecutive nodes of one level
+#: of the tree: tile level ``L`` holds tree level ``L × TILE_HEIGHT``.
+TILE_HEIGHT = 8
+TILE_WIDTH = 1 << TILE_HEIGHT
+
+
+def tile_nodes(level: int, index: int, width: int) -> list[Address]:
+    """The perfect subtrees whose hashes make tile ``index`` of tile level ``level``, ``width``
+    of them (``TILE_WIDTH`` for a full tile), left to right."""
+    if not 1 <= width <= TILE_WIDTH or index < 0 or not 0 <= level * TILE_HEIGHT < 64:
+        raise ValueError(f"not a tile: level {level}, index {index}, width {width}")
+    start = index << TILE_HEIGHT
+    return [(level * TILE_HEIGHT, position) for position in range(start, start + width)]
+
+
+def tile_complete(level: int, index: int, width: int, size: int) -> bool:
+    """Whether a tree of ``size`` leaves holds every hash of that tile (its last subtree's leaves
+    all appended)."""
+    last = (index << TILE_HEIGHT) + width  # one past the tile's last node, at its level
+    return last << (level * TILE_HEIGHT) <= size
+
+
+def tiles_of(size: int) -> list[tuple[int, int, int]]:
+    """Every tile of a tree of ``size`` leaves as ``(level, index, width)``: the full ones and,
+    at each level, the partial one at the right edge (C2SP tlog-tiles), lowest level first."""
+    found = []
+    level = 0
+    while size >> (level * TILE_HEIGHT):
+        nodes = size >> (level * TILE_HEIGHT)  # complete subtrees at this tile level's height
+        found += [(level, index, TILE_WIDTH) for index in range(nodes >> TILE_HEIGHT)]
+        if nodes % TILE_WIDTH:
+            found.append((level, nodes >> TILE_HEIGHT, nodes % TILE_WIDTH))
+        level += 1
+    return found

@@ -3,7 +3,9 @@ Merkle proofs that tie them together (RFC 9162)."""
 
 from marshmallow import ValidationError, fields, validate, validates_schema
 
+from enums import MATCH_STATUSES
 from schemas.common import CamelSchema, UTCDateTime
+from schemas.matches import ScoreSchema
 from schemas.numbers import Integer
 
 HEX_HASH = {"pattern": "^[0-9a-f]{64}$"}
@@ -28,7 +30,9 @@ class CheckpointSchema(CamelSchema):
         metadata={
             "description": "The checkpoint in the signed-note format (C2SP tlog-checkpoint): "
             "origin, size and base64 root lines, a `time` line, a blank line and the Ed25519 "
-            "signature line. Null before the first checkpoint."
+            "signature line; in the latest checkpoint, the witnesses' `cosignature/v1` lines "
+            "after it (C2SP tlog-cosignature, see `LEDGER_WITNESSES`). Null before the first "
+            "checkpoint."
         },
     )
     key_id = fields.String(
@@ -172,3 +176,91 @@ class ProofSchema(CamelSchema):
         required=True,
         metadata={"description": "The proof's hashes, hex, in RFC 9162's order."},
     )
+
+
+class CheckpointsArgsSchema(CamelSchema):
+    """Which checkpoints: those larger than ``after``, at most 1,000 at a time."""
+
+    after = Integer(
+        load_default=0,
+        validate=SIZE,
+        metadata={"description": "List the checkpoints of more entries than this."},
+    )
+
+
+class CheckpointsSchema(CamelSchema):
+    """Signed checkpoints, smallest first, with the log's name and key: every tree head an
+    auditor needs to apply the live rule (each pick's first covering checkpoint and its time)."""
+
+    origin = fields.String(required=True, metadata={"description": "The log's name."})
+    verifier_key = fields.String(
+        required=True, metadata={"description": "The public key, as `/ledger` gives it."}
+    )
+    after = Integer(required=True)
+    items = fields.List(fields.Nested(CheckpointSchema), required=True)
+    more = fields.Boolean(
+        required=True,
+        metadata={"description": "Whether more follow: ask again with `after` the last size."},
+    )
+
+
+class RevealsArgsSchema(CamelSchema):
+    """Which entries: ``[start, end)``, at most 10,000 at a time."""
+
+    start = Integer(load_default=0, validate=SIZE, metadata={"description": "First."})
+    end = Integer(
+        load_default=None,
+        validate=SIZE,
+        metadata={
+            "description": "One past the last (default: 10,000 on, or the signed ledger's end)."
+        },
+    )
+
+
+class IndexedRevealSchema(CamelSchema):
+    """The reveal of the `pick.published` entry at `index`."""
+
+    index = Integer(required=True)
+    reveal = fields.Nested(RevealSchema, required=True)
+
+
+class RevealsSchema(CamelSchema):
+    """The reveals anyone may see of the published picks among entries `[start, end)`; a pick
+    still sealed is left out until it may be shown."""
+
+    start = Integer(required=True)
+    end = Integer(required=True)
+    items = fields.List(fields.Nested(IndexedRevealSchema), required=True)
+
+
+class MatchFactsArgsSchema(CamelSchema):
+    """Which matches: those kicking off in the ``days`` days from ``from`` (UTC)."""
+
+    first = fields.Date(
+        required=True,
+        data_key="from",
+        metadata={"description": "The first day, `YYYY-MM-DD` (UTC)."},
+    )
+    days = Integer(
+        load_default=1,
+        validate=validate.Range(1, 7),
+        metadata={"description": "How many days, 1 to 7 (default 1)."},
+    )
+
+
+class MatchFactSchema(CamelSchema):
+    """What an outcome entry is checked against: the match as it stands."""
+
+    id = Integer(required=True)
+    kickoff_at = UTCDateTime(required=True)
+    status = fields.String(required=True, metadata={"enum": list(MATCH_STATUSES)})
+    score = fields.Nested(ScoreSchema, required=True, allow_none=True)
+
+
+class MatchFactsSchema(CamelSchema):
+    """Every match kicking off in a span of days, as `/api/matches/{id}` shows it: kick-off,
+    status and score."""
+
+    first = fields.Date(required=True, data_key="from")
+    days = Integer(required=True)
+    items = fields.List(fields.Nested(MatchFactSchema), required=True)

@@ -5,18 +5,31 @@ from marshmallow import Schema, fields, validate
 
 from enums import (
     CALIBRATION_DAYS,
+    CONTRADICTION_CHOICES,
+    CONTRADICTION_FIELDS,
+    CONTRADICTION_STATUSES,
     DATA_SOURCES,
     HEALTH_SERVICES,
     HEALTH_STATES,
     MARKETS,
     OPERATION_KINDS,
     OPERATION_STATUSES,
+    SERVICE_STATES,
     SETTLEMENT_DAYS,
     USER_PLANS,
     USER_ROLES,
     USER_STATUSES,
 )
-from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field, one_of
+from schemas.common import (
+    CamelSchema,
+    PageArgsSchema,
+    PageSchema,
+    UTCDateTime,
+    enum_of,
+    id_field,
+    one_of,
+    page_of,
+)
 from schemas.ledger import CheckpointSchema
 from schemas.numbers import Integer
 
@@ -25,9 +38,22 @@ class ServiceHealthSchema(CamelSchema):
     """One dependency's state."""
 
     name = enum_of(HEALTH_SERVICES, required=True)
-    status = enum_of(HEALTH_STATES, required=True)
+    status = enum_of(
+        SERVICE_STATES,
+        required=True,
+        metadata={"description": "`failing`: a live source whose last attempt failed."},
+    )
     latency_ms = fields.Float(required=True)
     detail = fields.String(required=True)
+    last_success_at = UTCDateTime(
+        allow_none=True, metadata={"description": "A live source's last success (null: none)."}
+    )
+    last_error_at = UTCDateTime(
+        allow_none=True, metadata={"description": "A live source's last error (null: none)."}
+    )
+    last_error = fields.String(
+        allow_none=True, metadata={"description": "What that error said (a live source's)."}
+    )
 
 
 class HealthSchema(CamelSchema):
@@ -100,6 +126,61 @@ class DataSyncRequestSchema(CamelSchema):
     )
 
 
+class DataBootstrapRequestSchema(CamelSchema):
+    """How many seasons before the current one the first day brings."""
+
+    seasons = Integer(
+        load_default=3,
+        strict=True,
+        validate=validate.Range(0, 30),
+        metadata={
+            "description": "Earlier seasons fetched besides the current one (the goal model's "
+            "window is three)."
+        },
+    )
+
+
+#: A score as an operator writes it: home goals, a hyphen, away goals.
+SCORE_PATTERN = r"^\d{1,2}-\d{1,2}$"
+
+
+class ContradictionQuerySchema(PageArgsSchema):
+    """Filters of the contradiction listing."""
+
+    status = one_of(
+        CONTRADICTION_STATUSES,
+        metadata={"enum": list(CONTRADICTION_STATUSES), "description": "Open or resolved only."},
+    )
+
+
+class ContradictionResolveSchema(CamelSchema):
+    """An operator's choice for an open contradiction."""
+
+    value = fields.String(
+        required=True,
+        validate=validate.Regexp(
+            rf"^({'|'.join(CONTRADICTION_CHOICES)})$|{SCORE_PATTERN}",
+            error='Give "stored", "source" or a score such as "2-1".',
+        ),
+        metadata={
+            "description": '`"stored"` keeps the stored value, `"source"` takes the disagreeing '
+            'source\'s, or a score of your own (`"2-1"`). Only `"stored"` (or the stored '
+            "score) where the match's picks were settled before the disagreement arrived.",
+            "example": "stored",
+        },
+    )
+
+
+class ContradictionResolveParamsSchema(CamelSchema):
+    """A contradiction resolved: which, the choice as given, and who chose."""
+
+    contradiction_id = Integer(required=True)
+    value = fields.String(required=True)
+    by = fields.String(
+        required=True, metadata={"description": "`user:ID` (the API) or `cli:NAME` (the CLI)."}
+    )
+
+
 #: What each kind records as its parameters.
 PARAMS_SCHEMAS = {
     "intelligence-refresh": RefreshRequestSchema,
@@ -109,6 +190,8 @@ PARAMS_SCHEMAS = {
     "ledger-checkpoint": LedgerCheckpointRequestSchema,
     "user-update": UserUpdateParamsSchema,
     "data-sync": DataSyncRequestSchema,
+    "contradiction-resolve": ContradictionResolveParamsSchema,
+    "data-bootstrap": DataBootstrapRequestSchema,
 }
 
 
@@ -308,6 +391,46 @@ class UnmatchedNameSchema(CamelSchema):
     name = fields.String(required=True)
 
 
+class TeamQuerySchema(PageArgsSchema):
+    """Filters of the team listing."""
+
+    country = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={"description": "Only the teams (and unmapped names) of this country."},
+    )
+
+
+class TeamAliasSchema(CamelSchema):
+    """How one source names a team."""
+
+    source = enum_of(DATA_SOURCES, required=True)
+    name = fields.String(required=True)
+
+
+class ListedTeamSchema(CamelSchema):
+    """A stored team, with the id `flask data teams map --team ID` takes, and its names per
+    source."""
+
+    id = Integer(required=True)
+    name = fields.String(required=True)
+    country = fields.String(required=True)
+    aliases = fields.List(fields.Nested(TeamAliasSchema), required=True)
+
+
+class UnmappedNameSchema(UnmatchedNameSchema):
+    """A name a source gave that maps to no team: its records are held back until it is mapped
+    (`flask data teams map SOURCE COUNTRY NAME --team ID | --new`)."""
+
+    first_seen_at = UTCDateTime(required=True)
+
+
+class TeamPageSchema(PageSchema):
+    """One page of teams (by country, then name), and every unmapped name of the same filter."""
+
+    items = fields.List(fields.Nested(ListedTeamSchema), required=True)
+    unmapped = fields.List(fields.Nested(UnmappedNameSchema), required=True)
+
+
 class RejectedRowSchema(CamelSchema):
     """A row or event a sync did not store, and why."""
 
@@ -339,7 +462,11 @@ class SourceSyncSchema(CamelSchema):
         metadata={"description": "The first 20 of them."},
     )
     contradictions = Integer(
-        required=True, metadata={"description": "Results contradicting a stored one (kept)."}
+        required=True,
+        metadata={
+            "description": "Contradictions of a stored result this sync opened or changed (the "
+            "stored result kept; a repeat counts none): `GET /api/v1/ops/contradictions`."
+        },
     )
     held_back = Integer(
         required=True, metadata={"description": "Records naming a team not mapped yet."}
@@ -368,6 +495,78 @@ class DataSyncResultSchema(CamelSchema):
     checkpoint_size = Integer(required=True, allow_none=True)
 
 
+class SeasonFileSchema(CamelSchema):
+    """A season file of one league (`{FOOTBALL_DATA_URL}/mmz4281/<yyzz>/<Div>.csv`)."""
+
+    season = fields.String(required=True, metadata={"description": "The folder, as `2324`."})
+    league = fields.String(required=True, metadata={"description": "The division, as `E0`."})
+    url = fields.String(required=True)
+
+
+class DataBootstrapResultSchema(CamelSchema):
+    """The result of the first day's bootstrap: the seasons fetched by the sync, and the
+    backfill (null when nothing new was stored and the history was backfilled already)."""
+
+    seasons = fields.List(fields.String(), required=True)
+    leagues = fields.List(fields.String(), required=True)
+    files = Integer(required=True, metadata={"description": "Season files asked for."})
+    missing = fields.List(
+        fields.Nested(SeasonFileSchema),
+        required=True,
+        metadata={"description": "Season files the source does not serve (404): the rest went on."},
+    )
+    sync = fields.Nested(DataSyncResultSchema, required=True)
+    backfill = fields.Nested(BackfillResultSchema, required=True, allow_none=True)
+    backfill_skipped = fields.String(required=True, allow_none=True)
+    seconds = fields.Float(required=True)
+
+
+class ContradictionSchema(CamelSchema):
+    """A source disagreeing with what is stored of a match: both values, held open (the match's
+    picks unsettled) until an operator resolves it."""
+
+    id = Integer(required=True)
+    match_id = Integer(required=True)
+    match = fields.String(required=True, metadata={"description": "Home v Away."})
+    slug = fields.String(required=True)
+    field = enum_of(CONTRADICTION_FIELDS, required=True)
+    stored_value = fields.String(
+        required=True, metadata={"description": "What is stored (a score: `5-0`)."}
+    )
+    source_value = fields.String(required=True, metadata={"description": "What `source` says."})
+    source = enum_of(DATA_SOURCES, required=True)
+    status = enum_of(CONTRADICTION_STATUSES, required=True)
+    opened_at = UTCDateTime(required=True)
+    updated_at = UTCDateTime(
+        required=True, metadata={"description": "When the source last gave a new value."}
+    )
+    picks_held = Integer(
+        required=True, metadata={"description": "The match's pending picks it holds (open)."}
+    )
+    resolved_at = UTCDateTime(required=True, allow_none=True)
+    resolved_by = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "`user:ID` (the Operations API) or `cli:NAME` (the CLI)."},
+    )
+    chosen_value = fields.String(required=True, allow_none=True)
+
+
+ContradictionPageSchema = page_of(ContradictionSchema, "Contradiction")
+
+
+class ContradictionResolutionSchema(ContradictionSchema):
+    """A contradiction as its resolution left it, and the operation that recorded it."""
+
+    operation_id = Integer(
+        required=True, metadata={"description": "`GET /api/v1/ops/operations/{id}`."}
+    )
+
+
+class ContradictionResolveResultSchema(ContradictionSchema):
+    """The result of a contradiction's resolution: the contradiction as it left it."""
+
+
 #: Each kind's result shape.
 RESULT_SCHEMAS = {
     "intelligence-refresh": RefreshResultSchema,
@@ -377,6 +576,8 @@ RESULT_SCHEMAS = {
     "ledger-checkpoint": LedgerCheckpointResultSchema,
     "user-update": UserUpdateResultSchema,
     "data-sync": DataSyncResultSchema,
+    "contradiction-resolve": ContradictionResolveResultSchema,
+    "data-bootstrap": DataBootstrapResultSchema,
 }
 
 

@@ -2,17 +2,19 @@
 telling an unavailable database from a wrong statement, read-only snapshots, and the data
 version, moved by every transaction that writes the tables it follows."""
 
+import fcntl
 import functools
 import os
 import re
 import select
 import sqlite3
 import time
+from contextlib import contextmanager
 from urllib.parse import parse_qs, quote, urlparse
 
 import psycopg2
 import psycopg2.extensions
-from peewee import DatabaseProxy, InterfaceError, SqliteDatabase
+from peewee import DatabaseError, DatabaseProxy, InterfaceError, SqliteDatabase
 from playhouse.db_url import parseresult_to_dict, schemes
 from playhouse.pool import PooledSqliteDatabase
 
@@ -460,6 +462,11 @@ SQLITE_UNAVAILABLE = (
 )
 
 
+#: What a failed statement raises: Peewee's errors, and the drivers' own where a bulk write
+#: used the driver's cursor (``store.bulk``).
+DATABASE_ERRORS = (DatabaseError, sqlite3.Error, psycopg2.Error)
+
+
 def unavailable(error) -> bool:
     """Whether a database error means the database cannot serve right now (a 503), rather than
     a statement that is wrong (a 500)."""
@@ -567,6 +574,43 @@ class Snapshot:
             if cursor in self.cursors:  # else close() has closed it with the connection
                 self.cursors.discard(cursor)
                 cursor.close()
+
+
+@contextmanager
+def exclusive(name: str, key: int, poll: float = 0.5):
+    """Hold a lock of the whole deployment named ``name`` (``key`` its PostgreSQL advisory lock
+    number) while the block runs, waiting for it meanwhile: a file lock beside an SQLite
+    database, an advisory lock held by a session of its own on PostgreSQL, tried every ``poll``
+    seconds so that no single statement waits past the statement timeout. For work that spans
+    transactions and must not run twice at once (a sync: its fetches, stores and predictions).
+    """
+    if is_sqlite():
+        path = getattr(db.obj, "file_path", None)
+        if path is None:  # in memory: one process, which serialises itself
+            yield
+            return
+        with open(f"{path}.{name}-lock", "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+        return
+    # A session of its own holds it: the work's own connections come and go from the pool, and
+    # the lock goes with this session when it closes, however the process ends.
+    params = {k: v for k, v in db.obj.connect_params.items() if k != "connection_factory"}
+    holder = psycopg2.connect(dbname=db.obj.database, **params)
+    try:
+        holder.autocommit = True
+        with holder.cursor() as cursor:
+            while True:
+                cursor.execute("SELECT pg_try_advisory_lock(%s)", (key,))
+                if cursor.fetchone()[0]:
+                    break
+                time.sleep(poll)
+        yield
+    finally:
+        holder.close()
 
 
 def locked(query):

@@ -8,11 +8,14 @@ PostgreSQL, so a model changed without its migration fails the suite.
 
 from models import (
     LEDGER_TABLES,
+    Contradiction,
     DataVersion,
     Delivery,
     Event,
     Export,
+    KickoffReport,
     League,
+    LedgerCosignature,
     Match,
     MatchIntelligence,
     OddsQuote,
@@ -21,6 +24,7 @@ from models import (
     Pick,
     Prediction,
     PriceSeen,
+    SchedulerLease,
     SourceFetch,
     SourceState,
     Team,
@@ -51,11 +55,15 @@ TABLES = [
     Event,
     Delivery,
     *LEDGER_TABLES,
+    LedgerCosignature,
     WorkerBeat,
+    SchedulerLease,
     SourceFetch,
     SourceState,
     TeamAlias,
     PriceSeen,
+    Contradiction,
+    KickoffReport,
 ]
 
 
@@ -68,7 +76,7 @@ def create_tables():
             model._schema.create_sequences()
             model._schema.create_table(safe=True)
             model._schema.create_indexes(safe=True)
-    _append_only(LEDGER_TABLES)
+    _append_only([*LEDGER_TABLES, LedgerCosignature])
     DataVersion.insert(id=1, value=0).on_conflict_ignore().execute()
     migrate.stamp()
 

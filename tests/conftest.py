@@ -10,6 +10,8 @@ from store.database import db
 from store.schema import create_tables
 from tests import factories, helpers
 from tests.helpers import LEDGER_KEY, SECRET, settings, test_database_url  # noqa: F401 (old homes)
+from tests.source_servers import FootballDataServer
+from tests.syncing import Waits
 from web.extensions import limiter
 
 
@@ -91,3 +93,16 @@ def demo_world(tmp_path_factory, demo_template):
         return helpers.demo_world(tmp_path_factory.mktemp(name), demo_template, clock, **overrides)
 
     return build
+
+
+@pytest.fixture
+def waits():
+    """A sync policy's sleep that records what it was asked to wait and never waits."""
+    return Waits()
+
+
+@pytest.fixture
+def football_data():
+    """football-data.co.uk's files, served by a local server the test fills."""
+    with FootballDataServer() as server:
+        yield server

@@ -43,6 +43,7 @@ UNLIMITED = {
     "RATELIMIT_PUBLIC": "100000 per minute",
     "RATELIMIT_AUTH": "100000 per minute",
     "RATELIMIT_DATA": "100000 per minute",
+    "RATELIMIT_TILES": "100000 per minute",
 }
 
 
@@ -76,6 +77,7 @@ def settings(tmp_path, **overrides):
         "RATELIMIT_AUTH": "20 per minute",
         "RATELIMIT_REGISTER": "5 per hour",
         "RATELIMIT_DATA": "600 per minute",
+        "RATELIMIT_TILES": "3000 per minute",
         **overrides,
     }
 

@@ -8,7 +8,9 @@ with ``daysFrom``) and saying so in ``x-requests-remaining``, ``x-requests-used`
 ``x-requests-last``; a call past the account's credits is answered 401 as that API does.
 
 Either may be told to answer a path's next requests otherwise (``script``): a 429 with a
-``Retry-After``, an HTML error page, a cut body.
+``Retry-After``, an HTML error page, a cut body. The Odds API's may also be given the raw body of
+a sport's odds answer (``bodies``: any bytes, charged as a good answer) and headers it adds to
+every answer it charges (``headers``: a hostile credits count, say).
 """
 
 import hashlib
@@ -118,6 +120,8 @@ class OddsApiServer(SourceServer):
         super().__init__()
         self.events = {}
         self.scores = {}
+        self.bodies = {}  # sport → the odds answer's raw bytes, instead of its events
+        self.headers = {}  # added to (and overriding) every charged answer's headers
         self.credits = credits
         self.used = 0
         self.key = key
@@ -156,7 +160,10 @@ class OddsApiServer(SourceServer):
                 "x-requests-remaining": str(self.credits - self.used),
                 "x-requests-used": str(self.used),
                 "x-requests-last": str(cost),
+                **self.headers,
             }
+        if kind == "odds" and sport in self.bodies:
+            return 200, headers, self.bodies[sport]
         return 200, headers, json.dumps(payload).encode()
 
 

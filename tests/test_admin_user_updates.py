@@ -187,3 +187,28 @@ def test_a_change_keeps_a_password_set_since_the_account_was_read(app):
         stored = User.get_by_id(stale.id)
         assert (stored.plan, stored.token_stamp) == ("pro", renewed.token_stamp)
         assert stored.password_hash == renewed.password_hash
+
+
+@pytest.mark.parametrize("body", [{"status": "suspended"}, {"role": "operator"}, {"role": "user"}])
+def test_the_last_active_admin_cannot_suspend_or_demote_itself(app, client, people, body):
+    """The only admin suspending or demoting itself would leave no one to undo it: a 409 that
+    records nothing; once another account is an active admin, the change goes through."""
+    admin, headers = people["admin"]
+    response = patch(client, headers, admin.id, body)
+    assert "the only active admin" in asserts.problem(response, 409, "last-admin")["detail"]
+    with app.app_context():
+        assert Operation.select().count() == 0
+        assert User.get_by_id(admin.id).role == "admin"
+    other = people["free"][0]
+    assert patch(client, headers, other.id, {"role": "admin"}).status_code == 200
+    assert patch(client, headers, admin.id, body).status_code == 200
+
+
+def test_the_cli_keeps_the_last_active_admin(app, people):
+    admin = people["admin"][0]
+    result = app.test_cli_runner().invoke(
+        args=["users", "update", admin.email, "--status", "suspended"]
+    )
+    assert result.exit_code != 0 and "the only active admin" in result.output
+    with app.app_context():
+        assert User.get_by_id(admin.id).status == "active"

@@ -63,6 +63,7 @@ def test_a_new_password_keeps_the_role_and_plan_unless_told(app, run):
 def test_users_update_changes_plan_role_and_status(app, run):
     with app.app_context():
         factories.user("who@example.com")
+        factories.user("boss@example.com", role="admin")  # so the suspended one is not the last
     result = run("users", "update", "WHO@example.com", "--plan", "pro", "--role", "admin")
     assert (
         result.exit_code == 0

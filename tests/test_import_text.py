@@ -48,8 +48,9 @@ def test_a_windows_1252_file_keeps_names_that_differ_in_a_letter_apart(ctx, tmp_
     names = {name for (name,) in Team.select(Team.name).tuples()}
     assert names == {"Café FC", "Cafè FC", "Caf? FC", "Rovers", "United", "City"}
     assert (summary.encoding, summary.matches_new, summary.rows_rejected) == ("cp1252", 3, 0)
-    later = _import(_write(tmp_path, [rows[0].replace(",1,0,H,", ",2,0,H,")], name="utf8.csv"))
-    assert (later.encoding, later.matches_new, later.matches_updated) == ("utf-8", 0, 1)
+    # (a new price, not a new score: a finished match's result is never rewritten by a file)
+    later = _import(_write(tmp_path, [rows[0].replace(",2,3,4", ",2.1,3,4")], name="utf8.csv"))
+    assert (later.encoding, later.matches_new, later.odds_stored) == ("utf-8", 0, 1)
     assert Team.select().count() == 6
 
 

@@ -736,8 +736,13 @@ def test_the_verifier_script_over_http(app, clock, tmp_path):
             bump_data_version()
         red = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
         assert red.returncode == 1, red.stdout
-        assert "FAIL reveals:" in red.stdout
+        # read from tiles, the reveal the green run kept still opens its commitment: the edited
+        # odds show in the record's figures, which the entries contradict
+        assert "FAIL track record:" in red.stdout
         assert json.loads(saved.read_text()) == pinned  # a red run saves nothing
+        pages = [*command, "--pages"]  # the JSON pages: the reveal served now no longer opens
+        red = subprocess.run(pages, capture_output=True, text=True, timeout=120, env=env)
+        assert red.returncode == 1 and "FAIL reveals:" in red.stdout, red.stdout
 
 
 # A record that proves live-ness: outcomes record what settled them, and the live rule

@@ -349,7 +349,7 @@ def test_the_migration_keeps_every_row_and_gives_it_its_line(app, client):
             if statement.strip():
                 db.execute_sql(statement)
         db.close()
-    assert migrate.upgrade(url) == ["010_lines"]
+    assert migrate.upgrade(url) == [step for step in migrate.steps() if step >= "010"]
     assert not differences(models_schema, schema_of(url), ("models", "migrations"))
     with app.app_context():
         assert sorted(OddsQuote.select(OddsQuote.market, OddsQuote.line).tuples()) == [

@@ -245,10 +245,12 @@ def test_a_release_database_with_data_upgrades_and_every_endpoint_answers(make_a
             .replace(id_param("endpoint_id"), str(endpoint_id))
             .replace(id_param("delivery_id"), "1")
             .replace(id_param("user_id"), "1")
+            .replace(id_param("contradiction_id"), "1")
             .replace("<slug:slug>", ids["slug"])
             .replace("<day:day>", "2026-11-20")
             .replace("<name>", "not-found")
             .replace("<path:filename>", "none.css")
+            .replace("<path:tile>", "0/000")
         )
         calls += [(method, path) for method in rule.methods - {"HEAD", "OPTIONS"}]
     assert not [path for _method, path in calls if "<" in path]  # every parameter filled

@@ -43,11 +43,11 @@ def worker(app, clock, tmp_path):
 
 
 def drive(worker, now):
-    """What the consumer does in the minute at ``now``: enqueue the periodic tasks, then run
-    every task queued or scheduled for then, until none is left."""
+    """What the consumer does in the minute at ``now``: take the scheduler's lease and, holding
+    it, enqueue the minute's tasks; then run every task queued or scheduled for then, until none
+    is left."""
     huey, moment = worker.huey, now.replace(tzinfo=None)  # huey keeps naive UTC
-    for task in huey.read_periodic(moment):
-        huey.enqueue(task)
+    worker.lead(now)
     while True:
         for task in huey.read_schedule(moment):
             huey.enqueue(task)

@@ -34,6 +34,9 @@ checks, printing one verdict line per check and exiting 1 if any fails:
   average fair closing EV and its standard error, maximum drawdown, longest losing streak)
   equals ``/api/track-record/by-competition-type?isLive=true`` and, with a Pro token,
   ``/api/v1/data/track-record``.
+- with ``--witness KEY`` (repeated; a witness's ``name+hash+base64(0x04 ‖ key)``) and
+  ``--quorum N``, that at least N of those witnesses cosigned the latest checkpoint (C2SP
+  tlog-cosignature), each cosignature verified.
 
 Whatever the server answers (garbage, missing fields, wrong types, withheld reveals), each
 check ends in a verdict line; none raises.
@@ -46,6 +49,8 @@ the next run proves the log only grew. Needs Python 3.11+ and ``cryptography``
 import argparse
 import base64
 import binascii
+import bisect
+import gzip
 import hashlib
 import http.client
 import json
@@ -275,29 +280,92 @@ def canonical(value) -> bytes:
 # --- Fetching ----------------------------------------------------------------------------------
 
 
-def http_fetcher(base_url: str, token: str | None = None, timeout: float = 60):
-    """``fetch(path, authorized=False) -> (status, JSON)`` over HTTP, waiting out 429s."""
+class Pacer:
+    """Keeps a run under the server's rate limits: after an answer that empties a counter (its
+    ``RateLimit`` header's ``r=0``) the next request of that family of paths waits for the
+    reset (``t``), a 429 waits its ``Retry-After``; and counts the requests made."""
 
-    def fetch(path, authorized=False):
+    def __init__(self, sleep=time.sleep, clock=time.monotonic):
+        self.sleep, self.clock = sleep, clock
+        self.requests = 0
+        self.waited = 0.0
+        self.refills = {}  # family of paths -> when its counter refills (clock)
+
+    @staticmethod
+    def family(path: str) -> str:
+        """The paths one counter likely covers: the tiles, or one endpoint."""
+        route = path.partition("?")[0]
+        return route if "/tiles/" not in route else route.partition("/tiles/")[0] + "/tiles"
+
+    def before(self, path: str) -> None:
+        """Wait, if the counter of ``path``'s family is empty; count the request."""
+        wait = self.refills.pop(self.family(path), 0.0) - self.clock()
+        if wait > 0:
+            self.wait(wait)
+        self.requests += 1
+
+    def wait(self, seconds: float) -> None:
+        """Sleep ``seconds``, counted."""
+        self.waited += seconds
+        self.sleep(seconds)
+
+    def after(self, path: str, headers) -> None:
+        """Note an emptied counter from an answer's ``RateLimit`` header."""
+        fields = dict(
+            part.strip().split("=", 1)
+            for part in (headers.get("RateLimit") or "").split(";")[1:]
+            if "=" in part
+        )
+        try:
+            if int(fields.get("r", 1)) <= 0:
+                self.refills[self.family(path)] = self.clock() + _retry_after(fields.get("t"))
+        except ValueError:
+            pass
+
+
+def http_fetcher(base_url: str, token: str | None = None, timeout: float = 60, pacer=None):
+    """``fetch(path, authorized=False) -> (status, JSON)`` over HTTP, paced under the server's
+    limits (:class:`Pacer`: waits out emptied counters and 429s); ``fetch.raw(path) -> (status,
+    bytes)`` reads a tile or a checkpoint the same way (gzip accepted); ``fetch.pacer`` counts."""
+    pacer = pacer or Pacer()
+
+    def get(path, headers):
         request = urllib.request.Request(base_url.rstrip("/") + path)
-        request.add_header("Accept", "application/json")
-        if authorized and token:
-            request.add_header("Authorization", f"Bearer {token}")
+        for name, value in headers.items():
+            request.add_header(name, value)
         for _ in range(10):
+            pacer.before(path)
             try:
                 try:
                     with urllib.request.urlopen(request, timeout=timeout) as response:
-                        return response.status, _json(path, response.read())
+                        pacer.after(path, response.headers)
+                        body = response.read()
+                        if response.headers.get("Content-Encoding") == "gzip":
+                            body = gzip.decompress(body)
+                        return response.status, body
                 except urllib.error.HTTPError as error:
                     if error.code == 429:
-                        time.sleep(_retry_after(error.headers.get("Retry-After")))
+                        pacer.wait(_retry_after(error.headers.get("Retry-After")))
                         continue
-                    body = error.read()
-                    return error.code, _json(path, body) if body else None
-            except (OSError, http.client.HTTPException) as error:
+                    return error.code, error.read()
+            except (OSError, EOFError, http.client.HTTPException) as error:
                 raise Failed(f"GET {path} failed: {error}") from None
         raise Failed(f"{path}: still rate-limited after 10 tries")
 
+    def fetch(path, authorized=False):
+        headers = {"Accept": "application/json"}
+        if authorized and token:
+            headers["Authorization"] = f"Bearer {token}"
+        status, body = get(path, headers)
+        if status == 200:
+            return status, _json(path, body)
+        return status, _json(path, body) if body else None
+
+    def raw(path):
+        return get(path, {"Accept-Encoding": "gzip, identity"})
+
+    fetch.raw = raw
+    fetch.pacer = pacer
     return fetch
 
 
@@ -342,6 +410,9 @@ class Ledger:
     checkpoints: dict = field(default_factory=dict)  # size -> Checkpoint
     rows: list | None = None  # examine's rows, once computed
     matches: dict = field(default_factory=dict)  # match id -> what /api/matches/{id} shows
+    tiles: object = None  # where the entries were read from tiles, their cache
+    leaves: list = field(default_factory=list)  # leaf hashes (read from tiles)
+    trusted: set = field(default_factory=set)  # picks whose outcomes an earlier run checked
 
 
 class Report:
@@ -376,6 +447,319 @@ class Report:
     def failed(self) -> bool:
         """Whether any check failed."""
         return any(verdict == "FAIL" for verdict, _, _ in self.verdicts)
+
+
+# --- Tiles (C2SP tlog-tiles) and the local cache ---------------------------------------------
+
+TILES = "/api/track-record/ledger/tiles"
+CHECKPOINTS = "/api/track-record/ledger/checkpoints"
+TILE_HEIGHT = 8
+TILE_WIDTH = 1 << TILE_HEIGHT
+#: Entries one answer of reveals spans, and days one answer of match facts.
+REVEALS_SPAN = 10_000
+FACT_DAYS = 7
+
+
+def tile_path(level, index: int, width: int) -> str:
+    """``tile/<L>/<N>[.p/<W>]`` (``tile/entries/...`` for level None), N in 3-digit segments,
+    all but the last ``x``-prefixed."""
+    digits = str(index)
+    digits = "0" * (-len(digits) % 3) + digits
+    groups = [digits[at : at + 3] for at in range(0, len(digits), 3)]
+    encoded = "/".join([*(f"x{group}" for group in groups[:-1]), groups[-1]])
+    tail = "" if width == TILE_WIDTH else f".p/{width}"
+    return f"tile/{'entries' if level is None else level}/{encoded}{tail}"
+
+
+def tile_width(level: int, index: int, size: int) -> int:
+    """How wide tile ``index`` of ``level`` is in a tree of ``size`` leaves (0: none)."""
+    nodes = size >> (level * TILE_HEIGHT)
+    return max(0, min(TILE_WIDTH, nodes - (index << TILE_HEIGHT)))
+
+
+def parse_bundle(data: bytes, width: int) -> list[bytes]:
+    """The entries of an entry bundle (each after a big-endian uint16 length); Failed unless it
+    holds exactly ``width`` of them."""
+    found, at = [], 0
+    while at < len(data):
+        if at + 2 > len(data):
+            raise Failed("an entry bundle ends inside a length")
+        length = int.from_bytes(data[at : at + 2], "big")
+        found.append(data[at + 2 : at + 2 + length])
+        at += 2 + length
+        if at > len(data):
+            raise Failed("an entry bundle ends inside an entry")
+    if len(found) != width:
+        raise Failed(f"an entry bundle holds {len(found)} entries, not {width}")
+    return found
+
+
+def perfect_root(hashes) -> bytes:
+    """The root of a perfect subtree from its 2^k lowest hashes."""
+    level = list(hashes)
+    while len(level) > 1:
+        level = [node_hash(level[at], level[at + 1]) for at in range(0, len(level), 2)]
+    return level[0]
+
+
+def tile_levels(leaves: list[bytes]) -> list[list[bytes]]:
+    """The hashes each tile level holds, from the leaf hashes: level 0 the leaves, level L the
+    roots of the full 256-wide runs of level L − 1."""
+    levels = [leaves]
+    while len(levels[-1]) >= TILE_WIDTH:
+        below = levels[-1]
+        levels.append(
+            [
+                perfect_root(below[at : at + TILE_WIDTH])
+                for at in range(0, len(below) - TILE_WIDTH + 1, TILE_WIDTH)
+            ]
+        )
+    return levels
+
+
+def root_from_tiles(size: int, read_tile) -> bytes:
+    """The root of a tree of ``size`` leaves from its tiles alone (``read_tile(level, index,
+    width) -> bytes``): one perfect subtree per set bit of ``size``, each a hash of a tile or
+    the root of a run of hashes within one."""
+    if size == 0:
+        return hashlib.sha256(b"").digest()
+    read = {}
+    subtrees, start = [], 0
+    for height in reversed(range(size.bit_length())):
+        if not size >> height & 1:
+            continue
+        level, rest = divmod(height, TILE_HEIGHT)
+        first = (start >> height) << rest  # the run's first hash, at the tile level
+        index = first >> TILE_HEIGHT
+        width = tile_width(level, index, size)
+        if (level, index) not in read:
+            data = read_tile(level, index, width)
+            if len(data) != 32 * width:
+                raise Failed(f"{tile_path(level, index, width)} is not {width} hashes")
+            read[(level, index)] = data
+        data = read[(level, index)]
+        offset = first - (index << TILE_HEIGHT)
+        run = [data[32 * at : 32 * at + 32] for at in range(offset, offset + (1 << rest))]
+        subtrees.append(perfect_root(run))
+        start += 1 << height
+    value = subtrees[-1]
+    for left in reversed(subtrees[:-1]):
+        value = node_hash(left, value)
+    return value
+
+
+class TileCache:
+    """Full tiles, checkpoints, reveals and how far outcomes were checked, kept in a folder
+    between runs. Full tiles never change, so each is fetched once; what a run fetched is
+    written only once the run holds (:meth:`commit`), so nothing unproven is ever kept."""
+
+    def __init__(self, folder):
+        import pathlib
+
+        self.folder = pathlib.Path(folder)
+        self.new_tiles = {}  # relative path -> bytes, written on commit
+        self.hits = 0
+        self.state = self._json("state.json", {})
+        self.checkpoints = self._json("checkpoints.json", [])
+        self.reveals = {int(index): item for index, item in self._json("reveals.json", {}).items()}
+
+    def _json(self, name, default):
+        try:
+            return json.loads((self.folder / name).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return default
+        except (OSError, ValueError) as error:
+            raise Failed(f"the cache's {name} cannot be read ({error})") from None
+
+    def tile(self, path: str) -> bytes | None:
+        """A full tile kept by an earlier run, or None."""
+        try:
+            data = (self.folder / path).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        self.hits += 1
+        return data
+
+    def keep(self, path: str, data: bytes) -> None:
+        """Keep a full tile fetched now (written by :meth:`commit`)."""
+        self.new_tiles[path] = data
+
+    def commit(self, key_text: str, checked: int) -> None:
+        """Write what this run fetched and proved, and that outcomes up to entry ``checked``
+        were checked against the matches."""
+        for path, data in self.new_tiles.items():
+            target = self.folder / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for name, value in (
+            ("checkpoints.json", self.checkpoints),
+            ("reveals.json", {str(index): item for index, item in self.reveals.items()}),
+            ("state.json", {"verifierKey": key_text, "checked": checked}),
+        ):
+            (self.folder / name).write_text(json.dumps(value), encoding="utf-8")
+
+
+def fetch_raw_ok(fetch, path) -> bytes:
+    """The bytes of a 200 answer; Failed otherwise."""
+    status, body = fetch.raw(path)
+    if status != 200:
+        raise Failed(f"GET {path} answered {status}")
+    return body
+
+
+def remembering(fetch):
+    """``fetch`` answering each JSON path once per run (the record is read by two checks)."""
+    answers = {}
+
+    def again(path, authorized=False):
+        if (path, authorized) not in answers:
+            answers[(path, authorized)] = fetch(path, authorized)
+        return answers[(path, authorized)]
+
+    again.raw = fetch.raw
+    return again
+
+
+def load_tiles(fetch, key: Key, cache: TileCache, first_page: dict, full=False) -> Ledger:
+    """The latest checkpoint and every entry up to it, from tiles (full ones from ``cache`` when
+    an earlier run kept them), with every checkpoint (``first_page`` the first answer of
+    ``/ledger/checkpoints``), the reveals and the facts of the matches whose outcomes this run
+    checks: those appended since the last green run, or all with ``full``."""
+    note = fetch_raw_ok(fetch, f"{TILES}/checkpoint").decode()
+    latest = Checkpoint.open(key, note)
+    listed = [item for item in cache.checkpoints if item["size"] <= latest.size]
+    page = first_page
+    while True:
+        listed += [item for item in page["items"] if item["size"] <= latest.size]
+        if not page["more"] or not page["items"] or page["items"][-1]["size"] >= latest.size:
+            break
+        page = fetch_ok(fetch, f"{CHECKPOINTS}?after={page['items'][-1]['size']}")
+    sizes = [item["size"] for item in listed]
+    if sizes != sorted(set(sizes)) or not sizes or sizes[-1] != latest.size:
+        raise Failed("the listed checkpoints do not run up to the latest one")
+    ledger = Ledger(key, latest)
+    for item in listed:
+        opened = Checkpoint.open(key, item["signedNote"], item.get("timestampToken"))
+        if opened.size != item["size"]:
+            raise Failed(f"the checkpoint listed as size {item['size']} signs another size")
+        ledger.checkpoints[opened.size] = opened
+    if ledger.checkpoints[latest.size].note != latest.note:
+        raise Failed("the checkpoint tile and the listed latest checkpoint differ")
+    ledger.checkpoints[latest.size] = Checkpoint.open(
+        key, latest.note, listed[-1].get("timestampToken")
+    )
+    ledger.latest = ledger.checkpoints[latest.size]
+    cache.checkpoints = listed
+    ledger.tiles = cache
+    # Entries, from their bundles
+    for index in range(-(-latest.size // TILE_WIDTH)):
+        width = tile_width(0, index, latest.size)
+        path = tile_path(None, index, width)
+        data = cache.tile(path) if width == TILE_WIDTH else None
+        if data is None:
+            data = fetch_raw_ok(fetch, f"{TILES}/{path}")
+            if width == TILE_WIDTH:
+                cache.keep(path, data)
+        for raw in parse_bundle(data, width):
+            if canonical(json.loads(raw)) != raw:
+                raise Failed(f"entry {len(ledger.raw)} is not canonical JSON")
+            ledger.raw.append(raw)
+            ledger.entries.append(json.loads(raw))
+    ledger.leaves = [leaf_hash(raw) for raw in ledger.raw]
+    ledger.covering = [sizes[bisect.bisect_right(sizes, index)] for index in range(latest.size)]
+    load_reveals(fetch, ledger, cache)
+    checked = 0 if full else min(cache.state.get("checked", 0), latest.size)
+    load_match_facts(fetch, ledger, checked)
+    return ledger
+
+
+def load_reveals(fetch, ledger: Ledger, cache: TileCache) -> None:
+    """Every reveal the server shows: kept ones from the cache, the rest read by spans of
+    :data:`REVEALS_SPAN` entries holding a published pick not revealed yet."""
+    wanted = [
+        index
+        for index, entry in enumerate(ledger.entries)
+        if entry["type"] == "pick.published" and index not in cache.reveals
+    ]
+    for span in sorted({index // REVEALS_SPAN for index in wanted}):
+        start = span * REVEALS_SPAN
+        end = min(start + REVEALS_SPAN, ledger.latest.size)
+        page = fetch_ok(fetch, f"/api/track-record/ledger/reveals?start={start}&end={end}")
+        for item in page["items"]:
+            cache.reveals[item["index"]] = item["reveal"]
+    ledger.reveals = [cache.reveals.get(index) for index in range(ledger.latest.size)]
+
+
+def load_match_facts(fetch, ledger: Ledger, checked: int) -> None:
+    """The facts (kick-off, status, score) of the matches of the outcomes from entry ``checked``
+    on, a week of matches an answer; outcomes before it were checked on an earlier green run
+    and are judged on what they record (``ledger.trusted``)."""
+    published = {}
+    weeks = set()
+    for index, entry in enumerate(ledger.entries):
+        if entry["type"] == "pick.published":
+            published[entry["pickId"]] = entry
+            continue
+        if index < checked:
+            ledger.trusted.add(entry["pickId"])
+            continue
+        origin = published.get(entry["pickId"])
+        when = entry.get("kickoffAt") or (origin or {}).get("kickoffAt")
+        if when is None:
+            continue
+        day = instant(when).date()
+        weeks.add(day.fromordinal(day.toordinal() - day.weekday()))  # its week's Monday
+    for monday in sorted(weeks):
+        page = fetch_ok(fetch, f"/api/track-record/ledger/matches?from={monday}&days={FACT_DAYS}")
+        for item in page["items"]:
+            ledger.matches[item["id"]] = {
+                "kickoff": moment(item["kickoffAt"]),
+                "status": item["status"],
+                "score": score_of(item["score"]),
+            }
+
+
+def check_tiles(fetch, ledger: Ledger):
+    """The served tiles are the tree of the entries: every tile above level 0 (full ones kept
+    once checked) and the level-0 tile at the right edge equal the hashes recomputed from the
+    bundles, and the root read from the tiles alone is the signed root."""
+    cache, size = ledger.tiles, ledger.latest.size
+    computed = tile_levels(ledger.leaves)
+    read = {}
+
+    def read_tile(level, index, width):
+        path = tile_path(level, index, width)
+        if (level, index) not in read:
+            data = cache.tile(path) if width == TILE_WIDTH else None
+            if data is None:
+                data = fetch_raw_ok(fetch, f"{TILES}/{path}")
+                if width == TILE_WIDTH:
+                    cache.keep(path, data)
+            read[(level, index)] = data
+        return read[(level, index)]
+
+    wanted = [
+        (level, index)
+        for level in range(1, len(computed) + 1)
+        for index in range(-(-(size >> (level * TILE_HEIGHT)) // TILE_WIDTH))
+    ]
+    if size % TILE_WIDTH:
+        wanted.append((0, size // TILE_WIDTH))
+    for level, index in wanted:
+        width = tile_width(level, index, size)
+        if not width:
+            continue
+        first = index * TILE_WIDTH
+        expected = b"".join(computed[level][first : first + width])
+        if read_tile(level, index, width) != expected:
+            raise Failed(f"{tile_path(level, index, width)} is not the tree of the entries")
+    if root_from_tiles(size, read_tile) != ledger.latest.root:
+        raise Failed("the root read from the tiles is not the signed root")
+    return (
+        f"{len(read)} tiles equal the tree recomputed from the entries and give the signed "
+        f"root; {cache.hits} full tiles and bundles read from the cache"
+    )
 
 
 def load(fetch, key: Key) -> Ledger:
@@ -453,6 +837,8 @@ def check_saved(fetch, ledger: Ledger, saved: list[str]):
             raise Failed(f"a saved checkpoint has {checkpoint.size} entries; the log now fewer")
         if roots.get(checkpoint.size) != checkpoint.root:
             raise Failed(f"the saved checkpoint of size {checkpoint.size} was rewritten")
+        if ledger.tiles is not None:  # every root recomputed from the tiles' entries: no proof
+            continue
         proof = fetch_ok(
             fetch,
             f"/api/track-record/ledger/proof?fromSize={checkpoint.size}"
@@ -469,6 +855,8 @@ def check_saved(fetch, ledger: Ledger, saved: list[str]):
 def check_inclusion(fetch, ledger: Ledger):
     """The server proves the last entry (and the first) included under the latest root."""
     size = ledger.latest.size
+    if ledger.tiles is not None:
+        return ("SKIP", "read from tiles: any proof is built from them (see tiles)")
     for index in sorted({0, size - 1}):
         proof = fetch_ok(fetch, f"/api/track-record/ledger/proof?index={index}&treeSize={size}")
         hashes = [bytes.fromhex(value) for value in proof["hashes"]]
@@ -750,7 +1138,15 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
     problems = row["problems"]
     row["status"] = outcome["status"]
     row["profit"] = number(outcome["profit"], f"pick {pick_id}'s profit")
-    today = match_today(fetch, ledger, entry["matchId"])
+    if pick_id in ledger.trusted and "kickoffAt" in outcome:
+        # checked against its match on an earlier green run (the cache's): judged on its record
+        today = {
+            "kickoff": instant(outcome["kickoffAt"]),
+            "status": outcome["matchStatus"],
+            "score": score_of(outcome["score"]),
+        }
+    else:
+        today = match_today(fetch, ledger, entry["matchId"])
     recorded = "kickoffAt" in outcome  # outcomes written before these fields record none
     if recorded:
         kickoff = instant(outcome["kickoffAt"])
@@ -1068,6 +1464,122 @@ def check_data_record(fetch, ledger: Ledger, token):
     return "the Data API's live figures equal the entries'"
 
 
+# --- Witnesses: cosignatures and the quorum policy ---------------------------------------------
+# c2sp.org/tlog-cosignature: a witness's line in a checkpoint's note is
+# "— name base64(key ID ‖ u64 timestamp ‖ Ed25519 signature)", the signature over
+# "cosignature/v1\ntime <timestamp>\n" and the checkpoint's text, the key ID
+# SHA-256(name ‖ 0x0A ‖ 0x04 ‖ public key)[:4].
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A witness the user trusts: ``name+hash+base64(0x04 ‖ Ed25519 public key)``."""
+
+    name: str
+    key_id: bytes
+    public: bytes
+
+    @classmethod
+    def parse(cls, text: str) -> "Witness":
+        """The witness key written in ``text``; Failed when malformed or its hash is wrong."""
+        parts = text.strip().split("+", 2)
+        if len(parts) != 3:
+            raise Failed(f"not a witness key (name+hash+base64): {text!r}")
+        name, hash_hex, material = parts
+        try:
+            raw = base64.b64decode(material, validate=True)
+        except binascii.Error:
+            raise Failed(f"the witness key's material is not base64: {text!r}") from None
+        if len(raw) != 33 or raw[0] != 4:
+            raise Failed(f"{name} is not an Ed25519 cosignature key (type 0x04)")
+        key_id = hashlib.sha256(name.encode() + b"\n" + raw).digest()[:4]
+        if key_id.hex() != hash_hex.lower():
+            raise Failed(f"the witness key's hash does not match its name and key: {text!r}")
+        return cls(name, key_id, raw[1:])
+
+
+def cosignature_time(blob: bytes) -> int:
+    """The timestamp of a cosignature's bytes (key ID ‖ u64 timestamp ‖ 64-byte signature)."""
+    if len(blob) != 4 + 8 + 64:
+        raise Failed("a cosignature/v1 is a key ID, a timestamp and an Ed25519 signature")
+    timestamp = int.from_bytes(blob[4:12], "big")
+    if timestamp == 0 or timestamp >= 1 << 63:
+        raise Failed("a cosignature's timestamp is not zero and below 2^63")
+    return timestamp
+
+
+def cosigned_by(note: str, witnesses) -> dict:
+    """``{witness name: timestamp}`` of the witnesses of ``witnesses`` whose cosignature on
+    ``note`` verifies; Failed when a line carrying one's name and key ID does not (a note with
+    a bad signature by a known key is rejected whole, as signed-note says)."""
+    head, separator, tail = note.rpartition("\n\n")
+    if not separator or not tail.endswith("\n"):
+        raise Failed("not a signed note")
+    text = head + "\n"
+    found = {}
+    for line in tail[:-1].split("\n"):
+        name, _, blob = line[2:].partition(" ")
+        try:
+            raw = base64.b64decode(blob, validate=True)
+        except binascii.Error:
+            raise Failed("a signature is not base64") from None
+        for witness in witnesses:
+            if name != witness.name or raw[:4] != witness.key_id:
+                continue
+            timestamp = cosignature_time(raw)
+            message = f"cosignature/v1\ntime {timestamp}\n{text}".encode()
+            try:
+                Ed25519PublicKey.from_public_bytes(witness.public).verify(raw[12:], message)
+            except InvalidSignature:
+                raise Failed(f"the cosignature by {name} does not verify") from None
+            found[name] = timestamp
+    return found
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The witnesses the user trusts, and how many of them must cosign a checkpoint."""
+
+    witnesses: tuple
+    quorum: int
+
+
+def check_witnesses(latest, policy: Policy):
+    """At least ``policy.quorum`` of the policy's witnesses cosigned the latest checkpoint."""
+    if latest is None:
+        raise Failed("no checkpoint to check the cosignatures of")
+    found = cosigned_by(latest.note, policy.witnesses)
+    named = ", ".join(
+        f"{name} at {datetime.fromtimestamp(found[name], UTC):%Y-%m-%dT%H:%M:%SZ}"
+        for name in sorted(found)
+    )
+    if len(found) < policy.quorum:
+        which = named or "none of them"
+        raise Failed(
+            f"checkpoint {latest.size} is cosigned by {len(found)} of the "
+            f"{len(policy.witnesses)} witnesses trusted ({which}); the policy asks "
+            f"{policy.quorum}"
+        )
+    return (
+        f"checkpoint {latest.size} is cosigned by {len(found)} of the "
+        f"{len(policy.witnesses)} witnesses trusted (quorum {policy.quorum}): {named or 'none'}"
+    )
+
+
+def policy_of(witness_keys, quorum) -> Policy | None:
+    """The policy of ``--witness`` (repeated) and ``--quorum`` (default: every witness named);
+    None when neither is given."""
+    if not witness_keys and quorum is None:
+        return None
+    witnesses = tuple(Witness.parse(text) for text in witness_keys or ())
+    quorum = len(witnesses) if quorum is None else quorum
+    if not 0 <= quorum <= len(witnesses) or len({w.name for w in witnesses}) != len(witnesses):
+        raise Failed(
+            f"--quorum {quorum} must lie between 0 and the {len(witnesses)} distinct witnesses"
+        )
+    return Policy(witnesses, quorum)
+
+
 # --- The command -------------------------------------------------------------------------------
 
 
@@ -1088,22 +1600,43 @@ def write_saved(path, key: Key, notes: list[str]) -> None:
         file.write("\n")
 
 
-def verify(fetch, saved_key, saved, token=None, tsa_certificate=None, out=None):
-    """Run every check; returns ``(report, key, latest checkpoint or None)``: a verdict for
-    whatever the server answers, never an exception."""
+def verify(
+    fetch,
+    saved_key,
+    saved,
+    token=None,
+    tsa_certificate=None,
+    out=None,
+    policy=None,
+    cache=None,
+    full=False,
+):
+    """Run every check (with a witness ``policy``, that a quorum cosigned the latest checkpoint
+    too; with a :class:`TileCache`, reading the log from its tiles, ``full`` re-checking every
+    outcome against the matches, not only those since the last green run); returns
+    ``(report, key, latest checkpoint or None)``: a verdict for whatever the server answers,
+    never an exception."""
     report = Report(out)
+    found = report, None, None
     try:
-        return _verify(report, fetch, saved_key, saved, token, tsa_certificate)
+        found = _verify(report, fetch, saved_key, saved, token, tsa_certificate, cache, full)
     except Failed as error:
         report.add("FAIL", "ledger", str(error))
     except MALFORMED as error:
         report.add("FAIL", "ledger", malformed(error))
-    return report, None, None
+    if policy is not None:
+        report.run("witnesses", check_witnesses, found[2], policy)
+    return found
 
 
-def _verify(report, fetch, saved_key, saved, token, tsa_certificate):
+def _verify(report, fetch, saved_key, saved, token, tsa_certificate, cache=None, full=False):
     """:func:`verify`'s checks, in order."""
-    head = fetch_ok(fetch, "/api/track-record/ledger")
+    if cache is not None:  # the tiles: the first page of checkpoints names the key too
+        fetch = remembering(fetch)
+        after = max([0, *(item["size"] for item in cache.checkpoints)])
+        head = fetch_ok(fetch, f"{CHECKPOINTS}?after={after}")
+    else:
+        head = fetch_ok(fetch, "/api/track-record/ledger")
     key_text = saved_key or head["verifierKey"]
     try:
         key = Key.parse(key_text)
@@ -1117,7 +1650,10 @@ def _verify(report, fetch, saved_key, saved, token, tsa_certificate):
     else:
         report.add("PASS", "key", f"the server's key is the pinned {key.name}+{key.key_id.hex()}")
     try:
-        ledger = load(fetch, key)
+        if cache is not None:
+            ledger = load_tiles(fetch, key, cache, head, full)
+        else:
+            ledger = load(fetch, key)
     except Failed as error:
         report.add("FAIL", "checkpoint", str(error))
         return report, key, None
@@ -1133,6 +1669,8 @@ def _verify(report, fetch, saved_key, saved, token, tsa_certificate):
     if ledger.latest.size == 0:
         return report, key, ledger.latest
     report.run("root", check_roots, ledger)
+    if ledger.tiles is not None:
+        report.run("tiles", check_tiles, fetch, ledger)
     report.run("inclusion", check_inclusion, fetch, ledger)
     report.run("saved checkpoints", check_saved, fetch, ledger, saved)
     report.run("published before kick-off", check_before_kickoff, ledger, tsa_certificate)
@@ -1158,6 +1696,27 @@ def main(argv=None) -> int:
     parser.add_argument("--token", help="a Pro or admin access token, for the Data API's record")
     parser.add_argument("--tsa-cert", help="the PEM certificate of the RFC 3161 authority")
     parser.add_argument("--no-save", action="store_true", help="leave the checkpoints file as is")
+    parser.add_argument(
+        "--witness",
+        action="append",
+        help="a witness to trust, name+hash+base64(0x04 ‖ key) (repeat for more)",
+    )
+    parser.add_argument(
+        "--quorum", type=int, help="how many of the witnesses must cosign (default: all)"
+    )
+    parser.add_argument(
+        "--cache",
+        help="a folder keeping full tiles, checkpoints and reveals between runs (default: the "
+        "checkpoints file's name with .tiles)",
+    )
+    parser.add_argument(
+        "--pages", action="store_true", help="read the JSON pages of entries, not the tiles"
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="check every outcome against its match again, not only those since the last run",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -1170,6 +1729,11 @@ def main(argv=None) -> int:
             print(f"FAIL key: --key differs from the pinned key {saved_key}")
             return 1
         saved_key = args.key.strip()
+    try:
+        policy = policy_of(args.witness, args.quorum)
+    except Failed as error:
+        print(f"FAIL witnesses: {error}")
+        return 1
     certificate = None
     if args.tsa_cert:
         from cryptography import x509
@@ -1177,14 +1741,26 @@ def main(argv=None) -> int:
         with open(args.tsa_cert, "rb") as file:
             certificate = x509.load_pem_x509_certificate(file.read())
     try:
+        cache = None if args.pages else TileCache(args.cache or f"{args.checkpoints}.tiles")
+        fetch = http_fetcher(args.base_url, args.token)
         report, key, latest = verify(
-            http_fetcher(args.base_url, args.token), saved_key, saved, args.token, certificate
+            fetch,
+            saved_key,
+            saved,
+            args.token,
+            certificate,
+            policy=policy,
+            cache=cache,
+            full=args.full,
         )
     except (Failed, OSError) as error:  # verify() itself turns every answer into a verdict
         print(f"FAIL fetch: {error}")
         return 1
+    print(f"{fetch.pacer.requests} requests ({fetch.pacer.waited:.0f} s waited for the limits)")
     if report.failed:
         return 1
+    if cache is not None and latest is not None:
+        cache.commit(key.text, latest.size)
     if not args.no_save and latest is not None and latest.size:
         notes = saved if latest.note in saved else [*saved, latest.note]
         write_saved(args.checkpoints, key, notes)

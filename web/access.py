@@ -25,6 +25,7 @@ POLICY_SETTINGS = {
     "auth": "RATELIMIT_AUTH",
     "register": "RATELIMIT_REGISTER",
     "data": "RATELIMIT_DATA",
+    "tiles": "RATELIMIT_TILES",
 }
 
 
@@ -111,6 +112,9 @@ PUBLIC = Rule(
     "ip",
 )
 REGISTER = Rule("Anyone", "none", "register", "ip")
+# The ledger's tiles and the bulk answers an audit reads beside them: a thousand requests for a
+# season, each cacheable (a CDN may front them), under a generous limit of their own.
+TILES = Rule("Anyone", "none", "tiles", "ip")
 LOGIN = Rule("Anyone", "none", "auth", "ip")
 SIGNED_IN = Rule("Any signed-in active user", "required", "auth", "user")
 # The Data API pages and exports by the hundred: a policy of its own, sized for that, with the

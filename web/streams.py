@@ -1,5 +1,6 @@
 """An export's response: its rows written in its format as they are read, and its headers;
-how many streams a caller and a process may have open, and the cut of a reader that stalls.
+how many streams a caller and a process may have open, and the cut of a reader that stalls
+or drips.
 
 A process counts its own streams. When the rate limits are counted on Redis (several processes
 serve), each account's streams are counted there too (:class:`SharedStreams`), so
@@ -156,6 +157,9 @@ class Slot:
         self.user_id = user_id
         self.sock = sock
         self.deadline = None
+        self.sending_since = None  # when the chunk being sent was handed to the server
+        self.waited = 0.0  # seconds the chunks sent before it waited on the reader
+        self.sent_bytes = 0  # their bytes
         self.cut = False
         self.released = False
         self.shared = None
@@ -164,12 +168,30 @@ class Slot:
     def sending(self) -> None:
         """A chunk is handed to the server: it must be sent within the send timeout."""
         if self.sock is not None:
-            self.deadline = time.monotonic() + self.streams.send_timeout
+            self.sending_since = self.streams.clock()
+            self.deadline = self.sending_since + self.streams.send_timeout
             self.streams.watch()
 
-    def sent(self) -> None:
-        """The chunk has gone (the server asked for the next one)."""
-        self.deadline = None
+    def sent(self, size: int = 0) -> None:
+        """The chunk of ``size`` bytes has gone (the server asked for the next one)."""
+        if self.sending_since is not None:
+            self.waited += self.streams.clock() - self.sending_since
+            self.sent_bytes += size
+        self.deadline = self.sending_since = None
+
+    def too_slow(self, now: float) -> str | None:
+        """Why the stream is cut at ``now``, or None: a chunk left unsent for the send timeout,
+        or a reader that took less than the minimum rate on average over the time the stream
+        has waited on it, once that time is past the send timeout (a reader taking a few bytes
+        a second never lets one chunk wait that long, and would hold its place for hours)."""
+        streams = self.streams
+        if self.deadline is not None and self.deadline <= now:
+            return f"its reader left a chunk unread for {streams.send_timeout} s"
+        waited = self.waited + (0.0 if self.sending_since is None else now - self.sending_since)
+        if waited <= streams.send_timeout or self.sent_bytes >= streams.min_rate * waited:
+            return None
+        rate = self.sent_bytes / waited
+        return f"its reader took {rate:.0f} bytes a second, under {streams.min_rate}"
 
     def release(self) -> None:
         """Give the stream's place back (safe to call again)."""
@@ -179,14 +201,25 @@ class Slot:
 class ExportStreams:
     """The export streams one process has open, bounded per caller and in all, so exports can
     never hold every serving thread: probes and other requests keep the rest. A stream whose
-    reader leaves a chunk unsent for ``send_timeout`` seconds is cut (its socket shut down, so
-    the thread blocked writing to it is freed and its snapshot closed) by one watcher thread,
+    reader leaves a chunk unsent for ``send_timeout`` seconds, or takes less than ``min_rate``
+    bytes a second on average once it has kept the stream waiting that long, is cut (its socket
+    shut down, so the thread blocked writing to it is freed and its snapshot closed) by one
+    watcher thread,
     which also renews the leases of the streams' places on Redis (:class:`SharedStreams`)."""
 
-    def __init__(self, per_user: int, per_process: int, send_timeout: float):
+    def __init__(
+        self,
+        per_user: int,
+        per_process: int,
+        send_timeout: float,
+        min_rate: float = 0,
+        clock=time.monotonic,
+    ):
         self.per_user = per_user
         self.per_process = per_process
         self.send_timeout = send_timeout
+        self.min_rate = min_rate
+        self.clock = clock
         self.lock = threading.Lock()
         self.by_user = Counter()
         self.open = set()
@@ -249,32 +282,30 @@ class ExportStreams:
 
     def _watch(self) -> None:
         tick = min(1.0, self.send_timeout / 4)
-        renew_at = time.monotonic() + LEASE_SECONDS / 3
+        renew_at = self.clock() + LEASE_SECONDS / 3
         while True:
             time.sleep(tick)
-            now = time.monotonic()
+            now = self.clock()
             if now >= renew_at:
                 renew_at = now + LEASE_SECONDS / 3
                 self.renew()
-            with self.lock:
-                stalled = [
-                    slot
-                    for slot in self.open
-                    if slot.deadline is not None and slot.deadline <= now and not slot.cut
-                ]
-                for slot in stalled:
-                    slot.cut = True
-            for slot in stalled:
-                log.warning(
-                    "export stream cut: its reader left a chunk unread for %s s (user=%s)",
-                    self.send_timeout,
-                    slot.user_id,
-                )
-                # The thread blocked sending to it gets EPIPE, and the server closes the
-                # response (and with it the snapshot) as for a client gone; a socket closed
-                # meanwhile has nothing left to cut.
-                with contextlib.suppress(OSError):
-                    slot.sock.shutdown(socket.SHUT_RDWR)
+            self.cut_slow(now)
+
+    def cut_slow(self, now: float) -> list[Slot]:
+        """Cut the streams too slow at ``now`` (:meth:`Slot.too_slow`); returns them."""
+        with self.lock:
+            slow = [(slot, slot.too_slow(now)) for slot in self.open if not slot.cut]
+            slow = [(slot, why) for slot, why in slow if why is not None]
+            for slot, _ in slow:
+                slot.cut = True
+        for slot, why in slow:
+            log.warning("export stream cut: %s (user=%s)", why, slot.user_id)
+            # The thread blocked sending to it gets EPIPE, and the server closes the response
+            # (and with it the snapshot) as for a client gone; a socket closed meanwhile has
+            # nothing left to cut.
+            with contextlib.suppress(OSError):
+                slot.sock.shutdown(socket.SHUT_RDWR)
+        return [slot for slot, _ in slow]
 
 
 def check_accept(export_format: str) -> None:
@@ -322,7 +353,7 @@ def response(prepared, slot: Slot | None = None) -> Response:
                     slot.sending()
                 yield chunk
                 if slot is not None:
-                    slot.sent()
+                    slot.sent(len(chunk))
         finally:
             close()
 

@@ -2,11 +2,11 @@
 
 from clock import utcnow
 from enums import USER_PLANS, USER_ROLES, USER_STATUSES
-from errors import CommandError
+from errors import CommandError, LastAdmin
 from models import User, new_token_stamp
 from services.accounts.credentials import EMAIL_MAX, EMAIL_TOO_LONG, PasswordHasher, normalise_email
 from services.queries import paginate
-from store.database import db
+from store.database import db, is_sqlite
 
 
 def search(search=None, plan=None, status=None, page=1, page_size=20) -> dict:
@@ -78,6 +78,7 @@ def change(user: User, role=None, plan=None, status=None, now=None) -> dict:
     ``{user_id, before, after}``, each a ``{role, plan, status}``. Every token of the account
     has the new ones from its next request: they are read from the database at each one."""
     _check(role=role, plan=plan, status=status)
+    keep_an_admin(user, role=role, status=status)
     before = standing(user)
     changed = {"role": role, "plan": plan, "status": status, "updated_at": now or utcnow()}
     changed = {name: value for name, value in changed.items() if value is not None}
@@ -86,6 +87,25 @@ def change(user: User, role=None, plan=None, status=None, now=None) -> dict:
     # Only these columns: a password changed meanwhile (its hash, its token stamp) is kept.
     user.save(only=[User._meta.fields[name] for name in changed])
     return {"user_id": user.id, "before": before, "after": standing(user)}
+
+
+def keep_an_admin(user: User, role=None, status=None) -> None:
+    """LastAdmin when giving ``user`` ``role`` and ``status`` would leave no active admin. The
+    other active admins are read locked (PostgreSQL; SQLite's write transaction locks the
+    whole database), so two admins suspending each other at once cannot both succeed."""
+    was_admin = user.role == "admin" and user.status == "active"
+    stays_admin = (role or user.role) == "admin" and (status or user.status) == "active"
+    if not was_admin or stays_admin:
+        return
+    others = User.select(User.id).where(
+        (User.role == "admin") & (User.status == "active") & (User.id != user.id)
+    )
+    if not db.is_closed() and db.in_transaction() and not is_sqlite():
+        others = others.for_update()
+    if not others.exists():
+        raise LastAdmin(
+            f"{user.email} is the only active admin: make another account an active admin first."
+        )
 
 
 def standing(user: User) -> dict:

@@ -26,7 +26,7 @@ rejected record is reported, never stored over another meeting.
 
 import bisect
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, timedelta
 from pathlib import Path
 
@@ -35,6 +35,7 @@ from engine import footballdata, text
 from enums import KICKED_OFF_STATUSES, SOURCE_LINE
 from models import League, Match, OddsQuote, Team, stored_line
 from services import routes
+from services.feeds import kickoffs, names
 from services.forecasting import price_cubes
 from services.webhooks import events
 from store.bulk import insert_rows, update_rows
@@ -84,6 +85,7 @@ def import_file(path, now=None) -> ImportSummary:
     today = (now or utcnow()).date()
     decoded = text.decode(path.read_bytes())
     parsed = footballdata.parse(decoded.text, today=today)
+    footballdata.screen(parsed)  # sets outside engine.bounds counted in prices_skipped
     with db.atomic():
         summary = store(parsed.matches, now)
     summary.encoding = decoded.encoding
@@ -201,6 +203,16 @@ def _meetings(records) -> list:
     return list(latest.values())
 
 
+def stored_matches(records) -> list[dict | None]:
+    """Each record's stored match as the import finds it (its pair's meeting on its day, or
+    moved within the window; see the module's docstring), or None: how a caller finds a
+    record's match again, never by a slug rebuilt from the record's own day."""
+    if not records:
+        return []
+    found, _ = _match(records, _stored_meetings(records))
+    return found
+
+
 def _stored_meetings(records) -> dict[tuple, list[dict]]:
     """The stored matches of the leagues and seasons of ``records`` by pair (league code,
     season, team names), each pair's in kick-off order."""
@@ -214,6 +226,7 @@ def _stored_meetings(records) -> dict[tuple, list[dict]]:
             away.name.alias("away_name"),
             *(getattr(Match, name) for name in MATCH_FIELDS),
             Match.public_since,
+            Match.unlock_at,
         )
         .join(League, on=Match.league == League.id)
         .switch(Match)
@@ -263,7 +276,59 @@ def _match(records, stored) -> tuple[list[dict | None], dict[int, str]]:
         for left, others in stretches.values():
             left.sort(key=lambda index: (records[index].kickoff_at, index))
             _match_stretch(records, left, others, found, refused)
+        _one_per_meeting(records, indexes, meetings, found, refused)
+    _settled_kept(records, found, refused)
     return found, refused
+
+
+def _one_per_meeting(records, indexes, meetings, found, refused) -> None:
+    """Refuse each new meeting (a record of ``indexes`` found as no stored match) within
+    ``MOVED_WITHIN`` of another meeting of its pair, stored or earlier in kick-off order, unless
+    both have a result: a pair meets once in that time, so a fixture row repeated two days later
+    is a move of the one meeting (found as it, above) or a rejection, never a second match."""
+    moved = {id(found[i]): records[i].kickoff_at for i in indexes if found[i] is not None}
+    kept = [
+        (moved.get(id(match), match["kickoff_at"]), _played(match["status"], match["home_goals"]))
+        for match in meetings
+    ]
+    new = [i for i in indexes if found[i] is None and i not in refused]
+    for index in sorted(new, key=lambda i: (records[i].kickoff_at, i)):
+        record = records[index]
+        played = _played(record.status, record.home_goals)
+        near = [
+            kickoff
+            for kickoff, other_played in kept
+            if abs(kickoff - record.kickoff_at) <= MOVED_WITHIN and not (played and other_played)
+        ]
+        if near:
+            refused[index] = (
+                f"{_meeting(record)}: a second meeting of the pair within "
+                f"{MOVED_WITHIN.days} days of the one on {_shown_day(near[0])}, with no "
+                "result between: a pair meets once in that time (a moved fixture is the same "
+                "match, found by its new day alone)"
+            )
+        else:
+            kept.append((record.kickoff_at, played))
+
+
+def _settled_kept(records, found, refused) -> None:
+    """Refuse each record offering another score for a finished match with a stored result, as
+    a sync does (``services.feeds.contradictions``): a settled result changes only by an
+    operator's ruling, never by a file."""
+    for index, match in enumerate(found):
+        record = records[index]
+        if match is None or index in refused or record.home_goals is None:
+            continue
+        if match["status"] != "finished" or match["home_goals"] is None:
+            continue
+        stored = (match["home_goals"], match["away_goals"])
+        if (record.home_goals, record.away_goals) != stored:
+            refused[index] = (
+                f"{_meeting(record)}: the file says {record.home_goals}-{record.away_goals}, "
+                f"the stored result is {stored[0]}-{stored[1]}: a finished match's result is "
+                "kept (a sync refuses it too); only an operator's ruling on a contradiction "
+                "changes it"
+            )
 
 
 def _match_stretch(records, left, others, found, refused) -> None:
@@ -401,7 +466,7 @@ def _slug_clashes(records, found) -> tuple[list[tuple], list[dict]]:
     return kept, rejected
 
 
-def store(records, now=None) -> ImportSummary:
+def store(records, now=None, source: str | None = None) -> ImportSummary:
     """Store match records with their odds (the caller owns the transaction), each found again
     as a meeting of its pair (see the module's docstring); a record that cannot be told apart
     from another meeting, or whose match would take another's slug, is left out and listed in
@@ -411,15 +476,21 @@ def store(records, now=None) -> ImportSummary:
     summary the cards show is written here only for matches that have kicked off at ``now``
     (the current time by default); an upcoming match's is written by the prediction run (see
     :func:`services.forecasting.publication.store`). A match moved after it kicked off keeps
-    the kick-off from which its picks were public (``public_since``)."""
+    the kick-off from which its picks were public (``public_since``).
+
+    Records of a live ``source`` are its reports of their matches' kick-offs: a match takes the
+    earliest any source reports as its kick-off and the latest as its ``unlock_at`` (see
+    :mod:`services.feeds.kickoffs`); a record of no source (``data import``, the demo) sets the
+    kick-off outright."""
     summary = ImportSummary()
+    records, misnamed = _named(records)
     records = _meetings(records)
     found, refused = _match(records, _stored_meetings(records) if records else {})
     matched, summary.rejected = _slug_clashes(
         [record for index, record in enumerate(records) if index not in refused],
         [match for index, match in enumerate(found) if index not in refused],
     )
-    summary.rejected += [
+    summary.rejected += misnamed + [
         {"line": records[index].line, "reason": reason} for index, reason in refused.items()
     ]
     summary.rows_rejected = len(summary.rejected)
@@ -439,18 +510,24 @@ def store(records, now=None) -> ImportSummary:
         )
 
     now = now or utcnow()
+    spans = {}
+    if source is not None:
+        reported = {match["id"]: record.kickoff_at for record, match, _ in matched if match}
+        spans = kickoffs.report(source, reported, now)
     new_rows, results = [], []
+    opens = {}  # when each stored match's sealed picks open, as it now stands
     for record, existing, slug in matched:
         if existing is None:
             new_rows.append(_new_match(key(record), record, slug, now))
             continue
         changes = _updates(existing, record)
+        changes.pop("kickoff_at", None)
+        changes |= _kickoff_changes(existing, record, spans.get(existing["id"]), slug, now)
+        opens[existing["id"]] = kickoffs.unlocks_at(
+            changes.get("kickoff_at", existing["kickoff_at"]),
+            changes.get("unlock_at", existing["unlock_at"]),
+        )
         if changes:
-            if "kickoff_at" in changes:
-                changes["slug"] = slug  # the record's own, checked for clashes above
-                if existing["public_since"] is None and existing["kickoff_at"] <= now:
-                    # Its picks have been public since that kick-off: they stay so.
-                    changes["public_since"] = existing["kickoff_at"]
             Match.update(**changes, updated_at=now).where(Match.id == existing["id"]).execute()
             existing.update(changes)
             summary.matches_updated += 1
@@ -466,20 +543,71 @@ def store(records, now=None) -> ImportSummary:
             Match.slug.in_([row["slug"] for row in new_rows])
         )
         new_ids = dict(query.tuples())
+        if source is not None:
+            kickoffs.report(
+                source, {new_ids[row["slug"]]: row["kickoff_at"] for row in new_rows}, now
+            )
     records_by_match = {
         new_ids[slug] if existing is None else existing["id"]: record
         for record, existing, slug in matched
     }
     summary.odds_stored, changed = _store_odds(records_by_match)
     price_cubes.summarise(
-        match_id for match_id in changed if _kicked_off(records_by_match[match_id], now)
+        match_id
+        for match_id in changed
+        if _kicked_off(records_by_match[match_id], opens.get(match_id), now)
     )
     return summary
 
 
-def _kicked_off(record, now) -> bool:
-    """Whether the match of ``record`` (as stored now) has kicked off at ``now``."""
-    return record.kickoff_at <= now or _played(record.status, record.home_goals)
+def _named(records) -> tuple[list, list[dict]]:
+    """The records with their team names in one spelling (``names.normal``), and the rejection
+    of each whose name mixes scripts (``names.mixed_scripts``)."""
+    kept, rejected = [], []
+    for record in records:
+        home, away = names.normal(record.home_team), names.normal(record.away_team)
+        reason = names.mixed_scripts(home) or names.mixed_scripts(away)
+        if reason:
+            rejected.append({"line": record.line, "reason": f"{_meeting(record)}: {reason}"})
+        elif (home, away) != (record.home_team, record.away_team):
+            kept.append(replace(record, home_team=home, away_team=away))
+        else:
+            kept.append(record)
+    return kept, rejected
+
+
+def _kicked_off(record, opens, now) -> bool:
+    """Whether the match of ``record`` (as stored now, its sealed picks opening at ``opens``;
+    None: the record's kick-off) has kicked off at ``now``."""
+    return (opens or record.kickoff_at) <= now or _played(record.status, record.home_goals)
+
+
+def _kickoff_changes(existing, record, span, slug, now) -> dict:
+    """The kick-off fields ``record`` changes on the stored match ``existing``: the earliest and
+    latest of its sources' reports (``span``), or the record's own kick-off outright when it
+    comes from no source (``span`` None). The slug follows the kick-off where it is the
+    record's own day (checked for clashes); a match whose picks have opened keeps the instant
+    they did (``public_since``). A match played has no disagreement left to keep it sealed."""
+    kickoff_at, unlock_at = (
+        kickoffs.governing(*span) if span is not None else (record.kickoff_at, None)
+    )
+    if _played(record.status, record.home_goals) or _played(
+        existing["status"], existing["home_goals"]
+    ):
+        unlock_at = None  # played: it has started, whatever a source still says of its kick-off
+    changes = {}
+    if kickoff_at != existing["kickoff_at"]:
+        changes["kickoff_at"] = kickoff_at
+        if _day(kickoff_at) == _day(record.kickoff_at):
+            changes["slug"] = slug
+    if unlock_at != existing["unlock_at"]:
+        changes["unlock_at"] = unlock_at
+    opened = kickoffs.unlocks_at(existing["kickoff_at"], existing["unlock_at"])
+    moved = kickoffs.unlocks_at(kickoff_at, unlock_at) != opened
+    if moved and existing["public_since"] is None and opened <= now:
+        # Its picks have been public since then: they stay so.
+        changes["public_since"] = opened
+    return changes
 
 
 def _decided(changes, match) -> bool:

@@ -11,15 +11,60 @@ A name a source gives is looked up as ``(source, country, name)`` in ``team_alia
   API's names never make a team;
 - remembered unmapped: held back again.
 
-The unmapped names are listed by ``flask data teams``, ``flask data sync`` and the health report.
+Before any of this, and before an import finds a record's match, a name is put in one spelling
+(:func:`normal`): Unicode NFC (a decomposed "Münster" is the composed one), variation selectors and
+zero-width characters dropped. A name whose letters mix scripts (a Cyrillic "А" in "Аrsenal") is
+refused with its reason (:func:`mixed_scripts`), never stored as a team beside the real one.
+
+The unmapped names are listed by ``flask data teams`` (``list`` shows every team with its id and
+aliases, as ``GET /api/v1/ops/teams`` does), ``flask data sync`` and the health report.
 """
 
 import dataclasses
+import unicodedata
 from collections import defaultdict
 
 from errors import CommandError, NotFound
-from models import League, Match, Team, TeamAlias
+from models import League, Match, SourceFetch, Team, TeamAlias
+from services.feeds.sources import NOT_SERVED
 from store.database import db
+
+#: What :func:`normal` drops: variation selectors (U+FE00-FE0F and the supplement), zero-width
+#: spaces and joiners, the word joiner and the byte-order mark: invisible, they only make two
+#: spellings of one name.
+INVISIBLE = frozenset(
+    [chr(code) for code in range(0xFE00, 0xFE10)]
+    + [chr(code) for code in range(0xE0100, 0xE01F0)]
+    + ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"]
+)
+
+
+def normal(name: str) -> str:
+    """``name`` in the one spelling names are matched in: NFC, without the :data:`INVISIBLE`
+    characters."""
+    return unicodedata.normalize("NFC", "".join(c for c in name if c not in INVISIBLE))
+
+
+def _script(character: str) -> str | None:
+    """The script of a letter by its Unicode name's first word (LATIN, CYRILLIC, GREEK...);
+    None for anything else (digits, spaces, punctuation, modifier letters such as the ʻokina).
+    Japanese writes its kana and kanji side by side: they count as one."""
+    category = unicodedata.category(character)
+    if not category.startswith("L") or category == "Lm":
+        return None
+    script = unicodedata.name(character, "UNKNOWN").split(" ")[0]
+    return "CJK" if script in ("HIRAGANA", "KATAKANA") else script
+
+
+def mixed_scripts(name: str) -> str | None:
+    """Why ``name`` is refused when its letters are of more than one script (a look-alike
+    spelling of another team's name), else None."""
+    # By each letter's compatibility form: a styled letter (Fraktur 𝔉) is the script's own.
+    scripts = sorted({s for s in map(_script, unicodedata.normalize("NFKC", name)) if s})
+    if len(scripts) < 2:
+        return None
+    shown = ", ".join(script.title() for script in scripts)
+    return f"the team name {name!r} mixes scripts ({shown}): a look-alike of another spelling?"
 
 
 @dataclasses.dataclass
@@ -37,6 +82,10 @@ def resolve(source: str, records, creates, now, founds: bool = False) -> Resolve
     says whether that record's spelling may make a new team, ``founds`` whether the source's
     names may make the teams of a league nothing is stored of yet. Writes the aliases it learns
     (call inside the sync's transaction)."""
+    records = [
+        dataclasses.replace(r, home_team=normal(r.home_team), away_team=normal(r.away_team))
+        for r in records
+    ]
     wanted = {(r.league.country, name) for r in records for name in (r.home_team, r.away_team)}
     countries = sorted({country for country, _ in wanted})
     aliases = {}
@@ -135,15 +184,37 @@ def link_new(source: str, records, now) -> None:
         TeamAlias.insert_many(rows).on_conflict_ignore().execute()
 
 
-def unmatched(source: str | None = None) -> list[dict]:
-    """The names a source gave that map to no team yet."""
-    query = TeamAlias.select(TeamAlias.source, TeamAlias.country, TeamAlias.name).where(
-        TeamAlias.team.is_null()
-    )
+def unmatched(source: str | None = None, country: str | None = None) -> list[dict]:
+    """The names a source gave that map to no team yet (of one source, one country), with when
+    each was first seen."""
+    query = TeamAlias.select(
+        TeamAlias.source, TeamAlias.country, TeamAlias.name, TeamAlias.first_seen_at
+    ).where(TeamAlias.team.is_null())
     if source is not None:
         query = query.where(TeamAlias.source == source)
+    if country is not None:
+        query = query.where(TeamAlias.country == country)
     query = query.order_by(TeamAlias.source, TeamAlias.country, TeamAlias.name)
-    return [{"source": s, "country": c, "name": n} for s, c, n in query.tuples()]
+    return [
+        {"source": s, "country": c, "name": n, "first_seen_at": seen}
+        for s, c, n, seen in query.tuples()
+    ]
+
+
+def aliases_of(team_ids) -> dict[int, list[dict]]:
+    """How each source names each of ``team_ids``: team id → ``[{"source", "name"}]``, by
+    source and name (one query)."""
+    found = {team_id: [] for team_id in team_ids}
+    if not found:
+        return found
+    query = (
+        TeamAlias.select(TeamAlias.team, TeamAlias.source, TeamAlias.name)
+        .where(TeamAlias.team.in_(sorted(found)))
+        .order_by(TeamAlias.source, TeamAlias.name)
+    )
+    for team_id, source, name in query.tuples():
+        found[team_id].append({"source": source, "name": name})
+    return found
 
 
 def map_name(source: str, country: str, name: str, team_id: int | None, new: bool, now) -> dict:
@@ -168,6 +239,11 @@ def _map(source, country, name, team_id, new, now) -> dict:
     ).on_conflict(
         conflict_target=[TeamAlias.source, TeamAlias.country, TeamAlias.name],
         update={TeamAlias.team: team.id},
+    ).execute()
+    # The files that held this name's records back kept their validators: every one is read
+    # again in full at the next sync, which stores what they held.
+    SourceFetch.update(etag=None, last_modified=None, digest=None).where(
+        SourceFetch.digest != NOT_SERVED
     ).execute()
     return {
         "source": source,

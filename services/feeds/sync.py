@@ -1,16 +1,27 @@
 """A sync: the live sources fetched, what is new stored, the upcoming matches whose prices moved
 predicted and their picks published, a checkpoint signed, and what finished settled.
 
-1. **Fetch** each source (``services.feeds.sources.collect``), no transaction open: a source
+1. **Fetch** every source (``services.feeds.sources.collect``), no transaction open: a source
    that fails, answers an HTML page, a cut or unreadable file, or runs out of credits is
    recorded and the others go on.
-2. **Store** in one transaction: the names mapped (``services.feeds.names``: records naming a
-   team not mapped yet are held back), records contradicting a stored result held back, the
-   rest through the import (``imports.store``), every pre-match price into the history
-   (``services.feeds.prices``), and closing lines from the history for matches that kicked off.
-   Each URL's validators and body digest are kept with it, so the next sync asks
-   conditionally, and a URL whose body was not wholly taken (an error, a name not mapped, a
-   contradiction) keeps none: it is read again in full.
+2. **Store** each source's in a transaction of its own: the names mapped
+   (``services.feeds.names``: records naming a team not mapped yet are held back), records
+   contradicting a stored result held back, the rest through the import (``imports.store``),
+   and every pre-match price of a match still to kick off into that source's price history
+   (``services.feeds.prices``). A source whose records fail to store fails its own part only:
+   the other's work lands, and its standing (last error, credits its calls cost) is written in
+   a transaction of its own either way, so health shows it ``failing`` in the same cycle and
+   the credit count never runs behind what the API charged. Then, in one transaction, the
+   current quotes of the matches whose history moved are merged across sources
+   (``prices.current``: the freshest change wins) and closing lines are taken from the history
+   for matches that kicked off. Each URL's validators and body digest are kept with it, so the
+   next sync asks conditionally, and a URL whose body failed keeps none: it is read again in
+   full. A record naming a team not mapped yet is a poison row: held back and listed once, its
+   URL keeping its validators (it is not read in full again at every sync) until the name is
+   mapped, which forgets every validator so the next sync reads all again. A result
+   contradicting a stored one is recorded once as a contradiction
+   (``services.feeds.contradictions``), its URL's validators kept: an unchanged file costs
+   nothing, and the match's settlement waits for an operator.
 3. **Predict** the upcoming matches whose prices changed: the model fits with no transaction
    open, then one short transaction per country writes the predictions and picks, appends the
    picks to the ledger and writes the prices the public sees. No price this sync stores is
@@ -23,21 +34,25 @@ predicted and their picks published, a checkpoint signed, and what finished sett
 
 import logging
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 
 from errors import SourceNotConfigured
 from models import League, Match, SourceFetch, SourceState
-from services.feeds import imports, names, prices, sources
+from services.feeds import contradictions, imports, names, prices, sources
 from services.feeds.sources import http
 from services.forecasting import forecast, publication
 from services.record import settling, signed_log
-from store.database import db, writing
+from store.database import DATABASE_ERRORS, db, exclusive, writing
 
 log = logging.getLogger("picks.sync")
 
 #: How many refused rows a sync's result lists (all are counted).
 LISTED = 20
+
+#: The PostgreSQL advisory lock held while a sync runs ("sync" in ASCII).
+SYNC_LOCK = 0x73796E63
 
 
 def run(settings, now, source: str | None = None, policy: http.Policy | None = None) -> dict:
@@ -45,13 +60,25 @@ def run(settings, now, source: str | None = None, policy: http.Policy | None = N
     docstring. CommandError for a source that is unknown or not configured."""
     configured = check_source(source, settings)
     policy = policy or http.Policy.from_settings(settings)
+    # One sync at a time in the whole deployment (the worker's, the CLI's, the API's): a
+    # second waits for the first, then asks conditionally; credits, reports and quotes are
+    # never written by two at once.
+    with exclusive("sync", SYNC_LOCK):
+        return _run(settings, now, source, configured, policy)
+
+
+def _run(settings, now, source, configured, policy) -> dict:
+    """:func:`run`, holding the sync lock."""
+    # Every source is fetched before any is stored, so results two sources give in one sync
+    # meet before anything settles on either.
     collected = [
-        sources.collect(name, settings, now, policy)
-        for name in ([source] if source else configured)
+        _collect_apart(name, settings, now, policy) for name in ([source] if source else configured)
     ]
+    reports = [_store_apart(found, now) for found in collected]
+    seen = set().union(*(report.pop("changed") for report in reports))
+    new_matches = set().union(*(report.pop("new_matches") for report in reports))
     with writing():
-        reports = [_store(found, now) for found in collected]
-        changed = set().union(*(report.pop("changed") for report in reports))
+        changed = prices.current(seen, now) | new_matches
         closed = prices.close(now)
     predicted, published = _predict(changed, now, settings)
     with db.atomic():
@@ -101,10 +128,68 @@ def kickoff_near(now, within) -> bool:
     )
 
 
+def _collect_apart(name: str, settings, now, policy) -> sources.Collected:
+    """One source's fetch; a database error while it reads what it needs (its validators, its
+    credits) fails that source alone, recorded as its error."""
+    try:
+        return sources.collect(name, settings, now, policy)
+    except DATABASE_ERRORS as exc:
+        log.exception("sync %s: collecting failed", name)
+        failed = sources.Collected(name)
+        failed.errors.append(f"fetching failed: {type(exc).__name__}: {exc}")
+        return failed
+
+
+def _store_apart(found: sources.Collected, now) -> dict:
+    """Store one source's records in a transaction of its own, then its standing in another:
+    a source whose records fail to store (a database error, a record the import cannot take)
+    fails its own part only, its error and the credits its calls cost recorded all the same."""
+    try:
+        with writing():
+            report = _store(found, now)
+    except (*DATABASE_ERRORS, ValueError) as exc:
+        log.exception("sync %s: storing failed", found.source)
+        found.errors.append(
+            f"storing failed, nothing of this source kept: {type(exc).__name__}: {exc}"
+        )
+        report = _unstored(found)
+    finally:
+        # Whatever happened (an unforeseen error fails the operation, recorded with its
+        # trace), the credits the calls cost and the error are counted.
+        with writing():
+            _standing(found, now)
+    return report
+
+
+def _unstored(found: sources.Collected) -> dict:
+    """The report of a source whose records were not stored."""
+    return {
+        "source": found.source,
+        "calls": found.calls,
+        "unchanged": found.unchanged,
+        "matches_new": 0,
+        "matches_updated": 0,
+        "odds_stored": 0,
+        "prices_changed": 0,
+        "rejected": len(found.rejected),
+        "rejected_rows": found.rejected[:LISTED],
+        "contradictions": 0,
+        "held_back": 0,
+        "unmatched": [],
+        "credits_spent": found.credits_spent,
+        "credits_remaining": found.credits_remaining,
+        "skipped": found.skipped,
+        "errors": found.errors,
+        "changed": set(),
+        "new_matches": set(),
+    }
+
+
 def _store(found: sources.Collected, now) -> dict:
-    """Store one source's records and standing (inside the sync's transaction)."""
+    """Store one source's records (the caller owns the transaction): the matches and results
+    through the import, the pre-match prices of matches still to kick off into the history
+    (whose merge rule, :func:`services.feeds.prices.current`, makes their current quotes)."""
     source = found.source
-    forget = set()
     resolved = names.resolve(
         source,
         found.records,
@@ -113,36 +198,40 @@ def _store(found: sources.Collected, now) -> dict:
         now,
         founds=source == "football-data",
     )
-    forget |= {found.origins[position] for position in resolved.held}
+    # A record held back (a name not mapped yet) is a poison row: its name is listed once and
+    # its URL keeps its validators, so it is not read again in full at every sync; mapping the
+    # name (``names.map_name``) forgets every validator, and the next sync reads it all again.
     records, origins = resolved.records, [found.origins[p] for p in resolved.positions]
-    conflicts, keep = _contradictions(records)
-    forget |= {origins[i] for i in conflicts}
+    # A contradiction is recorded once (its URL keeps its validators: the body was taken) and
+    # listed only when it opens or changes.
+    conflicts, keep = _contradictions(records, source, now)
     conflicting = [
         {
             "url": origins[i],
             "line": records[i].line,
             "reason": f"{records[i].home_team} v {records[i].away_team}: the source says "
-            f"{records[i].home_goals}-{records[i].away_goals}, the stored result is "
-            f"{conflicts[i]}; the stored result kept",
+            f"{conflicts[i]['offered']}, the stored result is {conflicts[i]['stored']}; "
+            f"the stored result kept, contradiction {conflicts[i]['state']} until an operator "
+            "resolves it (flask data contradictions)",
         }
         for i in sorted(conflicts)
+        if conflicts[i]["state"] in (contradictions.OPENED, contradictions.CHANGED)
     ]
     records, origins = [records[i] for i in keep], [origins[i] for i in keep]
+    records, seen = _pre_match_apart(records, origins, now)
     summary = imports.ImportSummary()
     by_file = defaultdict(list)  # each file in the order fetched: a later one wins
     for record, origin in zip(records, origins, strict=True):
         by_file[origin].append(record)
     for url, batch in by_file.items():
-        stored = imports.store(batch, now)
+        stored = imports.store(batch, now, source=source)
         stored.rejected = [{"url": url, **row} for row in stored.rejected]
         summary.add(stored)
     if source == "football-data" and records:
         names.link_new(source, records, now)
-    odds = _odds_by_match(records)
-    changed = prices.record(odds, source, now)
+    changed = prices.record(_odds_by_match(seen), source, now)
     new_matches = _match_ids(records) if summary.matches_new else set()
-    _keep_validators([entry for entry in found.fetched if entry["url"] not in forget], now)
-    _standing(found, now)
+    _keep_validators(found.fetched, now)
     rejected = found.rejected + summary.rejected + conflicting
     return {
         "source": source,
@@ -161,57 +250,50 @@ def _store(found: sources.Collected, now) -> dict:
         "credits_remaining": found.credits_remaining,
         "skipped": found.skipped,
         "errors": found.errors,
-        "changed": changed | new_matches,  # _predict keeps those still to kick off
+        "changed": changed,  # the history moved: the current quotes are merged again
+        "new_matches": new_matches,  # _predict keeps those still to kick off
     }
 
 
-def _contradictions(records) -> tuple[dict[int, str], list[int]]:
-    """Records whose result contradicts a stored one (position → the stored score), and the
-    positions of the rest. A record is its match's by slug (the teams and the day)."""
-    slugs = {
-        i: Match.slug_for(r.home_team, r.away_team, r.kickoff_at)
-        for i, r in enumerate(records)
-        if r.home_goals is not None
-    }
-    stored = {}
-    if slugs:
-        query = Match.select(Match.slug, Match.home_goals, Match.away_goals).where(
-            Match.slug.in_(sorted(set(slugs.values()))) & (Match.status == "finished")
-        )
-        stored = {slug: (home, away) for slug, home, away in query.tuples()}
-    conflicts = {}
-    for i, slug in slugs.items():
-        score = stored.get(slug)
-        if score is not None and score != (records[i].home_goals, records[i].away_goals):
-            conflicts[i] = f"{score[0]}-{score[1]}"
-    return conflicts, [i for i in range(len(records)) if i not in conflicts]
+def _contradictions(records, source, now) -> tuple[dict[int, dict], list[int]]:
+    """Records whose result contradicts a stored one, each recorded as a contradiction
+    (position → its stored and offered scores and what recording it did, see
+    ``contradictions.check``), and the positions of the rest."""
+    return contradictions.check(records, source, now)
 
 
 def _match_ids(records) -> set[int]:
-    slugs = sorted({Match.slug_for(r.home_team, r.away_team, r.kickoff_at) for r in records})
-    found = set()
-    for start in range(0, len(slugs), 500):
-        query = Match.select(Match.id).where(Match.slug.in_(slugs[start : start + 500]))
-        found |= {match_id for (match_id,) in query.tuples()}
-    return found
+    """The ids of the stored matches of ``records`` (as the import found them)."""
+    return {match["id"] for match in imports.stored_matches(records) if match is not None}
 
 
-def _odds_by_match(records) -> dict[int, list]:
-    """Each stored record's odds by its match's id (found by slug, as the import left it)."""
-    priced = [r for r in records if r.odds]
-    slugs = {}
-    for r in priced:
-        slugs.setdefault(Match.slug_for(r.home_team, r.away_team, r.kickoff_at), []).append(r)
-    ids = {}
-    keys = sorted(slugs)
-    for start in range(0, len(keys), 500):
-        query = Match.select(Match.slug, Match.id).where(Match.slug.in_(keys[start : start + 500]))
-        ids.update(dict(query.tuples()))
+def _pre_match_apart(records, origins, now) -> tuple[list, list[tuple]]:
+    """The records without the pre-match prices a live source gave, and those prices as
+    ``(record, odds)``: they go to the history (which keeps only those of matches still to
+    kick off, by the match's governing kick-off), never straight to the quotes, so an in-play
+    price is never taken for a pre-match one. A season file's rows (``/mmz4281/``: played
+    matches with their pre-match and closing columns) keep their prices, as ``data import``."""
+    kept, seen = [], []
+    for record, origin in zip(records, origins, strict=True):
+        if "/mmz4281/" in origin:
+            kept.append(record)
+            continue
+        pre_match = [quote for quote in record.odds if not quote.is_closing]
+        kept.append(replace(record, odds=[quote for quote in record.odds if quote.is_closing]))
+        if pre_match and record.home_goals is None and record.kickoff_at > now:
+            seen.append((record, pre_match))
+    return kept, seen
+
+
+def _odds_by_match(seen) -> dict[int, list]:
+    """The odds of each ``(record, odds)`` of ``seen`` by its match's id, the match found as
+    the import finds it (never by a slug rebuilt from the record's own day: a source whose
+    kick-off falls on another day than the stored one is the same match)."""
+    found = imports.stored_matches([record for record, _ in seen])
     odds = defaultdict(list)
-    for slug, found in slugs.items():
-        if slug in ids:
-            for r in found:
-                odds[ids[slug]].extend(r.odds)
+    for (_, quotes), match in zip(seen, found, strict=True):
+        if match is not None:
+            odds[match["id"]].extend(quotes)
     return dict(odds)
 
 
@@ -251,8 +333,11 @@ def _standing(found: sources.Collected, now) -> None:
         return
     if row.id is None:
         SourceState.create(source=found.source, **fields)
-    else:
-        SourceState.update(changed).where(SourceState.id == row.id).execute()
+        return
+    if "credits_spent" in changed and row.period == period:
+        # Added in the statement, not written as read: a count never runs behind the API's.
+        changed["credits_spent"] = SourceState.credits_spent + found.credits_spent
+    SourceState.update(changed).where(SourceState.id == row.id).execute()
 
 
 def _predict(match_ids, now, settings) -> tuple[int, int]:

@@ -10,7 +10,9 @@ from peewee import SQL, DatabaseError, InterfaceError
 
 from clock import utcnow
 from models import Operation, WorkerBeat
-from services.feeds import names, sources
+from services.feeds import contradictions, kickoffs, names, sources
+from services.operations import lease
+from services.record import witnesses
 from store.database import db, open_database
 
 #: The operation kinds whose recency the health report watches → their maximum-age setting.
@@ -21,9 +23,10 @@ FRESHNESS = {
 
 
 def _timed(check):
+    """A check's status, detail, latency and fields of its own (a live source's standing)."""
     started = time.perf_counter()
-    status, detail = check()
-    return status, detail, round((time.perf_counter() - started) * 1000, 2)
+    status, detail, *more = check()
+    return status, detail, round((time.perf_counter() - started) * 1000, 2), *more
 
 
 def _database():
@@ -67,12 +70,17 @@ def _worker(settings, now):
         return "degraded", f"a worker's last beat is dated {-age} s ahead of this clock"
     age = max(0, age)
     word = "ok" if age <= limit else "degraded"
-    return word, f"a worker last ran the schedule {age} s ago (limit {limit} s)"
+    detail = f"a worker last ran the schedule {age} s ago (limit {limit} s)"
+    held = lease.current(lease.SCHEDULER)
+    if held is not None:  # which of several workers schedules (see docs/operations.md)
+        detail += f"; {held['holder']} holds the scheduler's lease (token {held['token']})"
+    return word, detail
 
 
 def _source(source, settings, now):
     """A live source: its last success against ``SOURCE_MAX_AGE_HOURS``, its last error, its
-    credits (with the month's projection) and the team names it gave that map to no team."""
+    credits (with the month's projection), the team names it gave that map to no team and its
+    open contradictions; ``failing`` while its last attempt failed (no success since)."""
     row = sources.state(source)
     limit = timedelta(hours=settings["SOURCE_MAX_AGE_HOURS"])
     parts, word = [], "ok"
@@ -87,9 +95,10 @@ def _source(source, settings, now):
             f"last success {counted(int(age.total_seconds() // 60), 'minute')} ago "
             f"(limit {settings['SOURCE_MAX_AGE_HOURS']} h)"
         )
+    failing = row.last_error_at is not None and (
+        row.last_success_at is None or row.last_error_at >= row.last_success_at
+    )
     if row.last_error_at is not None:
-        if row.last_success_at is None or row.last_error_at >= row.last_success_at:
-            word = "degraded"
         minutes = int((now - row.last_error_at).total_seconds() // 60)
         parts.append(f"last error {counted(minutes, 'minute')} ago: {row.last_error[:300]}")
     if source == "the-odds-api":
@@ -110,7 +119,66 @@ def _source(source, settings, now):
     if unmatched:
         word = "degraded"
         parts.append(f"{counted(unmatched, 'team name')} unmatched (flask data teams)")
+    disputed, oldest = contradictions.open_for(source)
+    if disputed:
+        word = "degraded"
+        parts.append(_disputed(disputed, oldest))
+    kickoffs_disputed = [row for row in kickoffs.disagreements() if source in row["reports"]]
+    if kickoffs_disputed:
+        word = "degraded"
+        parts.append(_kickoffs_disputed(source, kickoffs_disputed))
+    standing = {
+        "last_success_at": row.last_success_at,
+        "last_error_at": row.last_error_at,
+        "last_error": row.last_error,
+    }
+    return ("failing" if failing else word), "; ".join(parts), standing
+
+
+def _witnesses(settings, now):
+    """Each witness's last cosigned size and how long ago it was asked it, and its latest
+    answer's error; ``degraded`` while one has cosigned nothing or last refused."""
+    parts, word = [], "ok"
+    for row in witnesses.standing(settings, now):
+        if row["size"] is None:
+            word = "degraded"
+            text = f"{row['name']}: nothing cosigned yet"
+        else:
+            minutes = counted(row["age_seconds"] // 60, "minute")
+            text = f"{row['name']}: cosigned size {row['size']} {minutes} ago"
+        if row["error"] is not None:
+            word = "degraded"
+            text += f", then answered: {row['error'][:300]}"
+        parts.append(text)
     return word, "; ".join(parts)
+
+
+def _disputed(count: int, oldest: list[dict]) -> str:
+    """The open contradictions of a source: how many, and the oldest few."""
+    listed = ", ".join(
+        f"#{row['id']} {row['match']} {row['field']}: {row['stored_value']} stored, "
+        f"{row['source_value']} from this source since {row['opened_at'].isoformat()}, "
+        f"{counted(row['picks_held'], 'pick')} held"
+        for row in oldest
+    )
+    return (
+        f"{counted(count, 'open contradiction')} holding settlement "
+        f"(flask data contradictions; GET /api/v1/ops/contradictions): {listed}"
+    )
+
+
+def _kickoffs_disputed(source: str, rows: list[dict], listed: int = 3) -> str:
+    """The kick-offs the sources disagree on: how many, and the first few with this source's
+    and the governing ones."""
+    shown = ", ".join(
+        f"match {row['match_id']}: {row['reports'][source][0].isoformat()} from this source, "
+        f"picks until {row['kickoff_at'].isoformat()}, sealed until {row['unlock_at'].isoformat()}"
+        for row in rows[:listed]
+    )
+    return (
+        f"{counted(len(rows), 'kick-off')} disputed between the sources (the earliest governs "
+        f"picks and the live rule, the latest the unlock, until they agree): {shown}"
+    )
 
 
 def _projection(spent: int, now) -> int:
@@ -133,13 +201,16 @@ def report(settings, rate_limit_storage, uptime_seconds: float, now=None) -> dic
         for kind, (name, setting) in FRESHNESS.items()
     ]
     checks.append(("worker", lambda: _worker(settings, now)))
+    if settings.get("LEDGER_WITNESSES"):
+        checks.append(("witnesses", lambda: _witnesses(settings, now)))
     checks += [
         (source, lambda source=source: _source(source, settings, now))
         for source in sources.configured(settings)
     ]
     for name, check in checks:
-        status, detail, latency = _timed(check)
-        services.append({"name": name, "status": status, "latency_ms": latency, "detail": detail})
+        status, detail, latency, *more = _timed(check)
+        entry = {"name": name, "status": status, "latency_ms": latency, "detail": detail}
+        services.append({**entry, **(more[0] if more else {})})
         if name == "database" and status == "down":
             break  # the freshness and worker checks need the database
     statuses = {service["name"]: service["status"] for service in services}

@@ -22,7 +22,7 @@ from schemas.common import dump_known
 from schemas.ops import PARAMS_SCHEMAS, RESULT_SCHEMAS
 from services import routes
 from services.accounts import users
-from services.feeds import sync
+from services.feeds import bootstrap, contradictions, sync
 from services.forecasting import calibration_runs, predictions
 from services.record import settling, signed_log
 from services.webhooks import events
@@ -209,9 +209,11 @@ def backfill(settings, rebuild=False, by=None, progress=None, now=None) -> dict:
 
 def update_user(user_id: int, changes: dict, by=None, now=None):
     """Change an account's role, plan or status (``changes``: any of them), recorded as a
-    ``user-update`` operation with who asked; the user as changed. NotFound is raised before
-    anything is recorded; a change that fails is recorded, then OperationFailed."""
+    ``user-update`` operation with who asked; the user as changed. NotFound, and LastAdmin for
+    a change that would leave no active admin, are raised before anything is recorded; a change
+    that fails is recorded, then OperationFailed."""
     user = users.get(user_id)
+    users.keep_an_admin(user, role=changes.get("role"), status=changes.get("status"))
     operation = run(
         "user-update",
         {"user_id": user_id, **changes},
@@ -238,6 +240,44 @@ def data_sync(source, settings, by=None, now=None, policy=None) -> dict:
             atomic=False,
         )
     )
+
+
+def data_bootstrap(seasons, settings, by=None, now=None, policy=None, progress=None) -> dict:
+    """The first day: the current and ``seasons`` earlier seasons of the configured leagues
+    through the sync, then the backfill (``services.feeds.bootstrap``). SourceNotConfigured
+    without football-data, before anything is recorded; a failure of the work is recorded."""
+    sync.check_source("football-data", settings)
+    return describe(
+        run(
+            "data-bootstrap",
+            {"seasons": seasons},
+            lambda: bootstrap.run(settings, now or utcnow(), seasons, policy, progress),
+            by,
+            now,
+            atomic=False,
+        )
+    )
+
+
+def resolve_contradiction(contradiction_id: int, value: str, by=None, operator=None, now=None):
+    """Resolve an open contradiction with ``value`` (``stored``, ``source`` or a score), recorded
+    as a ``contradiction-resolve`` operation naming who chose: ``by`` (a user, the API) or
+    ``operator`` (a name, the CLI). NotFound, ContradictionNotOpen and SettledResultProtected
+    are raised before anything is recorded; a resolution that fails is recorded, then
+    OperationFailed. Returns the contradiction as resolved, with the operation's id."""
+    contradictions.choose(contradiction_id, value)
+    who = f"user:{by.id}" if by is not None else f"cli:{operator or 'unknown'}"
+    now = now or utcnow()
+    operation = run(
+        "contradiction-resolve",
+        {"contradiction_id": contradiction_id, "value": value, "by": who},
+        lambda: contradictions.resolve(contradiction_id, value, who, now),
+        by,
+        now,
+    )
+    if operation.status == "failed":
+        raise OperationFailed(f"Operation {operation.id} failed: {operation.error}")
+    return {**contradictions.get(contradiction_id), "operation_id": operation.id}
 
 
 def get(operation_id: int, settings, now=None) -> dict:

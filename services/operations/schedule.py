@@ -5,8 +5,11 @@ Every minute the worker calls :func:`tick`. For each job it finds the schedule's
 up to now; unless a run for that instant (or a later one) exists, it records one, queued, with
 ``scheduled_for`` set (``createdBy: "scheduler"``). A worker that was stopped therefore runs
 each job once when it comes back, for the latest instant it missed, and a fresh installation
-runs each job at its first minute. Two workers' schedulers cannot record the same run twice:
-``(kind, scheduled_for)`` is unique.
+runs each job at its first minute. Jobs that share a kind (the two data syncs) make one run
+per tick: the latest instant of any of their schedules, so a worker's first minute starts one
+sync, not a catch-up of each. Only the worker holding the scheduler's lease ticks
+(``services.operations.lease``); what it records it records under the lease's fencing token,
+so a deposed holder records nothing; and ``(kind, scheduled_for)`` is unique besides.
 
 A run goes through ``services.operations.jobs`` like the Operations API's and the CLI's, under the
 worker's lock for its kind, so two runs of one kind never overlap. A scheduled run left queued
@@ -40,6 +43,7 @@ from services.feeds import sources, sync
 from services.forecasting import calibration_runs
 from services.operations import jobs
 from services.record import settling, signed_log
+from store.database import writing
 
 log = logging.getLogger("picks.schedule")
 
@@ -150,25 +154,45 @@ def _last_scheduled(kind):
     )
 
 
-def tick(settings, now, running: Callable[[str], bool]) -> list[tuple[int, str]]:
-    """Record the runs due by ``now``, find those a dead worker left, then the worker's beat;
-    returns the ``(operation id, kind)`` of each run the worker should start. ``running(kind)``
-    says whether some worker holds that kind's lock."""
-    start = []
+def _due(settings, now) -> list[tuple[Job, object]]:
+    """``(job, instant)`` per kind: of the kind's jobs that want a run, the one whose schedule's
+    latest instant since the kind's last scheduled run is the latest, with that instant."""
+    found, last = {}, {}
     for job in JOBS:
-        due = latest(cron(settings[job.setting]), now, _last_scheduled(job.kind))
+        if job.kind not in last:
+            last[job.kind] = _last_scheduled(job.kind)
+        due = latest(cron(settings[job.setting]), now, last[job.kind])
         if due is None or (job.wanted is not None and not job.wanted(settings, now)):
             continue
-        operation = jobs.schedule(job.kind, job.params(settings), due, now)
-        if operation is not None:
-            start.append((operation.id, job.kind))
-    left = Operation.select(Operation.id, Operation.kind, Operation.status, Operation.created_at)
-    left = left.where(Operation.scheduled_for.is_null(False) & Operation.status.in_(UNFINISHED))
-    for operation in left:
-        if (operation.id, operation.kind) in start or running(operation.kind):
-            continue
-        if operation.status == "running" or now - operation.created_at > QUEUED_GRACE:
-            start.append((operation.id, operation.kind))
+        if job.kind not in found or due > found[job.kind][1]:
+            found[job.kind] = (job, due)
+    return list(found.values())
+
+
+def tick(
+    settings, now, running: Callable[[str], bool], fence: Callable[[], None] | None = None
+) -> list[tuple[int, str]]:
+    """Record the runs due by ``now``, find those a dead worker left, then the worker's beat;
+    returns the ``(operation id, kind)`` of each run the worker should start. ``running(kind)``
+    says whether some worker holds that kind's lock; ``fence()``, called first in the
+    transaction that records the runs, raises ``LeaseLost`` for a deposed scheduler (nothing is
+    recorded, nothing started)."""
+    start = []
+    with writing():
+        if fence is not None:
+            fence()
+        for job, due in _due(settings, now):
+            operation = jobs.schedule(job.kind, job.params(settings), due, now)
+            if operation is not None:
+                start.append((operation.id, job.kind))
+        left = Operation.select(
+            Operation.id, Operation.kind, Operation.status, Operation.created_at
+        ).where(Operation.scheduled_for.is_null(False) & Operation.status.in_(UNFINISHED))
+        for operation in left:
+            if (operation.id, operation.kind) in start or running(operation.kind):
+                continue
+            if operation.status == "running" or now - operation.created_at > QUEUED_GRACE:
+                start.append((operation.id, operation.kind))
     try:  # last: a tick that failed before it is not a worker at work
         beat(now)
     except DatabaseError as error:  # the runs found are still started; the next tick beats
@@ -183,9 +207,15 @@ def beat(now) -> None:
     ).execute()
 
 
-def execute(operation_id: int, settings, now) -> dict | None:
+def execute(
+    operation_id: int, settings, now, fence: Callable[[], None] | None = None
+) -> dict | None:
     """Run a scheduled operation that is still unfinished (call it holding its kind's lock);
-    returns its record, or None when it had already run."""
+    returns its record, or None when it had already run. ``fence()`` (see :func:`tick`) is
+    called first: a deposed scheduler's run is left to its successor, which hands it back."""
+    if fence is not None:
+        with writing():
+            fence()
     operation = Operation.get_or_none(Operation.id == operation_id)
     if operation is None or operation.status not in UNFINISHED:
         return None

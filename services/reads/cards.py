@@ -30,6 +30,7 @@ MATCH_COLUMNS = {
     "id": Match.id,
     "slug": Match.slug,
     "kickoff_at": Match.kickoff_at,
+    "unlock": premium.unlock_column(),  # when a sealed match opens (premium's rule only)
     "status": Match.status,
     "season": Match.season,
     "home_goals": Match.home_goals,
@@ -155,15 +156,16 @@ def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]
 
     A card's ``sealed`` says whether the match is sealed for this viewer: every price and
     probability of it withheld, every pick locked (see :mod:`services.reads.premium`)."""
-    cards = [_match(row) for row in query.dicts()]
+    rows = list(query.dicts())
+    cards = [_match(row) for row in rows]
     if not cards:
         return cards
     by_id = {card["id"]: card for card in cards}
     ids = list(by_id)
     sealed = {}
     if include:
-        kickoffs = {card["id"]: card["kickoff_at"] for card in cards}
-        sealed = premium.sealed_matches(kickoffs, viewer, now or utcnow())
+        unlocks = {row["id"]: row["unlock"] for row in rows}
+        sealed = premium.sealed_matches(unlocks, viewer, now or utcnow())
     for card in cards:
         card["sealed"] = card["id"] in sealed
     if "odds" in include:

@@ -16,7 +16,13 @@ From kick-off every pick is public in full, and stays public: a match moved afte
 off (a postponement) keeps, in ``Match.public_since``, the kick-off from which its picks were
 public, so none of them is locked again, nor seals its match (a pick made after the move, for
 the new kick-off, does until then). A record can only be checked if it can be seen.
+
+"Kick-off" here is the latest one the live sources report: while they disagree (see
+:mod:`services.feeds.kickoffs`), a match opens at its ``Match.unlock_at``, so one source's
+kick-off in the past never unlocks a match another says has not started.
 """
+
+from peewee import fn
 
 from enums import LINE_MARKETS
 from models import Match, Pick
@@ -58,22 +64,34 @@ def has_premium(viewer) -> bool:
 
 
 def sealed_matches(kickoffs: dict, viewer, now) -> dict:
-    """The matches of ``kickoffs`` (``{match_id: kickoff_at}``) sealed for ``viewer`` at
-    ``now``, each with the instant its picks made until then became public for good (its
-    ``public_since``, None if never): still to kick off, with a pick rated ``A`` that has never
-    been public. One query, none for premium callers or when every match has kicked off."""
+    """The matches of ``kickoffs`` (``{match_id: unlock}``, each match's
+    :func:`unlock_column` value) sealed for ``viewer`` at ``now``, each with the instant its
+    picks made until then became public for good (its ``public_since``, None if never): still
+    to open, with a pick rated ``A`` that has never been public. One query, none for premium
+    callers or when every match has opened."""
     if has_premium(viewer):
         return {}
-    upcoming = [match_id for match_id, kickoff_at in kickoffs.items() if now < kickoff_at]
+    upcoming = [match_id for match_id, unlock in kickoffs.items() if now < unlock]
     if not upcoming:
         return {}
     query = (
         Pick.select(Pick.match, Match.public_since)
         .join(Match)
-        .where(Pick.match.in_(upcoming) & (Match.kickoff_at > now) & _never_public())
+        .where(Pick.match.in_(upcoming) & _not_open(now) & _never_public())
         .distinct()
     )
     return dict(query.tuples())
+
+
+def unlock_column():
+    """When a match's sealed picks open, as a column: its latest reported kick-off (its
+    ``unlock_at`` while the sources disagree, else its ``kickoff_at``)."""
+    return fn.COALESCE(Match.unlock_at, Match.kickoff_at)
+
+
+def _not_open(now):
+    """The matches whose sealed picks do not open yet at ``now``."""
+    return (Match.kickoff_at > now) | (Match.unlock_at > now)
 
 
 def _never_public():
@@ -157,11 +175,13 @@ def seal_intelligence(intelligence: dict) -> dict:
 def next_unlock(now):
     """The next kick-off after ``now`` of a match still sealed (None if none): until then no
     sealed answer changes by the clock alone."""
-    return (
-        Match.select(Match.kickoff_at)
+    unlock = unlock_column()
+    found = (
+        Match.select(unlock)
         .join(Pick)
-        .where((Match.kickoff_at > now) & _never_public())
-        .order_by(Match.kickoff_at)
+        .where(_not_open(now) & _never_public())
+        .order_by(unlock)
         .limit(1)
         .scalar()
     )
+    return Match.kickoff_at.python_value(found)

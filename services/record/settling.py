@@ -5,6 +5,8 @@ A pick stored as live is checked against the live rule as it settles
 its ``pick.published`` entry first signed before that kick-off. One that fails (a fixture moved
 before the pick was made, an entry appended late, a row written without one) is settled but set
 apart with the reason, in the same transaction, whichever path brought its match here.
+The kick-off is the earliest the live sources report (``Match.kickoff_at``; see
+:mod:`services.feeds.kickoffs`): one source moving it later never makes a pick live.
 """
 
 from datetime import UTC, datetime, timedelta
@@ -18,7 +20,7 @@ from engine import lines, settlement
 from engine import odds as odds_engine
 from engine.markets import FIXED_MARKETS
 from enums import LINE_MARKETS, MARKET_SELECTIONS, SEEN_LINE, SETTLED_STATUSES, SOURCE_LINE
-from models import LedgerSeal, Match, OddsQuote, Pick
+from models import Contradiction, LedgerSeal, Match, OddsQuote, Pick
 from services.forecasting import price_cubes
 from services.record import signed_log
 from services.webhooks import events
@@ -45,9 +47,9 @@ def settle_pending(settings, now=None, kickoff_from=None) -> dict:
     """Settle every pending pick whose match kicked off before ``now`` (and after kickoff_from);
     ``settings`` give ``VOID_AFTER_HOURS`` and ``MARGIN_METHOD``.
 
-    Idempotent: a settled pick is never read again, and a pick whose match has no result yet
-    stays pending. A live pick's outcome enters the ledger in the same transaction. Returns the
-    counts of what it decided.
+    Idempotent: a settled pick is never read again, and a pick whose match has no result yet,
+    or an open contradiction (:func:`held`), stays pending. A live pick's outcome enters the
+    ledger in the same transaction. Returns the counts of what it decided.
     """
     now = now or utcnow()
     with db.atomic():
@@ -75,6 +77,10 @@ def _settle(settings, now, kickoff_from) -> dict:
         .join(Match)
         .join_from(Pick, LedgerSeal, on=(LedgerSeal.pick_id == Pick.id), join_type=JOIN.LEFT_OUTER)
         .where((Pick.status == "pending") & (Match.kickoff_at < now))
+        .where(Match.id.not_in(held()))
+        # While its sources disagree on the kick-off (services.feeds.kickoffs), a match settles
+        # once the latest has passed: a settled pick is revealed, and only then does it open.
+        .where(Match.unlock_at.is_null() | (Match.unlock_at < now))
     )
     if kickoff_from is not None:
         query = query.where(Match.kickoff_at >= kickoff_from)
@@ -156,6 +162,12 @@ def _settle(settings, now, kickoff_from) -> dict:
         counts[name] = int((decided == state).sum())
     counts["pending"] = int((~done).sum())
     return counts
+
+
+def held():
+    """The matches whose settlement waits for an operator: those with an open contradiction
+    (two sources disagreeing on the result; see ``services.feeds.contradictions``)."""
+    return Contradiction.select(Contradiction.match).where(Contradiction.status == "open")
 
 
 def settled_count(counts: dict) -> int:

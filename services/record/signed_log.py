@@ -35,7 +35,7 @@ from models import (
     node_address,
 )
 from services.reads import premium
-from services.record import timestamps
+from services.record import timestamps, witnesses
 from store.bulk import fetch_rows, insert_columns
 from store.database import db, is_sqlite
 
@@ -301,7 +301,11 @@ def stamp(settings, now: datetime) -> int:
     Call after the transaction that signed them commits: inside one (an operation's, a caller's
     further out) it does nothing, and whoever commits that transaction, or the schedule's
     checkpoint, stamps them after. A time-stamp proves a note existed when it was stamped, so
-    one asked long after the signing proves little: older checkpoints are left as they are."""
+    one asked long after the signing proves little: older checkpoints are left as they are.
+
+    The witnesses (``LEDGER_WITNESSES``) are sent the latest checkpoint at the same moment
+    (:func:`services.record.witnesses.ask`, which likewise does nothing inside a transaction)."""
+    witnesses.ask(settings, now, _lookup)
     url = settings.get("LEDGER_TSA_URL")
     if not url or db.in_transaction():
         return 0
@@ -407,6 +411,8 @@ def head(settings) -> dict:
             "timestamp_error": None,
         }
     )
+    # The note carries the witnesses' cosignatures after the log's signature.
+    found["signed_note"] = witnesses.cosigned_note(found)
     return {**found, "origin": key.name, "verifier_key": key.verifier_key}
 
 
@@ -495,7 +501,7 @@ def _reveals(pick_ids, now) -> dict:
     if not pick_ids:
         return {}
     query = (
-        Pick.select(*PICK_FIELDS, Match.kickoff_at, LedgerSeal.salt)
+        Pick.select(*PICK_FIELDS, premium.unlock_column(), LedgerSeal.salt)
         .join(Match)
         .join_from(Pick, LedgerSeal, on=(LedgerSeal.pick_id == Pick.id))
         .where(Pick.id.in_(pick_ids))
@@ -505,8 +511,8 @@ def _reveals(pick_ids, now) -> dict:
     # Sealed as the match cards are: every pick of a match with a locked one, whatever its own
     # rating (its price is one of the match's prices).
     at = names.index("match")
-    kickoffs = {values[at]: kickoff_at for *values, kickoff_at, _ in rows}
-    sealed = premium.sealed_matches(kickoffs, None, now)
+    unlocks = {values[at]: unlock for *values, unlock, _ in rows}
+    sealed = premium.sealed_matches(unlocks, None, now)
     found = {}
     for *values, _, salt in rows:
         pick = dict(zip(names, values, strict=True))

@@ -38,6 +38,17 @@ RESULT_WINDOW = timedelta(days=3)
 #: How often a sport with nothing coming up is still asked for its odds (new fixtures).
 IDLE_REFRESH = timedelta(hours=24)
 
+#: A season file the source answered 404 for is asked for again only after this: a league a
+#: mirror does not serve is one line in the sync's ``skipped`` a day, not an error every sync.
+NOT_SERVED_AGAIN = timedelta(hours=24)
+
+#: The digest a season file's ``source_fetch`` row keeps while the source does not serve it.
+NOT_SERVED = "not-served"
+
+#: The largest credit count a header is taken to say: The Odds API's largest plan has some
+#: millions a month, so a larger number is no count (and would overflow the column).
+CREDITS_MAX = 10**9
+
 
 @dataclass
 class Collected:
@@ -124,12 +135,21 @@ def _fetch(collected, url, key, known, policy, now, cost=0) -> bytes | None:
             last_modified=before.last_modified if before else None,
         )
     except http.FetchError as error:
+        for headers in error.answered:  # answers whose body failed: charged all the same
+            _charge(collected, headers, cost)
+        if error.status == 404 and "/mmz4281/" in key:
+            collected.skipped.append(f"{key}: not served (404); asked again in a day")
+            collected.fetched.append(
+                {"url": key, "etag": None, "last_modified": None, "digest": NOT_SERVED}
+            )
+            return None
         collected.errors.append(f"{key}: {error}")
         if error.retry_after is not None:
-            collected.backoff_until = now + timedelta(seconds=error.retry_after)
+            wait = min(max(error.retry_after, 0.0), http.RETRY_AFTER_MAX)
+            collected.backoff_until = now + timedelta(seconds=wait)
         return None
-    if not _credits(collected, answer.headers):
-        collected.credits_spent += cost
+    for headers in [*answer.earlier, answer.headers]:
+        _charge(collected, headers, cost)
     if answer.status == 304:
         collected.unchanged += 1
         return None
@@ -141,6 +161,12 @@ def _fetch(collected, url, key, known, policy, now, cost=0) -> bytes | None:
         {"url": key, "etag": answer.etag, "last_modified": answer.last_modified, "digest": digest}
     )
     return answer.body
+
+
+def _charge(collected, headers, cost) -> None:
+    """Count what one answer cost: what its headers say, else ``cost``."""
+    if not _credits(collected, headers):
+        collected.credits_spent += cost
 
 
 def _credits(collected, headers) -> bool:
@@ -160,12 +186,14 @@ def _credits(collected, headers) -> bool:
 
 
 def _whole(value: str | None) -> int | None:
-    """A header's whole number (``12`` or ``12.0``), or None."""
+    """A header's whole number (``12`` or ``12.0``) up to CREDITS_MAX, or None."""
     try:
         number = float(value) if value is not None else None
     except ValueError:
         return None
-    return int(number) if number is not None and number >= 0 and number.is_integer() else None
+    if number is None or not 0 <= number <= CREDITS_MAX or not number.is_integer():
+        return None  # NaN fails the range too
+    return int(number)
 
 
 def _forget(collected, key) -> None:
@@ -203,6 +231,14 @@ def _football_data(collected, settings, now, policy) -> None:
     wanted = wanted + new_leagues
     known = _validators(urls)
     for url in urls:
+        before = known.get(url)
+        if (
+            before is not None
+            and before.digest == NOT_SERVED
+            and now - before.fetched_at < NOT_SERVED_AGAIN
+        ):
+            collected.skipped.append(f"{url}: not served (404); asked again in a day")
+            continue
         body = _fetch(collected, url, url, known, policy, now)
         if body is None:
             continue
@@ -214,6 +250,7 @@ def _football_data(collected, settings, now, policy) -> None:
                     parsed = footballdata.parse_new_leagues(decoded.text, today=now.date())
                 else:
                     parsed = footballdata.parse(decoded.text, today=now.date())
+                outside = footballdata.screen(parsed)
             except (text.UnreadableText, footballdata.FootballDataError) as error:
                 problem = str(error)
         if problem is not None:
@@ -226,6 +263,12 @@ def _football_data(collected, settings, now, policy) -> None:
             if not row.reason.startswith("Div ")  # the fixture files list every league
         ]
         matches = [match for match in parsed.matches if match.league.code in wanted]
+        lines = {match.line for match in matches}
+        collected.rejected += [
+            {"url": url, "line": row.line, "reason": row.reason}
+            for row in outside
+            if row.line in lines
+        ]
         if matches and not any(match.odds for match in matches) and url.endswith("fixtures.csv"):
             collected.errors.append(f"{url}: no price column read (renamed?); fixtures kept")
         collected.records += matches
@@ -295,14 +338,18 @@ def _odds_api(collected, settings, now, policy, row) -> None:
         try:
             payload = json.loads(body)
             parse = oddsapi.parse_odds if kind == "odds" else oddsapi.parse_scores
-            parsed = parse(payload, division)
+            parsed = parse(payload, division, today=now.date())
+        except RecursionError:
+            collected.errors.append(f"{key}: JSON nested too deep to read; nothing stored")
+            _forget(collected, key)
+            continue
         except (ValueError, oddsapi.OddsApiError) as error:
             collected.errors.append(f"{key}: not the documented JSON ({error}); nothing stored")
             _forget(collected, key)
             continue
         collected.rejected += [
             {"url": key, "line": rejected.line, "reason": rejected.reason}
-            for rejected in parsed.rejected
+            for rejected in parsed.rejected + parsed.refused
         ]
         collected.records += parsed.matches
         collected.origins += [key] * len(parsed.matches)

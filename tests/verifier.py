@@ -8,15 +8,19 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "verify_ledger.py"
 
 
-def load_verifier():
-    """The verifier script as a module (loaded once)."""
-    name = "verify_ledger"
+def load_tool(name: str, script: Path):
+    """A standalone script of ``tools/`` as the module ``name`` (loaded once)."""
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
+        spec = importlib.util.spec_from_file_location(name, script)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def load_verifier():
+    """The verifier script as a module (loaded once)."""
+    return load_tool("verify_ledger", SCRIPT)
 
 
 def client_fetcher(client, token=None):

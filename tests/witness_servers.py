@@ -2,27 +2,20 @@
 real HTTP on a loopback port from a thread; a client for its ``add-checkpoint``."""
 
 import contextlib
-import importlib.util
-import sys
 import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from tests.helpers import SHUTDOWN_POLL
+from tests.verifier import load_tool
 
 SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "witness.py"
 
 
 def load_witness_tool():
     """The witness script as a module (loaded once)."""
-    name = "witness_tool"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_tool("witness_tool", SCRIPT)
 
 
 @contextlib.contextmanager

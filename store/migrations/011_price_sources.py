@@ -10,6 +10,9 @@ import peewee as pw
 from peewee_migrate import Migrator
 from playhouse.migrate import make_index_name
 
+#: How many characters of a name PostgreSQL keeps (it cuts longer ones, as these two are).
+POSTGRESQL_NAME_LENGTH = 63
+
 BEFORE = ("match_id", "market", "line", "bookmaker", "selection", "first_seen_at")
 AFTER = ("match_id", "market", "line", "bookmaker", "selection", "source", "first_seen_at")
 
@@ -31,7 +34,8 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     if fake:
         return
     present = {index.name for index in database.get_indexes("price_seen")}
-    if make_index_name("price_seen", list(AFTER)) in present:
+    made = make_index_name("price_seen", list(AFTER))
+    if made in present or made[:POSTGRESQL_NAME_LENGTH] in present:
         return
     migrator.sql(_drop(BEFORE))
     migrator.sql(_create(AFTER))

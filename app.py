@@ -13,7 +13,7 @@ from services.accounts.credentials import PasswordHasher
 from services.operations.health import Readiness
 from services.reads.explorer import ComparableIndex
 from store.database import db, open_database
-from web import cors, hooks, openapi, paths, problems, ratelimits, sessions, wire
+from web import cors, hooks, openapi, paths, problems, ratelimits, sessions, versions, wire
 from web.caching import AnswerCache
 from web.extensions import api
 from web.fastpath import FastPath
@@ -87,6 +87,7 @@ def create_app(overrides=None):
     cors.init_app(app)
     sessions.init_app(app)
     ratelimits.init_app(app)
+    versions.init_app(app)  # the data version's watch, and its copy on the rate limits' Redis
     paths.init_app(app)  # before any rule: /openapi.json's too
     api.init_app(app)
     openapi.init_app(api)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from app import create_app  # noqa: E402
 from clock import utcnow  # noqa: E402
-from store.schema import create_tables, drop_tables  # noqa: E402
+from models.schema import create_tables, drop_tables  # noqa: E402
 from tests import world  # noqa: E402
 from tests.conftest import settings  # noqa: E402
 from tests.servers import gunicorn  # noqa: E402

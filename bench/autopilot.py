@@ -23,8 +23,8 @@ from pathlib import Path
 
 from app import create_app
 from bench.common import commit, data_arguments, machine, parse_arguments, skip_smoke
+from models.schema import create_tables, drop_tables
 from store.database import db, is_sqlite
-from store.schema import create_tables, drop_tables
 from tests import autopilot, month
 from tests.helpers import settings
 from tests.month_clock import FileClock

@@ -91,7 +91,7 @@ def fresh_app(parser, args):
     """``(app, files)`` inside the app's context, on empty tables of ``--database-url`` (or a
     temporary SQLite file), with the CSV files of ``--data`` (see ``data_files``)."""
     from app import create_app
-    from store.schema import create_tables, drop_tables
+    from models.schema import create_tables, drop_tables
 
     files = data_files(parser, args)
     with tempfile.TemporaryDirectory() as folder:

@@ -25,11 +25,11 @@ from engine import odds as odds_engine
 from engine.markets import MARKETS, outcome_indices
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import League, Match, MatchIntelligence, OddsQuote, Pick, Prediction
+from models.schema import create_tables, drop_tables
 from services.feeds import imports
 from services.forecasting import backtests, forecast, predictions, price_cubes
 from services.record import settling
 from store.database import db
-from store.schema import create_tables, drop_tables
 
 SETTLEMENT_PICKS = 100_000
 SMOKE_SETTLEMENT_PICKS = 1_000

@@ -26,12 +26,12 @@ from bench.common import ROOT, commit, free_port, machine, parse_arguments, stop
 from clock import utcnow
 from engine.markets import MARKETS
 from models import Delivery, Event, League, Match, OddsQuote, Pick, Team, User, WebhookEndpoint
+from models.schema import create_tables, drop_tables
 from services.record import settling, signed_log
 from services.webhooks import deliveries, events, sealing
 from services.webhooks.endpoints import new_secret
 from store.bulk import insert_rows
 from store.database import db
-from store.schema import create_tables, drop_tables
 
 RECEIVER = """
 import sys

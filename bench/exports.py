@@ -60,13 +60,13 @@ from engine import notes
 from engine.markets import MARKETS
 from enums import EXPORT_FORMATS
 from models import Match, OddsQuote
+from models.schema import create_tables, drop_tables
 from schemas.exports import load_filters
 from services.accounts import users
 from services.data_api import exports
 from services.feeds import demo_world
 from store.bulk import insert_rows
 from store.database import db, discard_connections, open_database
-from store.schema import create_tables, drop_tables
 
 CHUNK = 64 * 1024
 ROWS_GOAL = 50_000  # rows/s, CSV and NDJSON

@@ -26,10 +26,10 @@ from pathlib import Path
 from app import create_app
 from bench.common import commit, machine, parse_arguments
 from enums import CARD_RELATIONS
+from models.schema import create_tables, drop_tables
 from schemas.data import max_limit
 from services.feeds import demo_world
 from store.database import db, open_database
-from store.schema import create_tables, drop_tables
 
 GOAL_P99_MS = 1000
 ADMIN = "bench-feed-admin@example.com"

@@ -25,9 +25,9 @@ from app import create_app
 from bench.common import build_picks, commit, machine, parse_arguments
 from engine import merkle, notes
 from models import LedgerEntry, Pick
+from models.schema import create_tables, drop_tables
 from services.record import settling, signed_log
 from store.database import db
-from store.schema import create_tables, drop_tables
 from tools.verify_ledger import verify_consistency
 
 KICKOFF = datetime(2026, 3, 1, 15, 0, tzinfo=UTC)

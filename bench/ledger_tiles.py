@@ -31,9 +31,9 @@ from bench.common import start_gunicorn as serve
 from bench.request_path import BARE_APP, BARE_MODULE, run_python_load, wait_until_up
 from engine import notes
 from models import LedgerCheckpoint, Match
+from models.schema import create_tables, drop_tables
 from services.record import settling, signed_log
 from store.database import db
-from store.schema import create_tables, drop_tables
 
 START = datetime(2025, 8, 9, 15, 0, tzinfo=UTC)
 GOALS = {"cold requests": 1000, "cold seconds": 60, "warm requests": 10}

@@ -172,7 +172,7 @@ def main():
     from pathlib import Path
 
     from app import create_app
-    from store.schema import create_tables, drop_tables
+    from models.schema import create_tables, drop_tables
 
     files = [
         Path(args.data) / f"{league}_{season}.csv"

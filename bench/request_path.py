@@ -70,9 +70,9 @@ from bench.common import (
 )
 from engine import notes
 from models import Match, Pick
+from models.schema import drop_tables
 from services.feeds import demo_world
 from store.database import db, open_database
-from store.schema import drop_tables
 from tools import nginx
 
 

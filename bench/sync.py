@@ -29,10 +29,10 @@ import psycopg2.extensions
 from app import create_app
 from bench.common import commit, data_arguments, machine, parse_arguments, skip_smoke
 from engine import footballdata, notes
+from models.schema import create_tables, drop_tables
 from services.feeds import sync
 from services.feeds.sources import http
 from store.database import db, is_sqlite
-from store.schema import create_tables, drop_tables
 
 START = datetime(2024, 3, 8, 15, 0, tzinfo=UTC)  # a Friday: fixtures of the week ahead
 SOURCES = ("E0", "E1", "SP1", "D1", "F1")

@@ -75,7 +75,7 @@ def upgrade(url: str, target: str | None = None) -> list[str]:
 
 def stamp(database=None) -> None:
     """Record every step as applied without running it: for a database whose schema was made
-    from the models (``store.schema.create_tables``), which a test proves is the same schema."""
+    from the models (``models.schema.create_tables``), which a test proves is the same schema."""
     router = _router(database or db)
     done = set(router.done)
     for name in steps():

@@ -6,8 +6,8 @@ import os
 import pytest
 
 from app import create_app
+from models.schema import create_tables
 from store.database import db
-from store.schema import create_tables
 from tests import factories, helpers
 from tests.helpers import LEDGER_KEY, SECRET, settings, test_database_url  # noqa: F401 (old homes)
 from tests.source_servers import FootballDataServer

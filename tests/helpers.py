@@ -24,9 +24,9 @@ from werkzeug.test import EnvironBuilder
 from app import create_app
 from engine import timeline
 from models import DataVersion, Match, OddsQuote, Team
+from models.schema import TABLES, create_tables, drop_tables
 from store import migrate
 from store.database import db, is_sqlite
-from store.schema import TABLES, create_tables, drop_tables
 from web.extensions import limiter
 
 SECRET = "test-only-secret-that-is-long-enough-for-hs256-0123456789"

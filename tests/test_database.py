@@ -5,8 +5,8 @@ import time
 
 import pytest
 
+from models.schema import create_tables
 from store.database import db
-from store.schema import create_tables
 from tests import asserts, factories
 
 ON_SQLITE = not os.environ.get("TEST_DATABASE_URL")

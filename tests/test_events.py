@@ -10,6 +10,7 @@ import pytest
 from app import create_app
 from engine.records import LeagueRecord, MatchRecord
 from models import Match, Pick, Prediction
+from models.schema import create_tables, drop_tables
 from services.accounts import users
 from services.feeds import demo_world, imports
 from services.forecasting import predictions
@@ -17,7 +18,6 @@ from services.operations import jobs
 from services.record import settling
 from services.webhooks import deliveries
 from store.database import db
-from store.schema import create_tables, drop_tables
 from tests import factories
 from tests.helpers import NOW, settings
 from tests.receiver import receiving

@@ -23,12 +23,12 @@ from engine import scores
 from engine.footballdata import LeagueRecord, MatchRecord, OddsRecord
 from engine.markets import MARKETS
 from models import Match, Pick
+from models.schema import create_tables, drop_tables
 from services.feeds import imports
 from services.forecasting import predictions
 from services.reads.pages import selection_name
 from services.record import signed_log
 from store.database import db
-from store.schema import create_tables, drop_tables
 from tests import factories, helpers, world
 from tests.helpers import UNLIMITED
 from web.extensions import limiter

@@ -57,7 +57,7 @@ def url(app):
 
 
 def test_the_migrations_make_exactly_the_models_schema(app, url):
-    """A fresh database upgraded to the newest step has the schema ``store/schema.py`` makes
+    """A fresh database upgraded to the newest step has the schema ``models/schema.py`` makes
     from the models: columns, types, nullability, defaults, keys, indexes, triggers and
     functions. A model changed without a migration (or the reverse) fails here."""
     models_schema = schema_of(url)  # the app fixture made it with create_tables()

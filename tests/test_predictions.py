@@ -11,13 +11,13 @@ from clock import utcnow
 from engine import odds as odds_engine
 from engine import walkforward
 from models import LedgerEntry, Match, MatchIntelligence, Pick, Prediction
+from models.schema import create_tables, drop_tables
 from schemas.spans import Span
 from services.feeds import imports
 from services.forecasting import backtests, forecast, predictions
 from services.operations import jobs
 from services.record import settling, signed_log
 from store.database import db
-from store.schema import create_tables, drop_tables
 from tests import factories, helpers
 from tests.data import FOOTBALL_DATA as DATA
 from tests.data import needs_football_data

@@ -22,8 +22,8 @@ import pytest
 
 from app import create_app
 from models import Match, MatchIntelligence, OddsSummary, Pick, Prediction, bump_data_version
+from models.schema import create_tables, drop_tables
 from store.database import db
-from store.schema import create_tables, drop_tables
 from tests import factories, helpers, world
 from tests.helpers import UNLIMITED
 from web.extensions import limiter

@@ -12,11 +12,11 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from app import create_app
 from models import Delivery, Event, WebhookEndpoint
+from models.schema import drop_tables
 from services.webhooks import deliveries
 from services.webhooks.endpoints import new_secret
 from store import migrate
 from store.database import db
-from store.schema import drop_tables
 from tests import asserts, factories, helpers
 from tests.receiver import receiving
 from tests.schema_state import describe, differences

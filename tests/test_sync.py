@@ -28,12 +28,12 @@ from models import (
     Team,
     TeamAlias,
 )
+from models.schema import create_tables
 from services.feeds import names, sources
 from services.feeds.sources import http
 from services.operations import health, schedule
 from services.record import timestamps
 from store.database import db
-from store.schema import create_tables
 from tests import factories, servers, sync_world
 from tests.data import needs_football_data
 from tests.helpers import stored_rows

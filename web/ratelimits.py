@@ -37,7 +37,6 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 from redis.retry import Retry
 
 from errors import RateLimited
-from web import versions
 
 log = logging.getLogger("picks.ratelimits")
 
@@ -443,7 +442,7 @@ class RateLimits:
 
     def init_app(self, app) -> None:
         """Open the storage and the strategy ``app``'s configuration names (none with the limits
-        off), and have the data version's copy kept on that Redis (:mod:`web.versions`)."""
+        off)."""
         config = app.config
         name, uri = config["RATELIMIT_STRATEGY"], config["RATELIMIT_STORAGE_URI"]
         if name not in STRATEGIES:
@@ -462,7 +461,6 @@ class RateLimits:
         app.extensions.update(
             rate_limits=self, rate_fallback=Fallback(name, self.storage), rate_items={}
         )
-        versions.init_app(app, self.limiter, options)
 
     def reset(self) -> None:
         """Forget every count (the tests' fresh start)."""

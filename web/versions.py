@@ -1,8 +1,9 @@
 """The data version copied to Redis, read in the rate-limit hit's own round trip: on Redis, a
 cached answer learns whether it is still current without a database query.
 
-The database holds the data version (:class:`models.DataVersion`), moved in the transaction of
-every change as it commits (:class:`store.database.Versioning`). With the rate limits on one
+The database holds the data version (:class:`models.versions.DataVersion`), moved in the
+transaction of every change as it commits (:class:`store.versioning.Versioning`), once
+:func:`init_app` has switched the watch on. With the rate limits on one
 Redis server (or Sentinel's), Redis holds a copy of it, which every process reads with each hit
 (:class:`web.ratelimits.OneTripSlidingWindow`):
 
@@ -37,9 +38,9 @@ from urllib.parse import urlparse
 from limits.storage import RedisClusterStorage, RedisStorage, storage_from_string
 from redis.exceptions import RedisError
 
-import models
-from models import data_version
+from models.versions import data_version, watch_data_version
 from store.database import db
+from web.ratelimits import storage_options
 
 log = logging.getLogger("picks.versions")
 
@@ -173,12 +174,15 @@ def current(app, counted) -> int:
     return counted.version
 
 
-def init_app(app, strategy, options) -> None:
-    """Have the app's database keep the data version (see :func:`models.watch_data_version`),
+def init_app(app) -> None:
+    """Have the app's database keep the data version (:func:`models.versions.watch_data_version`),
     each change told to its copy on Redis when the rate limits are on one Redis server or
     Sentinel's, whether or not this process counts them (a worker that serves nothing may run
-    without: the storage is then opened with ``options``); its rate limits' ``strategy`` (None
-    when they are off) reads the copy with each hit when it holds a connection per thread."""
+    without: the storage is then opened with the rate limits' options); the rate limits'
+    strategy (None when they are off) reads the copy with each hit when it holds a connection
+    per thread. After :func:`web.ratelimits.init_app`, whose strategy it reads."""
+    strategy = app.extensions["rate_limits"].limiter
+    options = storage_options(app.config)
     name = database_name(app.config["DATABASE_URL"])
     uri = app.config["RATELIMIT_STORAGE_URI"]
     storage = None
@@ -194,4 +198,4 @@ def init_app(app, strategy, options) -> None:
     ):
         shared = SharedVersion(storage, name, app.config["RATELIMIT_KEY_PREFIX"])
     app.extensions["shared_version"] = shared
-    models.watch_data_version(db.obj, shared)
+    watch_data_version(db.obj, shared)

@@ -12,10 +12,10 @@ from engine import demo
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS
 from errors import CommandError
 from models import League, Match, Team
+from models.schema import create_tables, drop_tables
 from services.feeds import imports, replay
 from services.operations import jobs
 from store.database import db
-from store.schema import create_tables, drop_tables
 
 #: The world's seed: the same instant and seed give the same world, picks and record.
 SEED = 7

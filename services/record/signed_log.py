@@ -9,7 +9,7 @@ checkpoint are public; a pick's reveal (its salt and the sealed fields) is serve
 premium rule shows the pick itself.
 
 Rows are only ever added: no function here updates or deletes one, and the database refuses it
-too (see ``store.schema._append_only``).
+too (see ``models.schema._append_only``).
 """
 
 import base64

@@ -1,0 +1,74 @@
+"""The data version: its one-row table, the tables whose changes move it (:data:`VERSIONED`),
+reading it, and switching on the database's watch of those tables (the mechanism is
+:mod:`store.versioning`)."""
+
+from peewee import BigIntegerField
+
+from models.base import BaseModel
+from models.football import (
+    League,
+    Match,
+    MatchIntelligence,
+    OddsQuote,
+    OddsSummary,
+    Pick,
+    Prediction,
+    Team,
+)
+from models.ledger import LedgerCheckpoint
+from models.operations import Operation
+from store.database import db
+
+
+class DataVersion(BaseModel):
+    """One counter that moves whenever a transaction that changed the tables the cached answers
+    are made from (:data:`VERSIONED`) commits, in that transaction: cached answers are keyed by
+    it, so none outlives the data."""
+
+    value = BigIntegerField(default=0)
+
+
+def data_version() -> int:
+    """The current data version (0 before anything was stored).
+
+    Read on every cached request, so it is one prepared statement rather than a Peewee query.
+    """
+    row = db.execute_sql('SELECT "value" FROM "data_version" WHERE "id" = 1').fetchone()
+    return row[0] if row else 0
+
+
+#: The tables the cached answers are made from: the matches with their leagues, teams, odds,
+#: predictions, picks and intelligence, and the latest ledger checkpoint and calibration run the
+#: track record shows. A transaction writing rows of any of them moves the data version.
+VERSIONED = (
+    League,
+    Team,
+    Match,
+    OddsQuote,
+    OddsSummary,
+    Prediction,
+    Pick,
+    MatchIntelligence,
+    Operation,
+    LedgerCheckpoint,
+)
+
+
+def watch_data_version(database, copy) -> None:
+    """Have ``database`` (a ``store.versioning.VersionedDatabase``) move the data version as every
+    transaction that wrote rows of the :data:`VERSIONED` tables commits, and tell ``copy`` of
+    each change (None: nobody keeps one): ``copy.changing()`` before the next version is
+    written, giving a token, and ``copy.changed(token)`` once its transaction has ended
+    (committed or rolled back); neither may raise."""
+    following = DataVersion.insert(id=1, value=1).on_conflict(
+        conflict_target=[DataVersion.id], update={DataVersion.value: DataVersion.value + 1}
+    )
+    statement = database.get_sql_context().sql(following).query()
+    database.versioning.watch((model._meta.table_name for model in VERSIONED), statement, copy)
+
+
+def bump_data_version() -> None:
+    """Say the data changed where the database cannot see it (rows of a table it does not
+    follow): in a transaction, the next version is written at once and told as the transaction
+    ends; outside one, at once. A write to the :data:`VERSIONED` tables needs no call."""
+    db.data_changed()

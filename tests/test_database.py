@@ -139,7 +139,7 @@ def test_every_sqlite_database_begins_its_transactions_immediate(tmp_path, poole
 
 
 def test_a_rollback_runs_what_was_left_for_it_and_a_commit_forgets_it(ctx):
-    """``after_rollback`` (store.database.TransactionEnds), peewee's ``after_commit``'s
+    """``after_rollback`` (store.versioning.TransactionEnds), peewee's ``after_commit``'s
     counterpart: called once if the transaction rolls back, never once it commits, nor outside
     a transaction; a savepoint's rollback is not the transaction's."""
     ran = []

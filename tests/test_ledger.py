@@ -31,7 +31,6 @@ from models import (
     Match,
     OddsQuote,
     Pick,
-    bump_data_version,
     data_version,
 )
 from services.feeds import prices
@@ -511,7 +510,6 @@ def test_red_when_a_live_picks_odds_are_edited(app, clock):
     with app.app_context():
         pick = Pick.select().where(Pick.is_live & (Pick.status == "lost")).first()
         Pick.update(odds=pick.odds + 1.0).where(Pick.id == pick.id).execute()
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert verdicts["reveals"] == "FAIL", details(report)
     assert "does not open its commitment" in details(report)
@@ -546,7 +544,6 @@ def test_red_when_a_pick_is_published_after_kick_off(app, clock):
         )
         signed_log._append([entries_engine.PUBLISHED], [pick.id], [body], clock.now)
         signed_log.checkpoint(clock.now, factories.settings())
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert verdicts["published before kick-off"] == "FAIL", details(report)
     assert verdicts["saved checkpoints"] == "PASS"  # it only grew: the time gives it away
@@ -560,7 +557,6 @@ def test_red_when_a_live_pick_is_inserted_without_an_entry(app, clock):
             "Lambda", "Mu", kickoff=clock.now - timedelta(hours=3), status="scheduled"
         )
         pick = live_pick(match, "1x2", "home", 2.5, "B", clock.now - timedelta(days=2))
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert verdicts["track record"] == "FAIL", details(report)
     with app.app_context():
@@ -604,7 +600,6 @@ def test_red_when_an_older_tree_is_rewritten(app, clock):
             if not published:
                 signed_log._append([kind], [pick_id], [body], at)
                 signed_log.checkpoint(at, factories.settings())
-        bump_data_version()
     _fresh, report, _, _ = run_verifier(client, key)  # a new user sees a consistent log …
     assert not report.failed, details(report)
     verdicts, report, _, _ = run_verifier(client, key, saved)  # … one who saved one does not
@@ -733,7 +728,6 @@ def test_the_verifier_script_over_http(app, clock, tmp_path):
         with app.app_context():
             pick = Pick.select().where(Pick.is_live & (Pick.status == "won")).first()
             Pick.update(odds=pick.odds * 2).where(Pick.id == pick.id).execute()
-            bump_data_version()
         red = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
         assert red.returncode == 1, red.stdout
         # read from tiles, the reveal the green run kept still opens its commitment: the edited
@@ -828,7 +822,6 @@ def test_a_fixture_moved_before_its_pick_is_set_apart_and_the_verifier_agrees(ap
 
     with app.app_context():  # the row put back among the live ones
         Pick.update(is_live=True, not_live_reason=None).where(Pick.id == pick.id).execute()
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key.text, saved)
     assert verdicts["live rule"] == verdicts["track record"] == "FAIL", details(report)
     assert f"pick {pick.id} (made-after-kickoff) is not listed as set apart" in details(report)
@@ -877,7 +870,6 @@ def test_a_pick_written_into_the_database_on_a_played_match_is_not_live(app, clo
         stored = Pick.get_by_id(pick_id)
         assert (stored.status, stored.is_live) == ("won", False)
         assert stored.not_live_reason == "signed-after-kickoff"
-        bump_data_version()
     record = client.get("/api/track-record/by-competition-type").get_json()
     assert record["setApart"]["items"][0]["pickId"] == pick_id
     assert sum(item["won"] for item in record["items"]) == 1  # history's one live win
@@ -888,7 +880,6 @@ def test_a_pick_written_into_the_database_on_a_played_match_is_not_live(app, clo
     )
     with app.app_context():
         Pick.update(is_live=True, not_live_reason=None).where(Pick.id == pick_id).execute()
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert verdicts["live rule"] == verdicts["track record"] == "FAIL", details(report)
     assert f"pick {pick_id} (signed-after-kickoff)" in details(report)
@@ -899,7 +890,6 @@ def test_red_when_a_score_is_edited_after_settlement(app, clock):
     with app.app_context():
         pick = Pick.select().where(Pick.is_live & (Pick.status == "won")).first()
         Match.update(home_goals=0).where(Match.id == pick.match_id).execute()
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert report.failed and verdicts["outcomes"] == "FAIL", details(report)
     assert (
@@ -915,7 +905,6 @@ def test_red_when_a_cancelled_match_shows_its_result(app, clock):
     with app.app_context():
         pick = Pick.select().where(Pick.is_live & (Pick.status == "void")).first()
         result(Match.get_by_id(pick.match_id), (0, 2))
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert report.failed and verdicts["outcomes"] == "FAIL", details(report)
     assert (
@@ -958,7 +947,6 @@ def test_a_pick_voided_by_a_postponement_whose_match_is_played_later(
         played = Match.get_by_id(match.id)
         assert (played.kickoff_at, played.status) == (kickoff + played_after, "finished")
         clock.now = kickoff + timedelta(days=6)
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(app.test_client())
     if honest:
         assert not report.failed, details(report)
@@ -1047,7 +1035,6 @@ def test_red_when_an_outcome_names_no_closing_line_for_its_closing_price(app, cl
         LedgerNode.delete().execute()
         signed_log._append([row.kind], [row.pick_id], [body], settled_at)
         signed_log.checkpoint(settled_at, factories.settings())
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client)
     assert verdicts["outcomes"] == "FAIL", details(report)
     assert f"pick {pick.id}'s closing line mine does not name" in details(report)
@@ -1060,7 +1047,6 @@ def test_red_when_a_closing_probability_is_raised(app, clock):
         Pick.update(closing_probability=pick.closing_probability + 0.15).where(
             Pick.id == pick.id
         ).execute()
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert report.failed and verdicts["track record"] == "FAIL", details(report)
     assert "avgClosingEv is" in details(report)
@@ -1101,7 +1087,6 @@ def test_an_outcome_written_before_outcomes_recorded_the_match_still_verifies(ap
     assert "avgClosingEv not compared" in details(report)
     with app.app_context():  # the score then edited: the old outcome no longer follows
         Match.update(home_goals=2).where(Match.id == match.id).execute()
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client)
     assert verdicts["outcomes"] == "FAIL", details(report)
     assert f"pick {pick.id} is won, but its match finished 2-1 makes it lost" in details(report)
@@ -1318,7 +1303,6 @@ def test_a_quarter_line_handicap_pick_half_wins_through_the_ledger_and_the_verif
 
     with app.app_context():
         Pick.update(line=-0.25).where(Pick.id == pick.id).execute()
-        bump_data_version()
     verdicts, report, _, _ = run_verifier(client, key.text, [latest.note])
     assert verdicts["reveals"] == "FAIL", details(report)
     assert f"pick {pick.id}'s reveal does not open its commitment" in details(report)

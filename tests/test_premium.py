@@ -167,7 +167,6 @@ def hide_otherwise(pick) -> None:
     MatchIntelligence.update(payload=payload).where(
         MatchIntelligence.id == intelligence.id
     ).execute()
-    bump_data_version()
 
 
 def differences(before: dict, after: dict) -> list[str]:

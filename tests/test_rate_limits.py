@@ -10,7 +10,7 @@ from limits.strategies import STRATEGIES
 
 from tests import asserts, factories
 from tests.helpers import rate_limit_remaining, redis_commands_sent
-from web import ratelimits
+from web import client_keys, ratelimit_storage
 from web.extensions import limiter
 
 REGISTER = "/api/auth/register"
@@ -201,7 +201,7 @@ def test_a_server_that_forgot_the_script_is_taught_it_again(make_app):
 def test_a_connection_the_server_closed_while_unused_is_connected_again(make_app, monkeypatch):
     """The server closes a thread's connection between two hits (its idle timeout, a restart):
     the next hit polls it first, connects again and is counted in Redis, not in the fallback."""
-    monkeypatch.setattr(ratelimits, "IDLE_CHECK_SECONDS", 0)  # every hit follows a pause
+    monkeypatch.setattr(ratelimit_storage, "IDLE_CHECK_SECONDS", 0)  # every hit follows a pause
     app = make_app(RATELIMIT_PUBLIC="50 per minute")
     client = app.test_client()
     assert client.get("/api/picks/today?date=2026-01-01").headers["X-RateLimit-Remaining"] == "49"
@@ -259,7 +259,7 @@ def test_a_thread_keeps_its_connection_until_it_fails_or_ends():
     first = FakeConnection([1, redis.ResponseError("no"), 2, redis.TimeoutError("slow")])
     second = FakeConnection([3])
     pool = FakePool(first, second)
-    connections = ratelimits.ThreadConnections(pool)
+    connections = ratelimit_storage.ThreadConnections(pool)
     assert connections.call("PING") == 1
     with pytest.raises(redis.ResponseError):
         connections.call("BAD")
@@ -524,4 +524,4 @@ def test_the_ipv6_network_counted_is_configuration(make_app):
     ],
 )
 def test_a_client_key_has_one_spelling_per_client(address, key):
-    assert ratelimits.client_key(address, 64) == key
+    assert client_keys.client_key(address, 64) == key

@@ -17,7 +17,7 @@ from errors import (
     SubscriptionRequired,
 )
 from services.reads import premium
-from web import admission, html, ratelimits, sessions
+from web import admission, client_keys, html, sessions
 
 #: Rate-limit policy → the configuration key holding its limit.
 POLICY_SETTINGS = {
@@ -61,10 +61,10 @@ class Rule:
 
     def rate_key(self, viewer, remote_addr, config) -> str:
         """The rate-limit counter a request of ``viewer`` from ``remote_addr`` adds to under
-        ``config``: the user's, or the client address's (:func:`web.ratelimits.client_key`)."""
+        ``config``: the user's, or the client address's (:func:`web.client_keys.client_key`)."""
         if self.per == "user":
             return f"user:{viewer.id}"
-        return ratelimits.client_key(remote_addr, config["RATELIMIT_IPV6_PREFIX"])
+        return client_keys.client_key(remote_addr, config["RATELIMIT_IPV6_PREFIX"])
 
     def limit_value(self, config) -> str:
         """This policy's limit in ``config``, read at request time."""

@@ -5,7 +5,7 @@ The database holds the data version (:class:`models.versions.DataVersion`), move
 transaction of every change as it commits (:class:`store.versioning.Versioning`), once
 :func:`init_app` has switched the watch on. With the rate limits on one
 Redis server (or Sentinel's), Redis holds a copy of it, which every process reads with each hit
-(:class:`web.ratelimits.OneTripSlidingWindow`):
+(:class:`web.ratelimit_storage.OneTripSlidingWindow`):
 
 - **a writer says so before and after**: the database marks a change pending before it writes
   the next version (a token in a sorted set) and, once its transaction has ended, committed or
@@ -40,7 +40,7 @@ from redis.exceptions import RedisError
 
 from models.versions import data_version, watch_data_version
 from store.database import db
-from web.ratelimits import storage_options
+from web.ratelimit_storage import storage_options
 
 log = logging.getLogger("picks.versions")
 

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-import cli
-from cli import Progress
+from cli import progress
+from cli.progress import Progress
 from models import OddsSummary, User
 from store import migrate
 from store.database import db
@@ -263,7 +263,7 @@ def test_the_import_bar_counts_rows(app, tmp_path, monkeypatch):
     )
     second.write_text(f"{header}\nE0,31/02/2024,15:00,Leeds,Hull,,,,2.0,3.4,4\n")
     screen = Terminal()
-    monkeypatch.setattr(cli, "Progress", lambda *a, **k: Progress(*a, stream=screen, **k))
+    monkeypatch.setattr(progress, "Progress", lambda *a, **k: Progress(*a, stream=screen, **k))
     result = app.test_cli_runner().invoke(args=["data", "import", str(first), str(second)])
     assert result.exit_code == 0, result.output
     drawn = screen.getvalue()

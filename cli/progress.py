@@ -1,29 +1,41 @@
-"""The progress bar the long commands draw on a terminal."""
+"""The progress bar the long commands draw on a terminal: click's own, kept off the lines that log
+records and the commands' messages print."""
 
 import logging
 import sys
-import time
 
 import click
 
 
 class Progress:
-    """A one-line progress bar with counts and elapsed time on ``stream`` when it is a terminal.
+    """click's progress bar with counts on ``stream`` (stderr by default) when it is a terminal.
 
     Elsewhere (logs, CI, pipes) it writes nothing: the commands' plain summary lines say what
-    happened. While the bar is drawn, every log handler first erases it and draws it again after
-    its record, so a log line never lands on the bar's line.
+    happened. click's bar knows nothing of logging, so while it is drawn every log handler first
+    erases it and draws it again after its record, and so does ``echo``: a line never lands on
+    the bar's line.
     """
 
     WIDTH = 30
 
     def __init__(self, label: str, stream=None, unit: str = ""):
-        self.stream = stream or sys.stderr
-        self.shown = self.stream.isatty()
-        self.label = label
-        self.unit = unit
-        self.started = time.monotonic()
-        self.last = ""
+        stream = stream or sys.stderr
+        self.shown = stream.isatty()
+        self.bar = click.progressbar(
+            length=0,
+            label=label,
+            file=stream,
+            hidden=not self.shown,
+            width=self.WIDTH,
+            fill_char="#",
+            empty_char=".",
+            bar_template="%(label)s [%(bar)s] %(info)s",
+            info_sep=" ",
+            show_pos=True,
+            show_eta=False,
+            item_show_func=lambda _item: unit or None,
+        )
+        self.drawn = False
         self.wrapped = {}
         if self.shown:
             self._wrap_log_handlers()
@@ -31,28 +43,23 @@ class Progress:
     def update(self, done: int, total: int, label: str | None = None) -> None:
         """Redraw the bar at ``done`` of ``total``."""
         if label is not None:
-            self.label = label
-        if not self.shown:
-            return
-        filled = self.WIDTH * min(done, total) // max(total, 1)
-        bar = "#" * filled + "." * (self.WIDTH - filled)
-        elapsed = time.monotonic() - self.started
-        unit = f" {self.unit}" if self.unit else ""
-        self.clear()
-        self.last = f"{self.label} [{bar}] {done}/{total}{unit} {elapsed:6.1f} s"
-        self.redraw()
+            self.bar.label = label
+        # The callers know where they stand, not by how much they moved: the bar is set there.
+        self.bar.length, self.bar.pos = total, done
+        self.drawn = self.shown
+        self.bar.render_progress()
 
     def clear(self) -> None:
         """Erase the bar's line (the cursor back at its start)."""
-        if self.shown and self.last:
-            self.stream.write("\r" + " " * len(self.last) + "\r")
-            self.stream.flush()
+        if self.drawn:
+            self.bar.file.write("\r" + " " * (self.bar.max_width or 0) + "\r")
+            self.bar.file.flush()
 
     def redraw(self) -> None:
         """Draw the bar again where the cursor is."""
-        if self.shown and self.last:
-            self.stream.write("\r" + self.last)
-            self.stream.flush()
+        if self.drawn:
+            self.bar.file.write("\r" + self.bar.format_progress_line())
+            self.bar.file.flush()
 
     def echo(self, message: str, err: bool = False) -> None:
         """Print a line above the bar, then redraw it."""
@@ -68,10 +75,9 @@ class Progress:
             else:
                 handler.emit = own
         self.wrapped = {}
-        if self.shown and self.last:
-            self.stream.write("\n")
-            self.stream.flush()
-            self.last = ""
+        if self.drawn:
+            self.bar.render_finish()
+            self.drawn = False
 
     def _wrap_log_handlers(self) -> None:
         handlers = set(logging.getLogger().handlers)

@@ -40,7 +40,7 @@ import numpy as np
 
 from errors import SourceNotConfigured
 from models import League, Match, SourceFetch, SourceState
-from services.feeds import contradictions, imports, names, prices, sources
+from services.feeds import contradictions, imports, meetings, names, prices, sources
 from services.feeds.sources import http
 from services.forecasting import forecast, publication
 from services.record import settling, signed_log
@@ -264,7 +264,7 @@ def _contradictions(records, source, now) -> tuple[dict[int, dict], list[int]]:
 
 def _match_ids(records) -> set[int]:
     """The ids of the stored matches of ``records`` (as the import found them)."""
-    return {match["id"] for match in imports.stored_matches(records) if match is not None}
+    return {match["id"] for match in meetings.stored_matches(records) if match is not None}
 
 
 def _pre_match_apart(records, origins, now) -> tuple[list, list[tuple]]:
@@ -289,7 +289,7 @@ def _odds_by_match(seen) -> dict[int, list]:
     """The odds of each ``(record, odds)`` of ``seen`` by its match's id, the match found as
     the import finds it (never by a slug rebuilt from the record's own day: a source whose
     kick-off falls on another day than the stored one is the same match)."""
-    found = imports.stored_matches([record for record, _ in seen])
+    found = meetings.stored_matches([record for record, _ in seen])
     odds = defaultdict(list)
     for (_, quotes), match in zip(seen, found, strict=True):
         if match is not None:

@@ -59,11 +59,12 @@ from bench.common import (
     start_gunicorn,
     stop_on_sigterm,
 )
-from bench.request_path import (
+from bench.serving import (
     build_database,
     busy_cores,
     gunicorn_settings,
     percentile,
+    split_url,
     wait_until_up,
 )
 from config import DEFAULTS
@@ -94,8 +95,8 @@ class Reads(NamedTuple):
 
 
 def connection_to(base: str) -> http.client.HTTPConnection:
-    host, _, port = base.removeprefix("http://").partition(":")
-    return http.client.HTTPConnection(host, int(port), timeout=30)
+    host, port, _path = split_url(base)
+    return http.client.HTTPConnection(host, port, timeout=30)
 
 
 def exchange(connection, method, path, headers, body=None) -> int:

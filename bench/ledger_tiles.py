@@ -10,7 +10,7 @@ hours after kick-off, so 2N entries and 2D checkpoints; serves it with gunicorn.
 default limits (the public 120 a minute, ``RATELIMIT_TILES`` for tiles and bulk answers); runs
 the verifier as a user would, its pacing included. Goals at 100,000 picks: ≤ 1,000 requests and
 ≤ 60 s cold, ≤ 10 requests warm. Then loads a full level-0 tile, a full entry bundle (gzipped)
-and the checkpoint with the Python load generator of ``bench.request_path``, beside its bare
+and the checkpoint with the Python load generator of ``bench.serving``, beside its bare
 route, limits lifted. ``--smoke``: 1,000 picks over 5 days, 1 s loads.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from app import create_app
 from bench.common import ROOT, build_picks, commit, free_port, machine, parse_arguments
 from bench.common import start_gunicorn as serve
-from bench.request_path import BARE_APP, BARE_MODULE, run_python_load, wait_until_up
+from bench.serving import BARE_APP, BARE_MODULE, run_python_load, wait_until_up
 from engine import notes
 from models import LedgerCheckpoint, Match
 from models.schema import create_tables, drop_tables

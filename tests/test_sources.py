@@ -6,8 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from engine import oddsapi
-from services.feeds import sources
-from services.feeds.sources import http
+from services.feeds.sources import http, odds_api
 
 EVENT = {
     "id": "e1",
@@ -194,6 +193,6 @@ def test_retry_after_reads_seconds_and_dates():
 
 
 def test_the_monthly_budget_is_paced_over_the_days():
-    assert sources.paced_budget(310, datetime(2024, 3, 1, 9, tzinfo=UTC)) == 10
-    assert sources.paced_budget(310, datetime(2024, 3, 31, 23, tzinfo=UTC)) == 310
-    assert sources.paced_budget(290, datetime(2024, 2, 10, tzinfo=UTC)) == 100  # 29 days
+    assert odds_api.paced_budget(310, datetime(2024, 3, 1, 9, tzinfo=UTC)) == 10
+    assert odds_api.paced_budget(310, datetime(2024, 3, 31, 23, tzinfo=UTC)) == 310
+    assert odds_api.paced_budget(290, datetime(2024, 2, 10, tzinfo=UTC)) == 100  # 29 days

@@ -21,8 +21,8 @@ from datetime import datetime
 from engine import footballdata
 from errors import SourceNotConfigured
 from models import Prediction
-from services.feeds import sources, sync
-from services.feeds.sources import http
+from services.feeds import sync
+from services.feeds.sources import football_data, http
 from services.forecasting import predictions
 from store.database import writing
 
@@ -52,7 +52,7 @@ def season_urls(settings, codes) -> list[dict]:
     return [
         {"season": code, "league": division, "url": f"{base}/mmz4281/{code}/{division}.csv"}
         for code in codes
-        for division in sources.leagues(settings)
+        for division in football_data.leagues(settings)
     ]
 
 
@@ -89,7 +89,7 @@ def run(
         reason = "nothing new was stored and the history is backfilled"
     return {
         "seasons": codes,
-        "leagues": sources.leagues(settings),
+        "leagues": football_data.leagues(settings),
         "files": len(files),
         "missing": missing,
         "sync": synced,

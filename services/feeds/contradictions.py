@@ -23,7 +23,7 @@ from peewee import fn
 
 from errors import ContradictionNotOpen, SettledResultProtected, ValidationFailed
 from models import Contradiction, Match, Pick, Team
-from services.feeds import imports
+from services.feeds import imports, meetings
 from services.queries import paginate
 from services.webhooks import events
 
@@ -58,7 +58,7 @@ def check(records, source: str, now) -> tuple[dict[int, dict], list[int]]:
     scored = [
         i for i, r in enumerate(records) if r.home_goals is not None and r.away_goals is not None
     ]
-    found = imports.stored_matches([records[i] for i in scored])
+    found = meetings.stored_matches([records[i] for i in scored])
     conflicts = {}
     for i, match in zip(scored, found, strict=True):
         if match is None or match["status"] != "finished" or match["home_goals"] is None:

@@ -1,41 +1,20 @@
 """Storing fixtures, results and odds from any source: football-data files and the demo world.
 
 Idempotent: a record is found again as one meeting of its pair (league, season, home team, away
-team), so importing the same data twice changes nothing, and a later file (a result, a moved
-kick-off, a closing price) updates what it knows better. A pair may meet more than once a
-season at the same ground (the Scottish divisions do), so the pair alone does not name a match:
-
-1. A record is the stored match of its pair on the same day (the UTC day its slug spells; the
-   slug is unique, so there is at most one). Rows of one pair on one day are one meeting: the
-   last one wins.
-2. The pair's other records and stored matches are taken in kick-off order between the meetings
-   found so, and the meetings keep their order: a record is never matched across one.
-3. A stored match already played (finished or live) keeps its day, and a record on another day
-   is another meeting, unless it may be that match after all: a record within ``MOVED_WITHIN``
-   of it (its date corrected?), or a fixture before it (stale?), is rejected.
-4. The records left are matched with the unplayed stored matches left (a fixture postponed or
-   brought forward) in kick-off order, one each while either lasts, the pairing that moves
-   kick-offs least in all; a kick-off is brought forward by at most ``MOVED_WITHIN`` (later it
-   may move by any time). The records it leaves over are new meetings. When no pairing is
-   possible, or two move kick-offs alike, those records are rejected: they cannot be told apart.
-
-So a first-half results file and later the whole season's, a fixture list and later the results
-(a postponed match included), or the days of a replay one by one, each find the same matches; a
-rejected record is reported, never stored over another meeting.
+team), as ``services.feeds.meetings`` finds it, so importing the same data twice changes nothing,
+and a later file (a result, a moved kick-off, a closing price) updates what it knows better; a
+record that cannot be told apart from another meeting is reported, never stored over it.
 """
 
-import bisect
-from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, timedelta
 from pathlib import Path
 
 from clock import utcnow
 from engine import footballdata, text
-from enums import KICKED_OFF_STATUSES, SOURCE_LINE
+from enums import SOURCE_LINE
 from models import League, Match, OddsQuote, Team, stored_line
 from services import routes
-from services.feeds import kickoffs, names
+from services.feeds import kickoffs, meetings, names
 from services.forecasting import price_cubes
 from services.webhooks import events
 from store.bulk import insert_rows, update_rows
@@ -146,20 +125,10 @@ def _teams(records) -> dict[tuple[str, str], int]:
     return known() if missing else found
 
 
-MATCH_FIELDS = (
-    "kickoff_at",
-    "status",
-    "home_goals",
-    "away_goals",
-    "ht_home_goals",
-    "ht_away_goals",
-)
-
-
 def _updates(existing, record):
     """The fields ``record`` changes on the stored match (a fixture never erases a result)."""
     changes = {}
-    for name in MATCH_FIELDS:
+    for name in meetings.MATCH_FIELDS:
         value = getattr(record, name)
         if value is None or (
             name == "status" and record.home_goals is None and existing[name] == "finished"
@@ -168,260 +137,6 @@ def _updates(existing, record):
         if existing[name] != value:
             changes[name] = value
     return changes
-
-
-#: How far a match is taken to move when it is brought forward (a Sunday or Monday game to the
-#: Friday, a midweek one to the weekend before it) or its date is corrected. A pair's meetings
-#: at one ground are further apart, rounds and so at least a week, so a record further than
-#: this from a stored match is another meeting, unless it comes after a stored fixture: a match
-#: may be postponed by any time.
-MOVED_WITHIN = timedelta(days=5)
-
-
-def _pair(record) -> tuple:
-    """A record's pair by names: its league, season and teams (one or more meetings)."""
-    return (record.league.code, record.season, record.home_team, record.away_team)
-
-
-def _day(kickoff) -> date:
-    """The day of a kick-off as a match's slug spells it (UTC)."""
-    return kickoff.astimezone(UTC).date()
-
-
-def _played(status, home_goals) -> bool:
-    """Whether a match (stored or a record) has kicked off on its day: it has a result, or its
-    status says so."""
-    return home_goals is not None or status in KICKED_OFF_STATUSES
-
-
-def _meetings(records) -> list:
-    """One record per meeting, in the order the meetings first appear: rows of one pair on one
-    day are one meeting, and the last of them wins."""
-    latest = {}
-    for record in records:
-        latest[(*_pair(record), _day(record.kickoff_at))] = record
-    return list(latest.values())
-
-
-def stored_matches(records) -> list[dict | None]:
-    """Each record's stored match as the import finds it (its pair's meeting on its day, or
-    moved within the window; see the module's docstring), or None: how a caller finds a
-    record's match again, never by a slug rebuilt from the record's own day."""
-    if not records:
-        return []
-    found, _ = _match(records, _stored_meetings(records))
-    return found
-
-
-def _stored_meetings(records) -> dict[tuple, list[dict]]:
-    """The stored matches of the leagues and seasons of ``records`` by pair (league code,
-    season, team names), each pair's in kick-off order."""
-    home, away = Team.alias(), Team.alias()
-    query = (
-        Match.select(
-            Match.id,
-            League.code.alias("league_code"),
-            Match.season,
-            home.name.alias("home_name"),
-            away.name.alias("away_name"),
-            *(getattr(Match, name) for name in MATCH_FIELDS),
-            Match.public_since,
-            Match.unlock_at,
-        )
-        .join(League, on=Match.league == League.id)
-        .switch(Match)
-        .join(home, on=Match.home_team == home.id)
-        .switch(Match)
-        .join(away, on=Match.away_team == away.id)
-        .where(
-            League.code.in_(sorted({record.league.code for record in records}))
-            & Match.season.in_(sorted({record.season for record in records}))
-        )
-    )
-    pairs = defaultdict(list)
-    for row in query.dicts():
-        names = (row.pop("league_code"), row["season"], row.pop("home_name"), row.pop("away_name"))
-        pairs[names].append(row)
-    for meetings in pairs.values():
-        meetings.sort(key=lambda row: (row["kickoff_at"], row["id"]))
-    return pairs
-
-
-def _match(records, stored) -> tuple[list[dict | None], dict[int, str]]:
-    """The stored match each record is (None: a new meeting), and the reason each record that
-    cannot be told apart from another meeting of its pair is refused, by position (see the
-    module's docstring for the rule)."""
-    found: list[dict | None] = [None] * len(records)
-    refused: dict[int, str] = {}
-    by_pair = defaultdict(list)
-    for index, record in enumerate(records):
-        by_pair[_pair(record)].append(index)
-    for pair, indexes in by_pair.items():
-        meetings = stored.get(pair, [])
-        on_day = {_day(match["kickoff_at"]): match for match in meetings}
-        for index in indexes:
-            found[index] = on_day.get(_day(records[index].kickoff_at))
-        found_days = {_day(found[i]["kickoff_at"]) for i in indexes if found[i] is not None}
-        days = sorted(found_days)
-        # Between two meetings found by day, what is left of the file and of the database.
-        stretches = defaultdict(lambda: ([], []))
-        for index in indexes:
-            if found[index] is None:
-                day = _day(records[index].kickoff_at)
-                stretches[bisect.bisect(days, day)][0].append(index)
-        for match in meetings:
-            day = _day(match["kickoff_at"])
-            if day not in found_days:
-                stretches[bisect.bisect(days, day)][1].append(match)
-        for left, others in stretches.values():
-            left.sort(key=lambda index: (records[index].kickoff_at, index))
-            _match_stretch(records, left, others, found, refused)
-        _one_per_meeting(records, indexes, meetings, found, refused)
-    _settled_kept(records, found, refused)
-    return found, refused
-
-
-def _one_per_meeting(records, indexes, meetings, found, refused) -> None:
-    """Refuse each new meeting (a record of ``indexes`` found as no stored match) within
-    ``MOVED_WITHIN`` of another meeting of its pair, stored or earlier in kick-off order, unless
-    both have a result: a pair meets once in that time, so a fixture row repeated two days later
-    is a move of the one meeting (found as it, above) or a rejection, never a second match."""
-    moved = {id(found[i]): records[i].kickoff_at for i in indexes if found[i] is not None}
-    kept = [
-        (moved.get(id(match), match["kickoff_at"]), _played(match["status"], match["home_goals"]))
-        for match in meetings
-    ]
-    new = [i for i in indexes if found[i] is None and i not in refused]
-    for index in sorted(new, key=lambda i: (records[i].kickoff_at, i)):
-        record = records[index]
-        played = _played(record.status, record.home_goals)
-        near = [
-            kickoff
-            for kickoff, other_played in kept
-            if abs(kickoff - record.kickoff_at) <= MOVED_WITHIN and not (played and other_played)
-        ]
-        if near:
-            refused[index] = (
-                f"{_meeting(record)}: a second meeting of the pair within "
-                f"{MOVED_WITHIN.days} days of the one on {_shown_day(near[0])}, with no "
-                "result between: a pair meets once in that time (a moved fixture is the same "
-                "match, found by its new day alone)"
-            )
-        else:
-            kept.append((record.kickoff_at, played))
-
-
-def _settled_kept(records, found, refused) -> None:
-    """Refuse each record offering another score for a finished match with a stored result, as
-    a sync does (``services.feeds.contradictions``): a settled result changes only by an
-    operator's ruling, never by a file."""
-    for index, match in enumerate(found):
-        record = records[index]
-        if match is None or index in refused or record.home_goals is None:
-            continue
-        if match["status"] != "finished" or match["home_goals"] is None:
-            continue
-        stored = (match["home_goals"], match["away_goals"])
-        if (record.home_goals, record.away_goals) != stored:
-            refused[index] = (
-                f"{_meeting(record)}: the file says {record.home_goals}-{record.away_goals}, "
-                f"the stored result is {stored[0]}-{stored[1]}: a finished match's result is "
-                "kept (a sync refuses it too); only an operator's ruling on a contradiction "
-                "changes it"
-            )
-
-
-def _match_stretch(records, left, others, found, refused) -> None:
-    """Match the records ``left`` (positions, by kick-off) of one pair with its stored matches
-    ``others`` (by kick-off) between the same two meetings found by day: fill ``found`` and
-    ``refused``."""
-    played = [match for match in others if _played(match["status"], match["home_goals"])]
-    if played:
-        latest = played[-1]["kickoff_at"]
-        still = []
-        for index in left:
-            record = records[index]
-            nearest = min(played, key=lambda match: abs(match["kickoff_at"] - record.kickoff_at))
-            stale = not _played(record.status, record.home_goals) and record.kickoff_at < latest
-            if stale or abs(nearest["kickoff_at"] - record.kickoff_at) <= MOVED_WITHIN:
-                refused[index] = (
-                    f"{_meeting(record)}: cannot tell which meeting of the pair this is: it "
-                    f"may be the one played on {_shown_day(nearest['kickoff_at'])} on another "
-                    "day (a played match keeps its day) or another"
-                )
-            else:
-                still.append(index)
-        left = still
-    fixtures = [match for match in others if not _played(match["status"], match["home_goals"])]
-    if not left or not fixtures:
-        return  # new meetings; or stored fixtures the file does not mention
-    pairing = _least_moves(records, left, fixtures)
-    if pairing is None:
-        days = ", ".join(_shown_day(match["kickoff_at"]) for match in fixtures)
-        for index in left:
-            refused[index] = (
-                f"{_meeting(records[index])}: cannot tell which meeting of the pair this is: "
-                f"no stored match of the pair is on its day, and the stored fixtures it could "
-                f"be ({days}) pair with the file's rows in no one way (a match is brought "
-                f"forward by at most {MOVED_WITHIN.days} days)"
-            )
-        return
-    for index, match in pairing:
-        found[index] = match
-
-
-def _least_moves(records, left, fixtures) -> list[tuple[int, dict]] | None:
-    """The pairing of the records ``left`` with the stored ``fixtures`` that keeps both in
-    kick-off order, pairs one of each while either lasts, brings no kick-off forward by more
-    than MOVED_WITHIN and moves kick-offs least in all; None when there is none, or when
-    two move them alike."""
-    rows = [(index, records[index].kickoff_at) for index in left]
-    stored = [(match, match["kickoff_at"]) for match in fixtures]
-    swap = len(rows) > len(stored)
-    short, long = (stored, rows) if swap else (rows, stored)
-
-    def cost(i, j):
-        (_, shorter), (_, longer) = short[i], long[j]
-        kickoff, fixture = (longer, shorter) if swap else (shorter, longer)
-        if kickoff < fixture - MOVED_WITHIN:
-            return None
-        return abs((kickoff - fixture).total_seconds())
-
-    # best[i][j]: the least total move pairing all of short[:i] within long[:j], and how many
-    # pairings reach it (at most 2: one is all that matters); None when there is none.
-    n, m = len(short), len(long)
-    best = [[(0.0, 1)] * (m + 1)] + [[None] * (m + 1) for _ in range(n)]
-    for i in range(1, n + 1):
-        for j in range(i, m + 1):
-            options = []
-            if best[i][j - 1] is not None:
-                options.append(best[i][j - 1])  # long[j - 1] stays unpaired
-            step = cost(i - 1, j - 1)
-            if step is not None and best[i - 1][j - 1] is not None:
-                options.append((best[i - 1][j - 1][0] + step, best[i - 1][j - 1][1]))
-            if options:
-                least = min(total for total, _ in options)
-                ways = sum(count for total, count in options if total == least)
-                best[i][j] = (least, min(ways, 2))
-    if best[n][m] is None or best[n][m][1] > 1:
-        return None
-    pairing, j = [], m
-    for i in range(n, 0, -1):
-        while best[i][j - 1] is not None and best[i][j - 1][0] == best[i][j][0]:
-            j -= 1  # the one pairing reaching best[i][j] leaves long[j - 1] out
-        pairing.append((short[i - 1][0], long[j - 1][0]))
-        j -= 1
-    return [(b, a) for a, b in pairing] if swap else pairing
-
-
-def _meeting(record) -> str:
-    """A record as a rejection names it."""
-    return f"{record.home_team} v {record.away_team} on {_shown_day(record.kickoff_at)}"
-
-
-def _shown_day(kickoff) -> str:
-    """The day of a kick-off as a rejection shows it, as football-data writes dates."""
-    return f"{_day(kickoff):%d/%m/%Y}"
 
 
 def _slug_clashes(records, found) -> tuple[list[tuple], list[dict]]:
@@ -468,7 +183,7 @@ def _slug_clashes(records, found) -> tuple[list[tuple], list[dict]]:
 
 def store(records, now=None, source: str | None = None) -> ImportSummary:
     """Store match records with their odds (the caller owns the transaction), each found again
-    as a meeting of its pair (see the module's docstring); a record that cannot be told apart
+    as a meeting of its pair (see ``services.feeds.meetings``); a record that cannot be told apart
     from another meeting, or whose match would take another's slug, is left out and listed in
     ``rejected``.
 
@@ -484,8 +199,8 @@ def store(records, now=None, source: str | None = None) -> ImportSummary:
     kick-off outright."""
     summary = ImportSummary()
     records, misnamed = _named(records)
-    records = _meetings(records)
-    found, refused = _match(records, _stored_meetings(records) if records else {})
+    records = meetings.deduplicate(records)
+    found, refused = meetings.find(records)
     matched, summary.rejected = _slug_clashes(
         [record for index, record in enumerate(records) if index not in refused],
         [match for index, match in enumerate(found) if index not in refused],
@@ -568,7 +283,9 @@ def _named(records) -> tuple[list, list[dict]]:
         home, away = names.normal(record.home_team), names.normal(record.away_team)
         reason = names.mixed_scripts(home) or names.mixed_scripts(away)
         if reason:
-            rejected.append({"line": record.line, "reason": f"{_meeting(record)}: {reason}"})
+            rejected.append(
+                {"line": record.line, "reason": f"{meetings.describe(record)}: {reason}"}
+            )
         elif (home, away) != (record.home_team, record.away_team):
             kept.append(replace(record, home_team=home, away_team=away))
         else:
@@ -579,7 +296,9 @@ def _named(records) -> tuple[list, list[dict]]:
 def _kicked_off(record, opens, now) -> bool:
     """Whether the match of ``record`` (as stored now, its sealed picks opening at ``opens``;
     None: the record's kick-off) has kicked off at ``now``."""
-    return (opens or record.kickoff_at) <= now or _played(record.status, record.home_goals)
+    return (opens or record.kickoff_at) <= now or meetings.is_played(
+        record.status, record.home_goals
+    )
 
 
 def _kickoff_changes(existing, record, span, slug, now) -> dict:
@@ -591,14 +310,14 @@ def _kickoff_changes(existing, record, span, slug, now) -> dict:
     kickoff_at, unlock_at = (
         kickoffs.governing(*span) if span is not None else (record.kickoff_at, None)
     )
-    if _played(record.status, record.home_goals) or _played(
+    if meetings.is_played(record.status, record.home_goals) or meetings.is_played(
         existing["status"], existing["home_goals"]
     ):
         unlock_at = None  # played: it has started, whatever a source still says of its kick-off
     changes = {}
     if kickoff_at != existing["kickoff_at"]:
         changes["kickoff_at"] = kickoff_at
-        if _day(kickoff_at) == _day(record.kickoff_at):
+        if meetings.kickoff_day(kickoff_at) == meetings.kickoff_day(record.kickoff_at):
             changes["slug"] = slug
     if unlock_at != existing["unlock_at"]:
         changes["unlock_at"] = unlock_at
@@ -636,7 +355,7 @@ def _new_match(match_key, record, slug, now) -> dict:
         "away_team": away_id,
         "slug": slug,
         "updated_at": now,
-        **{name: getattr(record, name) for name in MATCH_FIELDS},
+        **{name: getattr(record, name) for name in meetings.MATCH_FIELDS},
     }
 
 

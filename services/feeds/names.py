@@ -26,7 +26,7 @@ from collections import defaultdict
 
 from errors import CommandError, NotFound
 from models import League, Match, SourceFetch, Team, TeamAlias
-from services.feeds.sources import NOT_SERVED
+from services.feeds.sources import fetching
 from store.database import db
 
 #: What :func:`normal` drops: variation selectors (U+FE00-FE0F and the supplement), zero-width
@@ -243,7 +243,7 @@ def _map(source, country, name, team_id, new, now) -> dict:
     # The files that held this name's records back kept their validators: every one is read
     # again in full at the next sync, which stores what they held.
     SourceFetch.update(etag=None, last_modified=None, digest=None).where(
-        SourceFetch.digest != NOT_SERVED
+        SourceFetch.digest != fetching.NOT_SERVED
     ).execute()
     return {
         "source": source,

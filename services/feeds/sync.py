@@ -40,8 +40,8 @@ import numpy as np
 
 from errors import SourceNotConfigured
 from models import League, Match, SourceFetch, SourceState
-from services.feeds import contradictions, imports, names, prices, sources
-from services.feeds.sources import http
+from services.feeds import contradictions, imports, meetings, names, prices, sources
+from services.feeds.sources import credits, fetching, http
 from services.forecasting import forecast, publication
 from services.record import settling, signed_log
 from store.database import DATABASE_ERRORS, db, exclusive, writing
@@ -128,19 +128,19 @@ def kickoff_near(now, within) -> bool:
     )
 
 
-def _collect_apart(name: str, settings, now, policy) -> sources.Collected:
+def _collect_apart(name: str, settings, now, policy) -> fetching.Collected:
     """One source's fetch; a database error while it reads what it needs (its validators, its
     credits) fails that source alone, recorded as its error."""
     try:
         return sources.collect(name, settings, now, policy)
     except DATABASE_ERRORS as exc:
         log.exception("sync %s: collecting failed", name)
-        failed = sources.Collected(name)
+        failed = fetching.Collected(name)
         failed.errors.append(f"fetching failed: {type(exc).__name__}: {exc}")
         return failed
 
 
-def _store_apart(found: sources.Collected, now) -> dict:
+def _store_apart(found: fetching.Collected, now) -> dict:
     """Store one source's records in a transaction of its own, then its standing in another:
     a source whose records fail to store (a database error, a record the import cannot take)
     fails its own part only, its error and the credits its calls cost recorded all the same."""
@@ -161,7 +161,7 @@ def _store_apart(found: sources.Collected, now) -> dict:
     return report
 
 
-def _unstored(found: sources.Collected) -> dict:
+def _unstored(found: fetching.Collected) -> dict:
     """The report of a source whose records were not stored."""
     return {
         "source": found.source,
@@ -185,7 +185,7 @@ def _unstored(found: sources.Collected) -> dict:
     }
 
 
-def _store(found: sources.Collected, now) -> dict:
+def _store(found: fetching.Collected, now) -> dict:
     """Store one source's records (the caller owns the transaction): the matches and results
     through the import, the pre-match prices of matches still to kick off into the history
     (whose merge rule, :func:`services.feeds.prices.current`, makes their current quotes)."""
@@ -264,7 +264,7 @@ def _contradictions(records, source, now) -> tuple[dict[int, dict], list[int]]:
 
 def _match_ids(records) -> set[int]:
     """The ids of the stored matches of ``records`` (as the import found them)."""
-    return {match["id"] for match in imports.stored_matches(records) if match is not None}
+    return {match["id"] for match in meetings.stored_matches(records) if match is not None}
 
 
 def _pre_match_apart(records, origins, now) -> tuple[list, list[tuple]]:
@@ -289,7 +289,7 @@ def _odds_by_match(seen) -> dict[int, list]:
     """The odds of each ``(record, odds)`` of ``seen`` by its match's id, the match found as
     the import finds it (never by a slug rebuilt from the record's own day: a source whose
     kick-off falls on another day than the stored one is the same match)."""
-    found = imports.stored_matches([record for record, _ in seen])
+    found = meetings.stored_matches([record for record, _ in seen])
     odds = defaultdict(list)
     for (_, quotes), match in zip(seen, found, strict=True):
         if match is not None:
@@ -310,11 +310,11 @@ def _keep_validators(entries, now) -> None:
         ).execute()
 
 
-def _standing(found: sources.Collected, now) -> None:
+def _standing(found: fetching.Collected, now) -> None:
     """The source's last success or error and its credits."""
-    row = sources.state(found.source)
-    period = sources.month_start(now)
-    spent = sources.spent_this_month(row, now) + found.credits_spent
+    row = credits.state(found.source)
+    period = credits.month_start(now)
+    spent = credits.spent_this_month(row, now) + found.credits_spent
     fields = {"period": period, "credits_spent": spent}
     if found.credits_remaining is not None:
         fields["credits_remaining"] = found.credits_remaining

@@ -11,6 +11,7 @@ from peewee import SQL, DatabaseError, InterfaceError
 from clock import utcnow
 from models import Operation, WorkerBeat
 from services.feeds import contradictions, kickoffs, names, sources
+from services.feeds.sources import credits
 from services.operations import lease
 from services.record import witnesses
 from store.database import db, open_database
@@ -81,7 +82,7 @@ def _source(source, settings, now):
     """A live source: its last success against ``SOURCE_MAX_AGE_HOURS``, its last error, its
     credits (with the month's projection), the team names it gave that map to no team and its
     open contradictions; ``failing`` while its last attempt failed (no success since)."""
-    row = sources.state(source)
+    row = credits.state(source)
     limit = timedelta(hours=settings["SOURCE_MAX_AGE_HOURS"])
     parts, word = [], "ok"
     if row.last_success_at is None:
@@ -103,7 +104,7 @@ def _source(source, settings, now):
         parts.append(f"last error {counted(minutes, 'minute')} ago: {row.last_error[:300]}")
     if source == "the-odds-api":
         budget = settings["ODDS_API_MONTHLY_CREDITS"]
-        spent = sources.spent_this_month(row, now)
+        spent = credits.spent_this_month(row, now)
         projected = _projection(spent, now)
         left = "unknown" if row.credits_remaining is None else row.credits_remaining
         parts.append(
@@ -184,7 +185,7 @@ def _kickoffs_disputed(source: str, rows: list[dict], listed: int = 3) -> str:
 def _projection(spent: int, now) -> int:
     """Credits spent by the month's end at this month's pace so far."""
     elapsed = (now.day - 1) + now.hour / 24 + now.minute / 1440
-    return spent if elapsed <= 0 else round(spent * sources.days_in_month(now) / elapsed)
+    return spent if elapsed <= 0 else round(spent * credits.days_in_month(now) / elapsed)
 
 
 def report(settings, rate_limit_storage, uptime_seconds: float, now=None) -> dict:

@@ -30,9 +30,9 @@ from errors import AppError, CommandError
 from schemas.auth import RegisterSchema
 from schemas.ops import OperationResultSchema
 from services.accounts import users
-from services.feeds import bootstrap, contradictions, demo_world, imports, names, replay, teams
-from services.forecasting import price_cubes
-from services.operations import jobs
+from services.feeds import bootstrap, contradictions, imports, names, replay, teams
+from services.market import price_cubes
+from services.operations import demo_world, jobs
 from services.record import signed_log
 from services.webhooks import sealing
 from store import migrate

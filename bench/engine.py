@@ -26,7 +26,8 @@ from engine.markets import MARKETS, outcome_indices
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import League, Match, MatchIntelligence, OddsQuote, Pick, Prediction
 from services.feeds import imports
-from services.forecasting import backtests, forecast, predictions, price_cubes
+from services.forecasting import backtests, forecast, predictions
+from services.market import price_cubes
 from services.record import settling
 from store.database import db
 from store.schema import create_tables, drop_tables

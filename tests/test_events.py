@@ -11,9 +11,9 @@ from app import create_app
 from engine.records import LeagueRecord, MatchRecord
 from models import Match, Pick, Prediction
 from services.accounts import users
-from services.feeds import demo_world, imports
+from services.feeds import imports
 from services.forecasting import predictions
-from services.operations import jobs
+from services.operations import demo_world, jobs
 from services.record import settling
 from services.webhooks import deliveries
 from store.database import db

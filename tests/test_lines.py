@@ -13,7 +13,7 @@ from peewee import IntegrityError
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import Match, OddsQuote, OddsSummary, Pick, Prediction, PriceSeen
 from services.feeds import imports, prices
-from services.forecasting import price_cubes
+from services.market import price_cubes
 from store import migrate
 from store.database import db
 from tests import factories

@@ -36,7 +36,7 @@ from enums import KICKED_OFF_STATUSES, SOURCE_LINE
 from models import League, Match, OddsQuote, Team, stored_line
 from services import routes
 from services.feeds import kickoffs, names
-from services.forecasting import price_cubes
+from services.market import price_cubes
 from services.webhooks import events
 from store.bulk import insert_rows, update_rows
 from store.database import db

@@ -10,7 +10,7 @@ import numpy as np
 from engine import lines, picks
 from engine import odds as odds_engine
 from enums import LINE_MARKETS
-from services.forecasting import price_cubes
+from services.market import price_cubes
 
 
 @dataclass

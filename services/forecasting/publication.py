@@ -10,10 +10,9 @@ from engine import walkforward
 from enums import KICKED_OFF_STATUSES, LINE_MARKETS
 from models import MatchIntelligence, Pick, Prediction
 from services import routes
-from services.forecasting import price_cubes
 from services.forecasting.forecast import Forecast
 from services.forecasting.rows import intelligence_rows, moment, pick_rows, prediction_rows
-from services.reads import premium
+from services.market import premium, price_cubes
 from services.record import signed_log
 from services.webhooks import events
 

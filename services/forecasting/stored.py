@@ -8,7 +8,7 @@ import numpy as np
 from engine import walkforward
 from engine.timeline import DAY
 from models import League, Match
-from services.forecasting import price_cubes
+from services.market import price_cubes
 
 
 @dataclass

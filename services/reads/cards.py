@@ -15,7 +15,7 @@ from enums import CARD_RELATIONS
 from errors import NotFound
 from models import League, Match, MatchIntelligence, OddsSummary, Pick, Prediction, Team
 from schemas.matches import IntelligencePayloadSchema
-from services.reads import premium
+from services.market import premium
 
 #: The relations a card can carry, besides the match itself.
 RELATIONS = CARD_RELATIONS
@@ -155,7 +155,7 @@ def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]
     matches, one per relation, and one for the sealed matches (see the module's docstring).
 
     A card's ``sealed`` says whether the match is sealed for this viewer: every price and
-    probability of it withheld, every pick locked (see :mod:`services.reads.premium`)."""
+    probability of it withheld, every pick locked (see :mod:`services.market.premium`)."""
     rows = list(query.dicts())
     cards = [_match(row) for row in rows]
     if not cards:
@@ -262,7 +262,7 @@ def _predictions(ids):
 
 def picks_of(ids, sealed):
     """``(match_id, pick)`` for every pick of ``ids``, locked where its match is ``sealed``
-    (as :func:`services.reads.premium.sealed_matches` answers) and it was never public."""
+    (as :func:`services.market.premium.sealed_matches` answers) and it was never public."""
     for pick in _rows(Pick, PICK_FIELDS, ids, (Pick.match, Pick.id)):
         pick["is_live"] = bool(pick["is_live"])
         fair = pick.pop("closing_probability")

@@ -148,7 +148,7 @@ def comparable(
     """Finished matches that kicked off before ``match_id`` whose published ``market``
     probabilities lie nearest to its own, within ``scope`` (``league``, ``teams`` of either
     side, or ``global``); with what happened to them, summed up per selection. A match sealed
-    for ``viewer`` at ``now`` (see :mod:`services.reads.premium`) lists none: which matches are
+    for ``viewer`` at ``now`` (see :mod:`services.market.premium`) lists none: which matches are
     nearest, and how near, would give its probabilities back. ``index`` is the process's
     :class:`ComparableIndex` (a new one when None)."""
     target = cards.one(match_id, viewer, include=("predictions",), now=now)

@@ -21,7 +21,7 @@ from engine import odds as odds_engine
 from engine.markets import FIXED_MARKETS
 from enums import LINE_MARKETS, MARKET_SELECTIONS, SEEN_LINE, SETTLED_STATUSES, SOURCE_LINE
 from models import Contradiction, LedgerSeal, Match, OddsQuote, Pick
-from services.forecasting import price_cubes
+from services.market import price_cubes
 from services.record import signed_log
 from services.webhooks import events
 from store.bulk import epoch_seconds, fetch_rows, update_rows

@@ -34,7 +34,7 @@ from models import (
     Pick,
     node_address,
 )
-from services.reads import premium
+from services.market import premium
 from services.record import timestamps, witnesses
 from store.bulk import fetch_rows, insert_columns
 from store.database import db, is_sqlite

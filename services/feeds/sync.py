@@ -43,8 +43,8 @@ from models import League, Match, SourceFetch, SourceState
 from services.feeds import contradictions, imports, names, prices, sources
 from services.feeds.sources import http
 from services.forecasting import forecast, publication
-from services.record import settling, signed_log
-from store.database import DATABASE_ERRORS, db, exclusive, writing
+from services.record import publishing, settling
+from store.database import DATABASE_ERRORS, exclusive, writing
 
 log = logging.getLogger("picks.sync")
 
@@ -81,12 +81,13 @@ def _run(settings, now, source, configured, policy) -> dict:
         changed = prices.current(seen, now) | new_matches
         closed = prices.close(now)
     predicted, published = _predict(changed, now, settings)
-    with db.atomic():
-        signed = signed_log.checkpoint(now, settings)
-    settled = settling.settle_pending(settings, now=now)
-    with db.atomic():
-        signed = signed_log.checkpoint(now, settings) or signed
-    signed_log.stamp(settings, now)
+    with publishing.publish_in_steps(settings, now) as signing:
+        with signing.transaction():
+            pass  # signs what the predictions published
+        settled = settling.settle_pending(settings, now=now)
+        with signing.transaction():
+            pass  # signs what the settlement appended
+    signed = signing.checkpoint
     for report in reports:
         for error in report["errors"]:
             log.warning("sync %s: %s", report["source"], error)

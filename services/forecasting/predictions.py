@@ -25,8 +25,7 @@ from errors import MatchNotOpen, NotFound
 from models import League, Match, Pick
 from services.forecasting.forecast import forecast
 from services.forecasting.publication import store
-from services.record import settling, signed_log
-from store.database import db
+from services.record import publishing, settling
 
 
 def backfill(settings, now=None, rebuild=False, progress=None) -> dict:
@@ -40,11 +39,9 @@ def backfill(settings, now=None, rebuild=False, progress=None) -> dict:
     if fc is None:
         return {"matches": 0}
     modelled = time.perf_counter() - started
-    with db.atomic():
+    with publishing.publish(settings, now):
         written = store(fc, np.arange(len(fc.match_id)), now, rebuild=rebuild)
         settled = settling.settle_pending(settings, now=now)
-        signed_log.checkpoint(now, settings)
-    signed_log.stamp(settings, now)
     live = Pick.select().where(Pick.is_live).count()
     return {
         "matches": len(fc.match_id),
@@ -74,8 +71,6 @@ def refresh(match: Match, settings, now=None) -> dict:
     now = now or utcnow()
     fc = forecast(now, settings, match_ids=[match.id], country=match.league.country)
     (row,) = np.flatnonzero(fc.match_id == match.id)
-    with db.atomic():
+    with publishing.publish(settings, now):
         written = store(fc, [row], now, refresh_intelligence=True)
-        signed_log.checkpoint(now, settings)
-    signed_log.stamp(settings, now)
     return {"match_id": match.id, "refreshed_at": now, **written}

@@ -4,9 +4,10 @@ Each live pick is published into it before kick-off (``pick.published``, sealed 
 commitment), and its settlement or voiding follows (``pick.settled`` / ``pick.voided``), each in
 the transaction that stores the pick or settles it. Every operation that appends ends with one
 signed checkpoint (:func:`checkpoint`), time-stamped by an RFC 3161 authority, where one is
-configured, once that transaction has committed (:func:`stamp`). Entries, proofs and the latest
-checkpoint are public; a pick's reveal (its salt and the sealed fields) is served as soon as the
-premium rule shows the pick itself.
+configured, once that transaction has committed (:func:`stamp`): the unit of work
+:func:`services.record.publishing.publish`. Entries, proofs and the latest checkpoint are public;
+a pick's reveal (its salt and the sealed fields) is served as soon as the premium rule shows the
+pick itself.
 
 Rows are only ever added: no function here updates or deletes one, and the database refuses it
 too (see ``store.schema._append_only``).
@@ -272,7 +273,8 @@ def checkpoint(now: datetime, settings) -> dict | None:
     """Sign a checkpoint of the ledger as it stands, if it grew since the last one (None
     otherwise). Call at the end of each operation that appends, in its transaction; then,
     once it has committed, :func:`stamp` asks for the checkpoint's time-stamp (no network call
-    holds the transaction, and with it the write lock, open)."""
+    holds the transaction, and with it the write lock, open): :mod:`services.record.publishing`
+    does both."""
     _lock()
     current = size()
     last = LedgerCheckpoint.select().order_by(LedgerCheckpoint.size.desc()).first()

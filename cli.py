@@ -34,7 +34,7 @@ from services.feeds import bootstrap, contradictions, imports, names, replay, te
 from services.market import price_cubes
 from services.operations import demo_world, jobs
 from services.record import signed_log
-from services.webhooks import sealing
+from services.webhooks import encryption
 from store import migrate
 
 
@@ -254,8 +254,8 @@ def _upgrade():
         price_cubes.summarise_missing(current_app.extensions["clock"]())
     # Webhook secrets stored in the clear: before step 005, or since by a process of that
     # version still serving while the release ran. A step never has the key, so it is here.
-    if sealed := sealing.seal_plain(current_app.config["WEBHOOK_SECRETS_KEY"]):
-        click.echo(f"sealed {sealed} webhook signing secrets stored in the clear")
+    if encrypted := encryption.encrypt_plain(current_app.config["WEBHOOK_SECRETS_KEY"]):
+        click.echo(f"sealed {encrypted} webhook signing secrets stored in the clear")
     click.echo("database ready")
 
 
@@ -785,9 +785,9 @@ def webhooks_rotate_key():
     WEBHOOK_SECRETS_KEY (the first), once every process lists the new key first. It reports
     how many moved; when none is left under an older key, the older keys may leave the list.
     Secrets no key opens are named, left as they are, with exit status 1."""
-    rotation = sealing.rotate(current_app.config["WEBHOOK_SECRETS_KEY"])
+    rotation = encryption.rotate(current_app.config["WEBHOOK_SECRETS_KEY"])
     click.echo(
-        f"resealed {rotation.resealed} webhook signing secrets under the newest key; "
+        f"resealed {rotation.reencrypted} webhook signing secrets under the newest key; "
         f"{rotation.current} already were"
     )
     if rotation.unreadable:

@@ -296,7 +296,7 @@ def bench_refresh(runs=5, code="E0"):
             for selection, price in zip(("home", "draw", "away"), prices, strict=True)
         ],
     )
-    imports.store([fixture])
+    imports.store_records([fixture])
     match = Match.get(Match.kickoff_at == kickoff)
     now = kickoff - timedelta(days=2)
     times = [

@@ -61,7 +61,7 @@ def finish(match_ids, goals=(2, 1)):
             )
         )
     with db.atomic():
-        imports.store(records)
+        imports.store_records(records)
 
 
 @pytest.fixture(scope="module")

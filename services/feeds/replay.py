@@ -150,7 +150,7 @@ def _run_day(known, now, settings, horizon, backfill, check_clock) -> ReplayDay:
     with publishing.publish(settings, now):
         if check_clock:
             _check_clock(now)
-        summary = imports.store(known, now)
+        summary = imports.store_records(known, now)
         before = signed_log.published_count()
         if backfill:
             predictions.backfill(settings, now=now)
@@ -186,9 +186,9 @@ def _predict_upcoming(now: datetime, until: datetime, settings) -> int:
         groups[country].append(match_id)
     predicted = 0
     for country, match_ids in sorted(groups.items()):
-        fc = forecast.forecast(now, settings, match_ids=match_ids, country=country)
-        rows = np.flatnonzero(np.isin(fc.match_id, match_ids))
-        publication.store(fc, rows, now)
+        group_forecast = forecast.forecast(now, settings, match_ids=match_ids, country=country)
+        rows = np.flatnonzero(np.isin(group_forecast.match_id, match_ids))
+        publication.write_forecast(group_forecast, rows, now)
         predicted += len(rows)
     return predicted
 

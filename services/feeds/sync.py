@@ -6,7 +6,7 @@ predicted and their picks published, a checkpoint signed, and what finished sett
    recorded and the others go on.
 2. **Store** each source's in a transaction of its own: the names mapped
    (``services.feeds.names``: records naming a team not mapped yet are held back), records
-   contradicting a stored result held back, the rest through the import (``imports.store``),
+   contradicting a stored result held back, the rest through the import (``imports.store_records``),
    and every pre-match price of a match still to kick off into that source's price history
    (``services.feeds.prices``). A source whose records fail to store fails its own part only:
    the other's work lands, and its standing (last error, credits its calls cost) is written in
@@ -225,7 +225,7 @@ def _store(found: sources.Collected, now) -> dict:
     for record, origin in zip(records, origins, strict=True):
         by_file[origin].append(record)
     for url, batch in by_file.items():
-        stored = imports.store(batch, now, source=source)
+        stored = imports.store_records(batch, now, source=source)
         stored.rejected = [{"url": url, **row} for row in stored.rejected]
         summary.add(stored)
     if source == "football-data" and records:
@@ -358,12 +358,12 @@ def _predict(match_ids, now, settings) -> tuple[int, int]:
         groups[country].append(match_id)
     predicted = published = 0
     for country, ids in sorted(groups.items()):
-        fc = forecast.forecast(now, settings, match_ids=ids, country=country)
-        if fc is None:
+        group_forecast = forecast.forecast(now, settings, match_ids=ids, country=country)
+        if group_forecast is None:
             continue
-        rows = np.flatnonzero(np.isin(fc.match_id, ids))
+        rows = np.flatnonzero(np.isin(group_forecast.match_id, ids))
         with writing():
-            written = publication.store(fc, rows, now)
+            written = publication.write_forecast(group_forecast, rows, now)
         predicted += len(rows)
         published += written["published"]
     return predicted, published

@@ -38,7 +38,7 @@ def load(now) -> dict:
     with db.atomic():
         League.delete().where(League.code.in_(codes)).execute()  # cascades to their matches
         Team.delete().where(Team.country.in_(countries)).execute()
-        summary = imports.store(world.matches)
+        summary = imports.store_records(world.matches)
     return {
         "leagues": codes,
         "matches": summary.matches_new,

@@ -510,15 +510,15 @@ def _reveals(pick_ids, now) -> dict:
     )
     names = [field.name for field in PICK_FIELDS]
     rows = list(query.tuples())
-    # Sealed as the match cards are: every pick of a match with a locked one, whatever its own
+    # Locked as the match cards are: every pick of a match with a locked one, whatever its own
     # rating (its price is one of the match's prices).
     at = names.index("match")
     unlocks = {values[at]: unlock for *values, unlock, _ in rows}
-    sealed = premium.sealed_matches(unlocks, None, now)
+    locked = premium.locked_matches(unlocks, None, now)
     found = {}
     for *values, _, salt in rows:
         pick = dict(zip(names, values, strict=True))
-        if premium.pick_locked(pick, sealed, pick["match"]):
+        if premium.pick_locked(pick, locked, pick["match"]):
             continue
         pick["match_id"] = pick.pop("match")
         found[pick["id"]] = entries_engine.reveal(bytes.fromhex(salt), pick)

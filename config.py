@@ -156,7 +156,7 @@ DEFAULTS: dict[str, object] = {
     "WEBHOOK_POLL_SECONDS": 1.0,
     "WEBHOOK_LEASE_SECONDS": 60.0,
     "WEBHOOK_CONCURRENCY": 4,
-    # Fernet keys, newest first, sealing the endpoints' signing secrets in the database;
+    # Fernet keys, newest first, encrypting the endpoints' signing secrets in the database;
     # generated once into the instance folder outside production.
     "WEBHOOK_SECRETS_KEY": None,
     "LEDGER_SIGNING_KEY": None,  # generated once into the instance folder outside production

@@ -27,7 +27,8 @@ from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import League, Match, MatchIntelligence, OddsQuote, Pick, Prediction
 from models.schema import create_tables, drop_tables
 from services.feeds import imports
-from services.forecasting import backtests, forecast, predictions, price_cubes
+from services.forecasting import backtests, forecast, predictions
+from services.market import price_cubes
 from services.record import settling
 from store.database import db
 
@@ -295,7 +296,7 @@ def bench_refresh(runs=5, code="E0"):
             for selection, price in zip(("home", "draw", "away"), prices, strict=True)
         ],
     )
-    imports.store([fixture])
+    imports.store_records([fixture])
     match = Match.get(Match.kickoff_at == kickoff)
     now = kickoff - timedelta(days=2)
     times = [

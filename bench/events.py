@@ -28,7 +28,7 @@ from engine.markets import MARKETS
 from models import Delivery, Event, League, Match, OddsQuote, Pick, Team, User, WebhookEndpoint
 from models.schema import create_tables, drop_tables
 from services.record import settling, signed_log
-from services.webhooks import deliveries, events, sealing
+from services.webhooks import deliveries, encryption, events
 from services.webhooks.endpoints import new_secret
 from store.bulk import insert_rows
 from store.database import db
@@ -161,7 +161,7 @@ def bench_settlement(settings, picks: int, rounds: int):
         user=user,
         url="http://127.0.0.1:9/",
         events=["pick.settled"],
-        secret=sealing.seal(new_secret(), settings["WEBHOOK_SECRETS_KEY"]),
+        secret=encryption.encrypt(new_secret(), settings["WEBHOOK_SECRETS_KEY"]),
     )
     without, with_events = [], []
     for _ in range(rounds):
@@ -224,7 +224,7 @@ def bench_delivery(settings, count: int):
             user=user,
             url=f"http://127.0.0.1:{port}/hooks",
             events=["pick.settled"],
-            secret=sealing.seal(new_secret(), settings["WEBHOOK_SECRETS_KEY"]),
+            secret=encryption.encrypt(new_secret(), settings["WEBHOOK_SECRETS_KEY"]),
         )
         with db.atomic():
             events.emit(
@@ -281,7 +281,7 @@ def worker_process(settings, count: int) -> float:
         **os.environ,
         "DATABASE_URL": settings["DATABASE_URL"],
         "JWT_SECRET_KEY": settings["JWT_SECRET_KEY"],
-        "WEBHOOK_SECRETS_KEY": ",".join(settings["WEBHOOK_SECRETS_KEY"]),  # sealed with it
+        "WEBHOOK_SECRETS_KEY": ",".join(settings["WEBHOOK_SECRETS_KEY"]),  # encrypted with it
         "WORKER_QUEUE_URL": settings["WORKER_QUEUE_URL"],
         "WEBHOOK_ALLOW_PRIVATE": "true",
         "LOG_LEVEL": "WARNING",

@@ -20,7 +20,7 @@ the CSV rows' length (HTTP and chunking alone). Goals: at least 50,000 rows/s fo
 NDJSON; the 1,000,000-row export's RSS growth within 20 % of the 100,000-row one (or 1 MiB, what
 a few pages of noise are) and under 50 MiB.
 
-``--smoke``: the demo world's matches and odds alone (``services.feeds.demo_world.load``, no
+``--smoke``: the demo world's matches and odds alone (``services.operations.demo_world.load``, no
 replayed days), exports of about 1,000 and 5,000 rows after 1,000 rows of warm-up, no goal judged;
 it fails when an export's rows differ from the driver's.
 """
@@ -64,7 +64,7 @@ from models.schema import create_tables, drop_tables
 from schemas.exports import load_filters
 from services.accounts import users
 from services.data_api import exports
-from services.feeds import demo_world
+from services.operations import demo_world
 from store.bulk import insert_rows
 from store.database import db, discard_connections, open_database
 

@@ -10,7 +10,7 @@ as a new spelling of it would be: the query, the cards and their relations, the 
 request: its limit, the matches and bytes of its answer, and the p50 and p99 of its time.
 Goal: a p99 under 1 s for each.
 
-``--smoke``: the demo world's matches and odds alone (``services.feeds.demo_world.load``, no
+``--smoke``: the demo world's matches and odds alone (``services.operations.demo_world.load``, no
 replayed days), 3 requests each, no goal judged; it fails when a request is not a 200.
 """
 
@@ -28,7 +28,7 @@ from bench.common import commit, machine, parse_arguments
 from enums import CARD_RELATIONS
 from models.schema import create_tables, drop_tables
 from schemas.data import max_limit
-from services.feeds import demo_world
+from services.operations import demo_world
 from store.database import db, open_database
 
 GOAL_P99_MS = 1000

@@ -49,7 +49,7 @@ def observe(now, horizon) -> dict:
 
 def guess(card, market) -> tuple | None:
     """The observer's guess of the pick of ``market`` from a saved ``card``: ``(selection, line,
-    bookmaker)`` of the largest edge shown, None where the card shows no edge to rank (sealed,
+    bookmaker)`` of the largest edge shown, None where the card shows no edge to rank (locked,
     no prices or no probabilities)."""
     shares = {
         prediction["line"]: prediction["probabilities"]
@@ -132,7 +132,7 @@ def run(app, records, start, days, horizon) -> list[dict]:
                 }
             )
         for match_id, card in observe(now, horizon).items():
-            if not card["sealed"]:
+            if not card["locked"]:
                 memory[match_id] = card
     return met
 

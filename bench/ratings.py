@@ -52,7 +52,8 @@ from engine.markets import outcome_indices
 from enums import MARKET_SELECTIONS, MARKETS
 from models import League, Match
 from services.feeds import imports
-from services.forecasting import forecast, price_cubes
+from services.forecasting import forecast
+from services.market import price_cubes
 from store.database import db
 
 #: The calibrated methods every rating must be worth it under.

@@ -23,7 +23,7 @@ run by a tenth either way.
 round, right after it is loaded directly: its req/s, p50 and p99 make the columns after the
 direct ones. No goal is judged on them.
 
-``--smoke``: the demo world's matches and odds alone (``services.feeds.demo_world.load``, no
+``--smoke``: the demo world's matches and odds alone (``services.operations.demo_world.load``, no
 replayed days), memory mode only, one round of 1 s runs without warm-up, wrk only if it is already
 installed (the Redis mode, when asked for, on db 4), through the proxy too where nginx is
 installed; no goal judged, and it fails when a target answers anything but 2xx or 304 (or 404

@@ -25,9 +25,9 @@ from unittest import mock
 from app import create_app
 from bench.common import CONFIG, ROOT, START_TIMEOUT
 from models import Match, Pick
-from services.feeds import demo_world
-from store.database import db, open_database
 from models.schema import drop_tables
+from services.operations import demo_world
+from store.database import db, open_database
 
 #: account → (email, role, plan); the password is made per run.
 ACCOUNTS = {

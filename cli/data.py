@@ -14,8 +14,8 @@ from cli.contradictions import data_contradictions
 from cli.teams import data_teams, echo_unmatched
 from enums import DATA_SOURCES
 from errors import AppError, CommandError
-from services.feeds import bootstrap, demo_world, imports, names
-from services.operations import jobs
+from services.feeds import bootstrap, imports, names
+from services.operations import demo_world, jobs
 
 
 @click.group("data", cls=Commands)

@@ -4,8 +4,8 @@ import click
 from flask import current_app
 
 from cli.common import Commands
-from services.forecasting import price_cubes
-from services.webhooks import sealing
+from services.market import price_cubes
+from services.webhooks import encryption
 from store import migrate
 
 
@@ -36,8 +36,8 @@ def _upgrade():
         price_cubes.summarise_missing(current_app.extensions["clock"]())
     # Webhook secrets stored in the clear: before step 005, or since by a process of that
     # version still serving while the release ran. A step never has the key, so it is here.
-    if sealed := sealing.seal_plain(current_app.config["WEBHOOK_SECRETS_KEY"]):
-        click.echo(f"sealed {sealed} webhook signing secrets stored in the clear")
+    if encrypted := encryption.encrypt_plain(current_app.config["WEBHOOK_SECRETS_KEY"]):
+        click.echo(f"sealed {encrypted} webhook signing secrets stored in the clear")
     click.echo("database ready")
 
 

@@ -4,7 +4,7 @@ import click
 from flask import current_app
 
 from cli.common import Commands
-from services.webhooks import sealing
+from services.webhooks import encryption
 
 
 @click.group("webhooks", cls=Commands)
@@ -18,9 +18,9 @@ def webhooks_rotate_key():
     WEBHOOK_SECRETS_KEY (the first), once every process lists the new key first. It reports
     how many moved; when none is left under an older key, the older keys may leave the list.
     Secrets no key opens are named, left as they are, with exit status 1."""
-    rotation = sealing.rotate(current_app.config["WEBHOOK_SECRETS_KEY"])
+    rotation = encryption.rotate(current_app.config["WEBHOOK_SECRETS_KEY"])
     click.echo(
-        f"resealed {rotation.resealed} webhook signing secrets under the newest key; "
+        f"resealed {rotation.reencrypted} webhook signing secrets under the newest key; "
         f"{rotation.current} already were"
     )
     if rotation.unreadable:

@@ -66,7 +66,7 @@ class Match(BaseModel):
     updated_at = UTCDateTimeField(default=utcnow)
     #: When its picks became public for good: the kick-off it had when a later change moved it
     #: (a postponement after kick-off); null while ``kickoff_at`` says it all. See
-    #: ``services.reads.premium``.
+    #: ``services.market.premium``.
     public_since = UTCDateTimeField(null=True)
     #: While the live sources disagree on its kick-off, the latest they report: its picks open
     #: to everyone only then (``kickoff_at``, the earliest, governs the pick cut-off and the

@@ -13,8 +13,8 @@ class WebhookEndpoint(BaseModel):
     """Where a Pro user or admin wants events delivered, and the secret that signs them.
 
     During a rotation the previous secret signs too, until ``previous_secret_expires_at``. Both
-    are stored sealed (encrypted under ``WEBHOOK_SECRETS_KEY``, a Fernet token of 164 characters
-    for a ``whsec_`` secret), never as given.
+    are stored encrypted under ``WEBHOOK_SECRETS_KEY`` (a Fernet token of 164 characters for a
+    ``whsec_`` secret), never as given.
     """
 
     id = SequenceField()

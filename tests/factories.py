@@ -94,7 +94,7 @@ def match(
         away_goals=away_goals,
         odds=[OddsRecord(*quote) for quote in odds],
     )
-    imports.store([record])
+    imports.store_records([record])
     return Match.get(Match.slug == Match.slug_for(home, away, kickoff))
 
 

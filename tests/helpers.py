@@ -32,7 +32,7 @@ from web.extensions import limiter
 SECRET = "test-only-secret-that-is-long-enough-for-hs256-0123456789"
 #: The tests' ledger signing key (never a real one): checkpoints are signed test.example/ledger.
 LEDGER_KEY = "PRIVATE+KEY+test.example/ledger+cbd80a5f+AQ9reeSsP+qsBMSentkNy+zelPtilYQJsf4X/Ra0VvGr"
-#: The tests' key sealing webhook secrets (WEBHOOK_SECRETS_KEY; never a real one).
+#: The tests' key encrypting webhook secrets (WEBHOOK_SECRETS_KEY; never a real one).
 WEBHOOK_KEY = "hMxqNzTWyJZQlbjSU7P-LHqkPEHfOZ6IAR3w9da_2ns="
 
 #: The moment the demo world is built around: fixed, so no test depends on the day it runs.

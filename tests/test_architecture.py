@@ -1,6 +1,7 @@
 """The layout's one direction of imports (docs/architecture.md), read from the source itself."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -154,9 +155,47 @@ def test_the_services_live_in_wings_named_apart_from_the_engine():
     assert flat == {"queries", "routes"}
     names = {path.stem for path in modules("services")} - {"__init__"}
     assert not names & engine_names(), names & engine_names()
-    wings = [path for path in (ROOT / "services").iterdir() if (path / "__init__.py").exists()]
+    wings = {path.name for path in (ROOT / "services").iterdir() if (path / "__init__.py").exists()}
+    assert sorted(wings) == sorted(wing_order())
+
+
+def wing_order() -> list[str]:
+    """The services' wings, top to bottom, as the table of ``docs/architecture.md`` lists them:
+    the one place their order is written."""
     picture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    assert [wing.name for wing in wings if f"`{wing.name}/`" not in picture] == []
+    section = picture.split("\n## The services' wings\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `(\w+)/` \|", section, flags=re.MULTILINE)
+
+
+def wing_of(name: str) -> str | None:
+    """The wing a dotted module name (``services.<wing>.…``) belongs to, None outside them."""
+    parts = name.split(".")
+    if len(parts) > 1 and parts[0] == "services" and parts[1] in wing_order():
+        return parts[1]
+    return None
+
+
+def climbs(path: Path) -> list[str]:
+    """The wings ``path`` (a module of ``services/``) imports that the table lists above its
+    own wing (for ``queries`` and ``routes``, which every wing shares: any wing)."""
+    order = wing_order()
+    own = wing_of(".".join(path.relative_to(ROOT).with_suffix("").parts))
+    ceiling = order.index(own) if own else len(order)
+    wings = {wing_of(name) for name in imported(path)} - {None}
+    return sorted(wing for wing in wings if order.index(wing) < ceiling)
+
+
+@pytest.mark.parametrize("path", modules("services"), ids=label)
+def test_a_wing_imports_only_the_wings_below_it(path):
+    """The wings point one way, down the table of ``docs/architecture.md``: a module imports
+    its own wing and those listed below it, never one above."""
+    assert climbs(path) == []
+
+
+def test_the_wings_table_lists_each_wing_once():
+    order = wing_order()
+    assert order
+    assert len(order) == len(set(order)), order
 
 
 def test_the_links_services_write_route_to_their_endpoints(app):

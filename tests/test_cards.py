@@ -8,7 +8,8 @@ import pytest
 from app import create_app
 from models import Match, MatchIntelligence, OddsSummary, Pick, data_version
 from services.forecasting import predictions
-from services.reads import cards, premium
+from services.market import premium
+from services.reads import cards
 from services.record import settling
 from tests import asserts, factories
 from tests.helpers import counted_queries, settings

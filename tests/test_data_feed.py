@@ -403,7 +403,7 @@ def test_a_pro_user_walks_the_whole_feed_by_hundreds_within_the_data_policy(make
     with app.app_context():
         headers = factories.people()["pro"][1]
         league = LeagueRecord(*CUP)
-        imports.store(
+        imports.store_records(
             [
                 MatchRecord(
                     league=league,

@@ -15,7 +15,7 @@ import pytest
 from app import create_app
 from engine import demo as demo_engine
 from models import League, LedgerCheckpoint, LedgerEntry, Match, Pick
-from services.feeds import demo_world
+from services.operations import demo_world
 from tests.helpers import settings
 from tests.servers import ROOT, gunicorn
 

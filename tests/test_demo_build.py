@@ -7,7 +7,7 @@ import pytest
 
 from errors import CommandError
 from models import League, Match, Pick
-from services.feeds import demo_world
+from services.operations import demo_world
 
 NOW = datetime(2026, 11, 24, 20, 30, tzinfo=UTC)
 

@@ -12,9 +12,9 @@ from engine.records import LeagueRecord, MatchRecord
 from models import Match, Pick, Prediction
 from models.schema import create_tables, drop_tables
 from services.accounts import users
-from services.feeds import demo_world, imports
+from services.feeds import imports
 from services.forecasting import predictions
-from services.operations import jobs
+from services.operations import demo_world, jobs
 from services.record import settling
 from services.webhooks import deliveries
 from store.database import db
@@ -61,7 +61,7 @@ def finish(match_ids, goals=(2, 1)):
             )
         )
     with db.atomic():
-        imports.store(records)
+        imports.store_records(records)
 
 
 @pytest.fixture(scope="module")

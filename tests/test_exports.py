@@ -62,7 +62,7 @@ def store_matches(count, league=LEAGUE, odds=None, start=KICKOFF, prefix=None):
         )
         for day in range(count)
     ]
-    imports.store(records)
+    imports.store_records(records)
     return count * len(odds)
 
 
@@ -453,7 +453,7 @@ def test_csv_exports_neutralise_formula_cells(make_app):
             )
             for day, name in enumerate(FORMULAS)
         ]
-        imports.store(records)
+        imports.store_records(records)
         headers = factories.people()["pro"][1]
     client = app.test_client()
     rows = csv_rows(export(client, headers, "teams", "csv").get_data(as_text=True))

@@ -1,7 +1,7 @@
 """Kick-offs from two sources that disagree, synced from the two real local source servers on a
 frozen clock: the earliest kick-off governs the pick cut-off and the live rule, the latest the
 unlock (``services.feeds.kickoffs``). The probe of issue 37: The Odds API gave a kick-off two
-and a half hours late (an in-play pick, counted live), or one in the past (a sealed match
+and a half hours late (an in-play pick, counted live), or one in the past (a locked match
 opened to anonymous callers).
 """
 
@@ -23,8 +23,8 @@ from tests.verifier import client_fetcher, load_verifier
 pytestmark = needs_football_data
 
 #: The match whose kick-off The Odds API gives late, and the one it prices generously on
-#: Friday (a pick rated A, sealed for anonymous callers until kick-off), by home team.
-LATE, SEALED = "Bournemouth", "Newcastle"
+#: Friday (a pick rated A, locked for anonymous callers until kick-off), by home team.
+LATE, LOCKED = "Bournemouth", "Newcastle"
 
 
 class World:
@@ -126,8 +126,8 @@ def world(make_app, football_data):
 LOCKED_PAGE = "This pick is for Pro subscribers until kick-off"
 
 
-def _sealed(world, home_team) -> bool:
-    """Whether the match of ``home_team`` is sealed for anonymous callers, in its answer and on
+def _locked(world, home_team) -> bool:
+    """Whether the match of ``home_team`` is locked for anonymous callers, in its answer and on
     its prediction page alike (its pick rated A locked, what to back withheld)."""
     answer, page = world.anonymous(home_team)
     (pick,) = [pick for pick in answer["picks"] if pick["rating"] == "A"]
@@ -202,46 +202,46 @@ def test_a_late_kickoff_from_one_source_makes_no_in_play_pick_nor_a_live_one(wor
 
 
 def _disagree_in_the_past(world) -> Match:
-    """Friday's sync (a pick rated A on Newcastle, sealed), then on Saturday morning The Odds
+    """Friday's sync (a pick rated A on Newcastle, locked), then on Saturday morning The Odds
     API says Newcastle kicked off at 8:00 while football-data still says 12:30."""
-    world.price(SEALED, 3.0)
+    world.price(LOCKED, 3.0)
     world.sync(world.friday, world.files)
-    match = world.match(SEALED)
+    match = world.match(LOCKED)
     assert Pick.select().where((Pick.match == match.id) & (Pick.rating == "A")).exists()
-    real = world.kickoff(SEALED)
-    world.move(SEALED, real.replace(hour=8, minute=0))
+    real = world.kickoff(LOCKED)
+    world.move(LOCKED, real.replace(hour=8, minute=0))
     world.sync(real.replace(hour=9, minute=0))
     return match
 
 
 def test_a_kickoff_in_the_past_from_one_source_never_unlocks_a_sealed_match(world):
     """While football-data says Newcastle has not kicked off, The Odds API's kick-off in the
-    past opens nothing: the API answer and the prediction page stay sealed for anonymous
+    past opens nothing: the API answer and the prediction page stay locked for anonymous
     callers, until football-data's kick-off."""
     with world.app.app_context():
         match = _disagree_in_the_past(world)
-        real = world.kickoff(SEALED)
+        real = world.kickoff(LOCKED)
         stored = Match.get_by_id(match.id)
         assert (stored.kickoff_at, stored.unlock_at) == (real.replace(hour=8, minute=0), real)
-        assert _sealed(world, SEALED)
+        assert _locked(world, LOCKED)
         world.clock.now = real - timedelta(minutes=1)
-        assert _sealed(world, SEALED)
+        assert _locked(world, LOCKED)
         world.clock.now = real
-        assert not _sealed(world, SEALED)
+        assert not _locked(world, LOCKED)
 
 
 def test_when_the_sources_agree_again_the_match_behaves_as_before(world):
     """The Odds API gives football-data's kick-off again: no disagreement is left, the match
-    is sealed until that kick-off and public from it, as a match both sources always agreed
+    is locked until that kick-off and public from it, as a match both sources always agreed
     on."""
     with world.app.app_context():
         match = _disagree_in_the_past(world)
-        real = world.kickoff(SEALED)
-        world.move(SEALED, real)
+        real = world.kickoff(LOCKED)
+        world.move(LOCKED, real)
         world.sync(real.replace(hour=10, minute=0))
         stored = Match.get_by_id(match.id)
         assert (stored.kickoff_at, stored.unlock_at, stored.public_since) == (real, None, None)
         assert kickoffs.disagreements([match.id]) == []
-        assert _sealed(world, SEALED)
+        assert _locked(world, LOCKED)
         world.clock.now = real + timedelta(minutes=1)
-        assert not _sealed(world, SEALED)
+        assert not _locked(world, LOCKED)

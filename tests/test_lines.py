@@ -13,7 +13,7 @@ from peewee import IntegrityError
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import Match, OddsQuote, OddsSummary, Pick, Prediction, PriceSeen
 from services.feeds import imports, prices
-from services.forecasting import price_cubes
+from services.market import price_cubes
 from store import migrate
 from store.database import db
 from tests import factories
@@ -78,12 +78,12 @@ def stored_quotes() -> set:
 
 
 def test_quotes_are_stored_at_their_lines_and_found_again(ctx):
-    summary = imports.store([record(ODDS)])
+    summary = imports.store_records([record(ODDS)])
     assert summary.odds_stored == len(ODDS) == OddsQuote.select().count()
     lines = {(m, line) for m, line, *_ in stored_quotes()}
     assert lines == {("1x2", 0.0), ("ou25", 2.5), ("ah", -0.25), ("ah", -0.5), ("ou", 3.0)}
     # Importing the same again changes nothing.
-    again = imports.store([record(ODDS)])
+    again = imports.store_records([record(ODDS)])
     assert (again.odds_stored, again.matches_updated) == (0, 0)
     before = stored_quotes()
     assert len(before) == len(ODDS)
@@ -93,7 +93,7 @@ def test_quotes_are_stored_at_their_lines_and_found_again(ctx):
         *quotes("pinnacle", "ah", -0.75, 2.3, 1.66),
         *quotes("bet365", "ah", -0.25, 1.88, 1.97),
     ]
-    changed = imports.store([record(moved)])
+    changed = imports.store_records([record(moved)])
     assert changed.odds_stored == 2 + 2
     after = stored_quotes()
     assert after - before == {
@@ -110,11 +110,11 @@ def test_quotes_are_stored_at_their_lines_and_found_again(ctx):
 
 def test_a_line_market_price_without_its_line_is_refused(ctx):
     with pytest.raises(ValueError, match="needs its line"):
-        imports.store([record([OddsRecord("pinnacle", "ah", "home", 1.9)])])
+        imports.store_records([record([OddsRecord("pinnacle", "ah", "home", 1.9)])])
 
 
 def test_the_price_cubes_keep_the_fixed_markets_and_give_a_row_per_line(ctx):
-    imports.store([record(ODDS)])
+    imports.store_records([record(ODDS)])
     match_id = Match.get().id
     ids = [match_id + 1000, match_id]  # one listed match without quotes, then ours
     cubes = price_cubes.load(ids, closing=False)
@@ -137,7 +137,7 @@ def test_the_price_cubes_keep_the_fixed_markets_and_give_a_row_per_line(ctx):
     assert empty.prices.shape == (0, 0, 2) and empty.line.shape == (0,)
     # Several lines of several matches: sorted by match row, then line.
     other = record(quotes("pinnacle", "ah", 0.5, 1.8, 2.05), kickoff=KICKOFF + timedelta(days=9))
-    imports.store([other, record([*ODDS, *quotes("pinnacle", "ah", -1.0, 2.6, 1.5)])])
+    imports.store_records([other, record([*ODDS, *quotes("pinnacle", "ah", -1.0, 2.6, 1.5)])])
     other_id = Match.get(Match.kickoff_at == other.kickoff_at).id
     ah = price_cubes.load_lines([other_id, match_id], closing=False)["ah"]
     np.testing.assert_array_equal(ah.match_row, [0, 1, 1])
@@ -145,7 +145,7 @@ def test_the_price_cubes_keep_the_fixed_markets_and_give_a_row_per_line(ctx):
 
 
 def test_summaries_and_answers_carry_the_line(client, ctx):
-    imports.store([record(ODDS)])
+    imports.store_records([record(ODDS)])
     match = Match.get()
     summaries = set(
         OddsSummary.select(OddsSummary.market, OddsSummary.line, OddsSummary.selection).tuples()
@@ -204,7 +204,7 @@ def test_picks_of_the_day_filter_by_line(client, ctx):
 
 
 def test_exports_write_the_line_and_filter_by_it(client, ctx):
-    imports.store([record(ODDS)])
+    imports.store_records([record(ODDS)])
     match = Match.get()
     Prediction.insert_many(
         [

@@ -68,7 +68,7 @@ def import_fixture() -> Match:
         odds=[OddsRecord(*quote, False) for quote in QUOTES],
     )
     with db.atomic():
-        imports.store([record], now=NOW)
+        imports.store_records([record], now=NOW)
     return Match.get(Match.slug == Match.slug_for(HOME, AWAY, KICKOFF))
 
 
@@ -515,7 +515,7 @@ def test_a_pick_public_from_kick_off_stays_public_when_its_match_is_postponed(ma
     published_at = NOW - timedelta(days=1)
     with app.app_context():
         with db.atomic():
-            imports.store(
+            imports.store_records(
                 [fixture("Early", "Birds", started), fixture("Late", "Comers", coming)],
                 now=published_at,
             )
@@ -544,7 +544,7 @@ def test_a_pick_public_from_kick_off_stays_public_when_its_match_is_postponed(ma
     assert shown(waiting) == {"1x2": (True, None)}
     later = NOW + timedelta(days=3)
     with app.app_context(), db.atomic():
-        summary = imports.store(
+        summary = imports.store_records(
             [fixture("Early", "Birds", later), fixture("Late", "Comers", later)], now=NOW
         )
     assert summary.matches_updated == 2 and summary.matches_new == 0

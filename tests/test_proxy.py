@@ -174,7 +174,7 @@ QUOTES = [
 def store_matches(count) -> int:
     """``count`` finished matches a day apart with 28 quotes each; the number of quotes."""
     start = datetime(2026, 3, 7, 15, tzinfo=UTC)
-    imports.store(
+    imports.store_records(
         [
             MatchRecord(
                 league=LEAGUE,

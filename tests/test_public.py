@@ -176,7 +176,7 @@ def test_a_picks_are_locked_for_anonymous_and_free_callers_until_kick_off(client
         assert all((pick[name] is None) is locked for name in HIDDEN[:5]), pick
         assert all(pick[name] is None for name in HIDDEN[5:])  # nothing settled yet
         assert pick["rating"] == "A" and pick["status"] == "pending"
-    for pick in match["picks"]:  # the match is sealed: its other picks with it
+    for pick in match["picks"]:  # the match is locked: its other picks with it
         assert pick["locked"] is (kind in ("anonymous", "free"))
         assert (pick["selection"] is None) is pick["locked"]
 
@@ -219,7 +219,7 @@ def test_the_slate_never_shows_the_prices_behind_a_locked_pick(client, world, ki
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_sealed_match_withholds_the_lines_it_quotes(client, world, kind):
     """A locked pick's line is one of the lines its match quotes (in the demo world the only
-    one): a sealed match shows each market with lines once, its line withheld, in its card and
+    one): a locked match shows each market with lines once, its line withheld, in its card and
     on its page."""
     pick = (
         Pick.select(Pick, Match)

@@ -1,5 +1,5 @@
-"""Secrets and bounds every process shares: webhook signing secrets sealed at rest under
-``WEBHOOK_SECRETS_KEY`` (never stored as given, rotatable, useless without the key, sealed by
+"""Secrets and bounds every process shares: webhook signing secrets encrypted at rest under
+``WEBHOOK_SECRETS_KEY`` (never stored as given, rotatable, useless without the key, encrypted by
 the upgrade when stored in the clear), and each account's export streams counted on the rate
 limits' Redis, so two processes hold no more of one account's streams than one may."""
 
@@ -92,7 +92,7 @@ def test_a_stored_secret_is_never_the_secret_given_nor_any_piece_of_it(app, clie
         for shown in given:
             pieces = {shown[start : start + 12] for start in range(len(shown) - 11)}
             assert not any(piece in value for piece in pieces), "a piece of a secret is stored"
-    # What is stored is each secret sealed under the key, and nothing else.
+    # What is stored is each secret encrypted under the key, and nothing else.
     assert opened(secret, helpers.WEBHOOK_KEY) == rotated["secret"]
     assert opened(previous, helpers.WEBHOOK_KEY) == hook["secret"]
     for path in (f"{HOOKS}/{hook['id']}", HOOKS):
@@ -110,10 +110,10 @@ def test_a_delivery_verifies_with_the_secret_shown_at_creation(app, client, peop
     assert got.verified_by == [0]
 
 
-def test_rotating_the_key_seals_every_secret_again_and_deliveries_still_verify(
+def test_rotating_the_key_encrypts_every_secret_again_and_deliveries_still_verify(
     app, client, people, clock
 ):
-    """A new key first, the old after it: ``webhooks rotate-key`` seals the secret and the
+    """A new key first, the old after it: ``webhooks rotate-key`` encrypts the secret and the
     rotation's previous one under the new key (a second run finds nothing left to move); with
     the old key gone, both still sign for the rotation's overlap."""
     _, headers = people["pro"]
@@ -169,9 +169,9 @@ def test_a_database_copy_under_another_key_signs_nothing(app, client, people, cl
         assert opened(WebhookEndpoint.get_by_id(hook["id"]).secret, helpers.WEBHOOK_KEY)
 
 
-def test_the_upgrade_seals_the_secrets_stored_in_the_clear(app, clock):
+def test_the_upgrade_encrypts_the_secrets_stored_in_the_clear(app, clock):
     """A database at step 004 holds an endpoint's secrets as given: ``db upgrade`` applies 005
-    and seals them, and a delivery verifies with both, as before."""
+    and encrypts them, and a delivery verifies with both, as before."""
     url = app.config["DATABASE_URL"]
     with app.app_context():
         drop_tables()

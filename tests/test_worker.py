@@ -258,7 +258,7 @@ def start_worker(app, tmp_path, **settings):
         "APP_ENV": "test",
         "DATABASE_URL": app.config["DATABASE_URL"],
         "JWT_SECRET_KEY": SECRET,
-        "WEBHOOK_SECRETS_KEY": WEBHOOK_KEY,  # the key the test app sealed the secrets with
+        "WEBHOOK_SECRETS_KEY": WEBHOOK_KEY,  # the key the test app encrypted the secrets with
         "WORKER_QUEUE_URL": f"sqlite:///{tmp_path / 'worker-queue.db'}",
         "WEBHOOK_ALLOW_PRIVATE": "true",
         "WEBHOOK_POLL_SECONDS": "0.1",

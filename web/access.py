@@ -16,7 +16,7 @@ from errors import (
     RoleRequired,
     SubscriptionRequired,
 )
-from services.reads import premium
+from services.market import premium
 from web import admission, client_keys, html, sessions
 
 #: Rate-limit policy → the configuration key holding its limit.

@@ -37,7 +37,7 @@ from flask import current_app, request
 from werkzeug.http import parse_etags, remove_entity_headers, unquote_etag
 from werkzeug.wrappers import Response
 
-from services.reads.premium import has_premium, next_unlock
+from services.market.premium import has_premium, next_unlock
 from web import admission
 
 #: Headers of the view's own response that a cached answer replays.

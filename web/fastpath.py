@@ -20,7 +20,7 @@ import time
 from peewee import PeeweeException
 
 from errors import AppError
-from services.reads.premium import has_premium
+from services.market.premium import has_premium
 from store.database import db
 from web import admission, caching, hooks, sessions
 

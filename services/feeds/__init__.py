@@ -1,2 +1,2 @@
-"""What feeds the service: imports of fixtures, results and odds, the demo world, and replays of a
-history."""
+"""What feeds the service: imports of fixtures, results and odds, the live sources' sync, and
+replays of a history."""

@@ -15,7 +15,7 @@ from enums import SOURCE_LINE
 from models import League, Match, OddsQuote, Team, stored_line
 from services import routes
 from services.feeds import kickoffs, meetings, names
-from services.forecasting import price_cubes
+from services.market import price_cubes
 from services.webhooks import events
 from store.bulk import insert_rows, update_rows
 from store.database import db
@@ -66,7 +66,7 @@ def import_file(path, now=None) -> ImportSummary:
     parsed = footballdata.parse(decoded.text, today=today)
     footballdata.screen(parsed)  # sets outside engine.bounds counted in prices_skipped
     with db.atomic():
-        summary = store(parsed.matches, now)
+        summary = store_records(parsed.matches, now)
     summary.encoding = decoded.encoding
     summary.rows_read = parsed.rows_read
     summary.prices_skipped = parsed.prices_skipped
@@ -181,7 +181,7 @@ def _slug_clashes(records, found) -> tuple[list[tuple], list[dict]]:
     return kept, rejected
 
 
-def store(records, now=None, source: str | None = None) -> ImportSummary:
+def store_records(records, now=None, source: str | None = None) -> ImportSummary:
     """Store match records with their odds (the caller owns the transaction), each found again
     as a meeting of its pair (see ``services.feeds.meetings``); a record that cannot be told apart
     from another meeting, or whose match would take another's slug, is left out and listed in
@@ -190,8 +190,8 @@ def store(records, now=None, source: str | None = None) -> ImportSummary:
     Prices reach the public only through a prediction that has made its picks: the odds
     summary the cards show is written here only for matches that have kicked off at ``now``
     (the current time by default); an upcoming match's is written by the prediction run (see
-    :func:`services.forecasting.publication.store`). A match moved after it kicked off keeps
-    the kick-off from which its picks were public (``public_since``).
+    :func:`services.forecasting.publication.write_forecast`). A match moved after it kicked off
+    keeps the kick-off from which its picks were public (``public_since``).
 
     Records of a live ``source`` are its reports of their matches' kick-offs: a match takes the
     earliest any source reports as its kick-off and the latest as its ``unlock_at`` (see
@@ -230,7 +230,7 @@ def store(records, now=None, source: str | None = None) -> ImportSummary:
         reported = {match["id"]: record.kickoff_at for record, match, _ in matched if match}
         spans = kickoffs.report(source, reported, now)
     new_rows, results = [], []
-    opens = {}  # when each stored match's sealed picks open, as it now stands
+    opens = {}  # when each stored match's locked picks open, as it now stands
     for record, existing, slug in matched:
         if existing is None:
             new_rows.append(_new_match(key(record), record, slug, now))
@@ -294,7 +294,7 @@ def _named(records) -> tuple[list, list[dict]]:
 
 
 def _kicked_off(record, opens, now) -> bool:
-    """Whether the match of ``record`` (as stored now, its sealed picks opening at ``opens``;
+    """Whether the match of ``record`` (as stored now, its locked picks opening at ``opens``;
     None: the record's kick-off) has kicked off at ``now``."""
     return (opens or record.kickoff_at) <= now or meetings.is_played(
         record.status, record.home_goals
@@ -306,7 +306,7 @@ def _kickoff_changes(existing, record, span, slug, now) -> dict:
     latest of its sources' reports (``span``), or the record's own kick-off outright when it
     comes from no source (``span`` None). The slug follows the kick-off where it is the
     record's own day (checked for clashes); a match whose picks have opened keeps the instant
-    they did (``public_since``). A match played has no disagreement left to keep it sealed."""
+    they did (``public_since``). A match played has no disagreement left to keep it locked."""
     kickoff_at, unlock_at = (
         kickoffs.governing(*span) if span is not None else (record.kickoff_at, None)
     )

@@ -10,7 +10,7 @@ kick-offs follow from its reports:
   live rule (a pick is live only if made and signed before it). A source moving its kick-off
   later cannot make an in-play pick, nor make one live, while another source says earlier.
 - ``Match.unlock_at`` is the **latest** kick-off a source reports, while it differs from the
-  earliest (null while the sources agree): a sealed match opens only then, so a source's
+  earliest (null while the sources agree): a locked match opens only then, so a source's
   kick-off in the past never unlocks a match another source says has not started.
 
 A disagreement lasts until the sources report the same kick-off again (or a source-less
@@ -76,7 +76,7 @@ def governing(earliest, latest) -> tuple:
 
 
 def unlocks_at(kickoff_at, unlock_at):
-    """When a match stored with ``kickoff_at`` and ``unlock_at`` opens its sealed picks."""
+    """When a match stored with ``kickoff_at`` and ``unlock_at`` opens its locked picks."""
     return kickoff_at if unlock_at is None or unlock_at < kickoff_at else unlock_at
 
 

@@ -27,7 +27,7 @@ from datetime import timedelta
 
 from enums import MARKET_SELECTIONS, SEEN_LINE
 from models import Match, OddsQuote, PriceSeen, stored_line
-from services.forecasting import price_cubes
+from services.market import price_cubes
 from store.bulk import insert_rows, update_rows
 
 #: The sources in the order that settles a tie (two runs first seen at one moment): a later

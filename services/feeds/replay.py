@@ -24,8 +24,8 @@ runs in a database of its own (older imported history aside), goes on with its o
 last day or later, and is refused anything earlier. Its days are those a football-data file
 may hold, 1900-01-01 to 2099-12-31.
 
-Used by ``flask ledger replay`` and the tests; ``services/demo`` can build the demo world's live
-history on it.
+Used by ``flask ledger replay`` and the tests; :mod:`services.operations.demo_world` builds the
+demo world's live history on it.
 """
 
 import dataclasses
@@ -53,8 +53,7 @@ from models import (
 )
 from services.feeds import imports
 from services.forecasting import forecast, predictions, publication
-from services.record import settling, signed_log
-from store.database import db
+from services.record import publishing, settling, signed_log
 
 #: How long after kick-off a match's result and closing prices are known.
 PLAYED_AFTER = timedelta(hours=2)
@@ -148,19 +147,19 @@ def _run_day(known, now, settings, horizon, backfill, check_clock) -> ReplayDay:
     """``run_day`` once what is new that day is known: ``known`` is stored as it is;
     ``check_clock``: first refuse a day before what the database holds (a replay's later days
     follow what its first wrote, never before it)."""
-    with db.atomic():
+    with publishing.publish(settings, now):
         if check_clock:
             _check_clock(now)
-        summary = imports.store(known, now)
+        summary = imports.store_records(known, now)
         before = signed_log.published_count()
         if backfill:
             predictions.backfill(settings, now=now)
         predicted = _predict_upcoming(now, now + horizon, settings)
         settled = settling.settle_pending(settings, now=now)
-        signed_log.checkpoint(now, settings)
+        # Read as the day's checkpoint, signed at the end of the unit, leaves them: it appends
+        # no entry, and the day's appends hold the ledger's lock until the commit.
         published = signed_log.published_count() - before
         size = signed_log.size()
-    signed_log.stamp(settings, now)
     return ReplayDay(
         now=now,
         matches_new=summary.matches_new,
@@ -187,9 +186,9 @@ def _predict_upcoming(now: datetime, until: datetime, settings) -> int:
         groups[country].append(match_id)
     predicted = 0
     for country, match_ids in sorted(groups.items()):
-        fc = forecast.forecast(now, settings, match_ids=match_ids, country=country)
-        rows = np.flatnonzero(np.isin(fc.match_id, match_ids))
-        publication.store(fc, rows, now)
+        group_forecast = forecast.forecast(now, settings, match_ids=match_ids, country=country)
+        rows = np.flatnonzero(np.isin(group_forecast.match_id, match_ids))
+        publication.write_forecast(group_forecast, rows, now)
         predicted += len(rows)
     return predicted
 

@@ -6,7 +6,7 @@ predicted and their picks published, a checkpoint signed, and what finished sett
    recorded and the others go on.
 2. **Store** each source's in a transaction of its own: the names mapped
    (``services.feeds.names``: records naming a team not mapped yet are held back), records
-   contradicting a stored result held back, the rest through the import (``imports.store``),
+   contradicting a stored result held back, the rest through the import (``imports.store_records``),
    and every pre-match price of a match still to kick off into that source's price history
    (``services.feeds.prices``). A source whose records fail to store fails its own part only:
    the other's work lands, and its standing (last error, credits its calls cost) is written in
@@ -43,8 +43,8 @@ from models import League, Match, SourceFetch, SourceState
 from services.feeds import contradictions, imports, meetings, names, prices, sources
 from services.feeds.sources import credits, fetching, http
 from services.forecasting import forecast, publication
-from services.record import settling, signed_log
-from store.database import DATABASE_ERRORS, db, exclusive, writing
+from services.record import publishing, settling
+from store.database import DATABASE_ERRORS, exclusive, writing
 
 log = logging.getLogger("picks.sync")
 
@@ -81,12 +81,13 @@ def _run(settings, now, source, configured, policy) -> dict:
         changed = prices.current(seen, now) | new_matches
         closed = prices.close(now)
     predicted, published = _predict(changed, now, settings)
-    with db.atomic():
-        signed = signed_log.checkpoint(now, settings)
-    settled = settling.settle_pending(settings, now=now)
-    with db.atomic():
-        signed = signed_log.checkpoint(now, settings) or signed
-    signed_log.stamp(settings, now)
+    with publishing.publish_in_steps(settings, now) as signing:
+        with signing.transaction():
+            pass  # signs what the predictions published
+        settled = settling.settle_pending(settings, now=now)
+        with signing.transaction():
+            pass  # signs what the settlement appended
+    signed = signing.checkpoint
     for report in reports:
         for error in report["errors"]:
             log.warning("sync %s: %s", report["source"], error)
@@ -224,7 +225,7 @@ def _store(found: fetching.Collected, now) -> dict:
     for record, origin in zip(records, origins, strict=True):
         by_file[origin].append(record)
     for url, batch in by_file.items():
-        stored = imports.store(batch, now, source=source)
+        stored = imports.store_records(batch, now, source=source)
         stored.rejected = [{"url": url, **row} for row in stored.rejected]
         summary.add(stored)
     if source == "football-data" and records:
@@ -357,12 +358,12 @@ def _predict(match_ids, now, settings) -> tuple[int, int]:
         groups[country].append(match_id)
     predicted = published = 0
     for country, ids in sorted(groups.items()):
-        fc = forecast.forecast(now, settings, match_ids=ids, country=country)
-        if fc is None:
+        group_forecast = forecast.forecast(now, settings, match_ids=ids, country=country)
+        if group_forecast is None:
             continue
-        rows = np.flatnonzero(np.isin(fc.match_id, ids))
+        rows = np.flatnonzero(np.isin(group_forecast.match_id, ids))
         with writing():
-            written = publication.store(fc, rows, now)
+            written = publication.write_forecast(group_forecast, rows, now)
         predicted += len(rows)
         published += written["published"]
     return predicted, published

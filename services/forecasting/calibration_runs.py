@@ -10,7 +10,7 @@ from engine import calibration
 from engine import odds as odds_engine
 from engine.markets import FIXED_MARKETS, ORDERED_MARKETS, outcome_indices
 from models import Match, Prediction
-from services.forecasting import price_cubes
+from services.market import price_cubes
 
 
 def run(window_days: int, settings, now=None) -> dict:

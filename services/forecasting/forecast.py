@@ -14,8 +14,8 @@ from engine.markets import FIXED_MARKETS, outcome_indices
 from engine.timeline import DAY
 from enums import LINE_MARKETS, MARKET_SELECTIONS
 from models import Match, Prediction
-from services.forecasting import line_forecast
-from services.forecasting.stored import History, Quotes, all_quotes, group_quotes, history
+from services.forecasting import line_forecast, stored
+from services.forecasting.stored import History, Quotes, all_quotes, group_quotes
 from store.bulk import epoch_seconds, fetch_rows, json_documents
 
 
@@ -42,7 +42,7 @@ class Forecast:
     lines: dict
 
 
-def _model_input(h: History, quotes: Quotes, now, method: str):
+def _model_input(history: History, quotes: Quotes, now, method: str):
     """The walk-forward model's input, and the de-margined sharp pre-match line per market."""
     market_probs = {
         market: odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
@@ -50,7 +50,7 @@ def _model_input(h: History, quotes: Quotes, now, method: str):
     }
     closing_probs = {
         market: np.where(
-            h.finished[:, None],
+            history.finished[:, None],
             odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0],
             np.nan,
         )
@@ -58,18 +58,18 @@ def _model_input(h: History, quotes: Quotes, now, method: str):
         if market in market_ratings.LEARNS_FROM
     }
     inputs = walkforward.WalkForwardInput(
-        kickoff=h.kickoff,
-        group=h.group,
-        league=h.league,
-        home=h.home,
-        away=h.away,
-        home_goals=h.home_goals,
-        away_goals=h.away_goals,
+        kickoff=history.kickoff,
+        group=history.group,
+        league=history.league,
+        home=history.home,
+        away=history.away,
+        home_goals=history.home_goals,
+        away_goals=history.away_goals,
         market=market_probs,
         now=int(now.timestamp()),
         closing=closing_probs,
         closing_lines=line_forecast.main_lines(
-            len(h.match_id), quotes.closing_lines, method, h.finished
+            len(history.match_id), quotes.closing_lines, method, history.finished
         ),
     )
     return inputs, market_probs
@@ -151,28 +151,28 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
     """Run the model over every stored match as of ``now``; or, with ``match_ids`` (all of the
     group ``country``), over that group only, fitting just what those matches need.
     ``progress(done, total)`` hears of each week fitted."""
-    h = history(country)
-    if h is None:
+    history = stored.history(country)
+    if history is None:
         return None
     targets, pool_weights = None, None
     config = model_config(settings)
     if match_ids is None:
-        quotes = all_quotes(h)
+        quotes = all_quotes(history)
     else:
-        targets = np.flatnonzero(np.isin(h.match_id, match_ids))
-        cutoff = int(timeline.cutoff(h.kickoff[targets].min(), int(now.timestamp())))
-        quotes = group_quotes(h, targets, cutoff)
+        targets = np.flatnonzero(np.isin(history.match_id, match_ids))
+        cutoff = int(timeline.cutoff(history.kickoff[targets].min(), int(now.timestamp())))
+        quotes = group_quotes(history, targets, cutoff)
         pool_weights = stored_pool_weights(datetime.fromtimestamp(cutoff, UTC), config)
-    inputs, market_probs = _model_input(h, quotes, now, settings["MARGIN_METHOD"])
+    inputs, market_probs = _model_input(history, quotes, now, settings["MARGIN_METHOD"])
     output = _run_model(inputs, config, targets, pool_weights, progress)
     goal_history = _goal_history(output)
     seen = output.league_history >= config.min_league_matches
     best, quality, choice = _choose_picks(output.published, quotes, goal_history, settings)
     choice = _unseen_pick_nothing(choice, seen)
     source = {market: _source(output, market, market_probs[market]) for market in FIXED_MARKETS}
-    has_result = np.isfinite(h.home_goals) & (h.kickoff < int(now.timestamp()))
+    has_result = np.isfinite(history.home_goals) & (history.kickoff < int(now.timestamp()))
     lines = line_forecast.forecast(
-        h,
+        history,
         output,
         quotes.pre_match_lines,
         settings,
@@ -183,15 +183,15 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
         config=config,
         pool_weights=None if pool_weights is None else pool_weights.get("lines"),
     )
-    line_forecast.one_total_pick(choice["ou25"], lines["ou"], len(h.match_id))
+    line_forecast.one_total_pick(choice["ou25"], lines["ou"], len(history.match_id))
     return Forecast(
-        h.match_id,
-        h.kickoff,
-        h.status,
-        h.home,
-        h.away,
-        h.home_goals,
-        h.away_goals,
+        history.match_id,
+        history.kickoff,
+        history.status,
+        history.home,
+        history.away,
+        history.home_goals,
+        history.away_goals,
         output,
         market_probs,
         best,

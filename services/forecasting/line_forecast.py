@@ -10,7 +10,7 @@ import numpy as np
 from engine import lines, picks
 from engine import odds as odds_engine
 from enums import LINE_MARKETS
-from services.forecasting import price_cubes
+from services.market import price_cubes
 
 
 @dataclass
@@ -102,7 +102,7 @@ def _choose(goal_history, allowed, cube, published, at_risk, settings, threshold
 
 
 def forecast(
-    h,
+    history,
     output,
     cubes,
     settings,
@@ -115,7 +115,7 @@ def forecast(
 ):
     """Every line market's rows forecast and picked (see :class:`LineMarket`).
 
-    ``h`` is the forecast's history, ``output`` the walk-forward output over it, ``cubes`` the
+    ``history`` is the forecast's history, ``output`` the walk-forward output over it, ``cubes`` the
     pre-match line cubes, ``goal_history`` the matches behind each row's goal model (home, away),
     ``has_result`` (n,) which matches a weight may learn from, ``allowed`` (n,) the matches of a
     league the goal model has seen (the others get the market alone and no pick), ``config`` the
@@ -135,12 +135,12 @@ def forecast(
             cube.match_row,
             cube.line,
             market_probs,
-            h.kickoff,
+            history.kickoff,
             output.fitted_at,
             output.goal_rates,
             output.goal_rho,
-            h.home_goals,
-            h.away_goals,
+            history.home_goals,
+            history.away_goals,
             has_result,
             prior=config.pool_prior_weight,
             min_rows=config.min_pool_rows,

@@ -24,31 +24,30 @@ from clock import utcnow
 from errors import MatchNotOpen, NotFound
 from models import League, Match, Pick
 from services.forecasting.forecast import forecast
-from services.forecasting.publication import store
-from services.record import settling, signed_log
-from store.database import db
+from services.forecasting.publication import write_forecast
+from services.record import publishing, settling
 
 
 def backfill(settings, now=None, rebuild=False, progress=None) -> dict:
     """Predict every stored match walk-forward, make the picks, settle what has finished;
     ``rebuild`` also re-predicts the backfilled history (see
-    :func:`~services.forecasting.publication.store`), ``progress`` hears of the fits as
+    :func:`~services.forecasting.publication.write_forecast`), ``progress`` hears of the fits as
     :func:`~services.forecasting.forecast.forecast` says."""
     now = now or utcnow()
     started = time.perf_counter()
-    fc = forecast(now, settings, progress=progress)
-    if fc is None:
+    backfilled = forecast(now, settings, progress=progress)
+    if backfilled is None:
         return {"matches": 0}
     modelled = time.perf_counter() - started
-    with db.atomic():
-        written = store(fc, np.arange(len(fc.match_id)), now, rebuild=rebuild)
+    with publishing.publish(settings, now):
+        written = write_forecast(
+            backfilled, np.arange(len(backfilled.match_id)), now, rebuild=rebuild
+        )
         settled = settling.settle_pending(settings, now=now)
-        signed_log.checkpoint(now, settings)
-    signed_log.stamp(settings, now)
     live = Pick.select().where(Pick.is_live).count()
     return {
-        "matches": len(fc.match_id),
-        "fits": fc.output.fits,
+        "matches": len(backfilled.match_id),
+        "fits": backfilled.output.fits,
         "model_seconds": round(modelled, 2),
         "seconds": round(time.perf_counter() - started, 2),
         **written,
@@ -72,10 +71,8 @@ def refresh(match: Match, settings, now=None) -> dict:
     """Recompute one open match (as :func:`check_open` gives it) from its own group's fits:
     its intelligence, and its prediction and a pick if it has not kicked off."""
     now = now or utcnow()
-    fc = forecast(now, settings, match_ids=[match.id], country=match.league.country)
-    (row,) = np.flatnonzero(fc.match_id == match.id)
-    with db.atomic():
-        written = store(fc, [row], now, refresh_intelligence=True)
-        signed_log.checkpoint(now, settings)
-    signed_log.stamp(settings, now)
+    refreshed = forecast(now, settings, match_ids=[match.id], country=match.league.country)
+    (row,) = np.flatnonzero(refreshed.match_id == match.id)
+    with publishing.publish(settings, now):
+        written = write_forecast(refreshed, [row], now, refresh_intelligence=True)
     return {"match_id": match.id, "refreshed_at": now, **written}

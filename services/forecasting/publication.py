@@ -10,10 +10,9 @@ from engine import walkforward
 from enums import KICKED_OFF_STATUSES, LINE_MARKETS
 from models import MatchIntelligence, Pick, Prediction
 from services import routes
-from services.forecasting import price_cubes
 from services.forecasting.forecast import Forecast
 from services.forecasting.rows import intelligence_rows, moment, pick_rows, prediction_rows
-from services.reads import premium
+from services.market import premium, price_cubes
 from services.record import signed_log
 from services.webhooks import events
 
@@ -62,21 +61,21 @@ def _predicted(match_ids) -> dict[int, tuple[bool, datetime]]:
     return found
 
 
-def _upcoming(fc: Forecast, rows, now, predicted) -> np.ndarray:
+def _upcoming(forecast: Forecast, rows, now, predicted) -> np.ndarray:
     """Which ``rows`` have not kicked off, by ``now`` and by what is stored whatever ``now``
     says: a match with a result (or in play), or with a prediction made at or after its
     kick-off, has kicked off, however early the clock (a replay's) is set."""
     made = np.array(
         [
             predicted[match_id][1].timestamp() if match_id in predicted else -np.inf
-            for match_id in fc.match_id[rows].tolist()
+            for match_id in forecast.match_id[rows].tolist()
         ],
         dtype=float,
     )
-    kickoff = fc.kickoff[rows]
+    kickoff = forecast.kickoff[rows]
     return (
         (kickoff > now.timestamp())
-        & ~np.isin(fc.status[rows], KICKED_OFF_STATUSES)
+        & ~np.isin(forecast.status[rows], KICKED_OFF_STATUSES)
         & (made < kickoff)
     )
 
@@ -140,7 +139,7 @@ def _pick_keys(records) -> set | None:
     return set(_of_matches(Pick, (Pick.match, Pick.market), (r["match"] for r in records)))
 
 
-def _emit_picks(records, held, fc: Forecast, now) -> None:
+def _emit_picks(records, held, forecast: Forecast, now) -> None:
     """A ``pick.published`` event for each live pick just stored; a locked one (rated A) only
     for endpoints whose owner may see it."""
     if held is None:
@@ -148,7 +147,7 @@ def _emit_picks(records, held, fc: Forecast, now) -> None:
     made = [record for record in records if (record["match"], record["market"]) not in held]
     if not made:
         return
-    kickoff = dict(zip(fc.match_id.tolist(), fc.kickoff.tolist(), strict=True))
+    kickoff = dict(zip(forecast.match_id.tolist(), forecast.kickoff.tolist(), strict=True))
     ids = _pick_ids(record["match"] for record in made)
     events.emit(
         "pick.published",
@@ -176,13 +175,13 @@ def _emit_picks(records, held, fc: Forecast, now) -> None:
     )
 
 
-def _line_cubes(fc: Forecast, rows) -> dict:
+def _line_cubes(forecast: Forecast, rows) -> dict:
     """The pre-match line cubes the picks of ``rows`` were made from, their match rows moved
     onto positions in ``rows`` (as :func:`price_cubes.load_lines` gives them for those
     matches)."""
     rows = np.asarray(rows, dtype=np.int64)
     cubes = {}
-    for market, lm in fc.lines.items():
+    for market, lm in forecast.lines.items():
         cube = lm.pre_match
         mine = np.flatnonzero(np.isin(cube.match_row, rows))
         order = np.argsort(rows, kind="stable")
@@ -209,8 +208,10 @@ def _drop_unquoted_lines(records, match_ids) -> None:
         Prediction.delete().where(Prediction.id.in_(stale[start : start + BATCH])).execute()
 
 
-def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) -> dict:
-    """Write predictions, new picks and intelligence for ``rows`` of ``fc``; returns counts.
+def write_forecast(
+    forecast: Forecast, rows, now, refresh_intelligence=False, rebuild=False
+) -> dict:
+    """Write predictions, new picks and intelligence for ``rows`` of ``forecast``; returns counts.
 
     A row whose match has kicked off (see :func:`_upcoming`) keeps the prediction and
     intelligence it already has (unless ``refresh_intelligence``); only the others are live.
@@ -219,11 +220,11 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) ->
     picks; live ones stay as they were published.
     """
     rows = np.asarray(rows, dtype=np.int64)
-    predicted = _predicted(fc.match_id[rows].tolist())
-    upcoming = _upcoming(fc, rows, now, predicted)
+    predicted = _predicted(forecast.match_id[rows].tolist())
+    upcoming = _upcoming(forecast, rows, now, predicted)
     fresh, live, rebuilt = [], [], []
     for row, ahead in zip(rows.tolist(), upcoming.tolist(), strict=True):
-        match_id = int(fc.match_id[row])
+        match_id = int(forecast.match_id[row])
         if ahead or match_id not in predicted:
             fresh.append(row)
             live.append(ahead)
@@ -234,35 +235,35 @@ def store(fc: Forecast, rows, now, refresh_intelligence=False, rebuild=False) ->
     for start in range(0, len(rebuilt), BATCH):
         chunk = rebuilt[start : start + BATCH]
         Pick.delete().where(Pick.match.in_(chunk) & ~Pick.is_live).execute()
-    predictions = prediction_rows(fc, fresh, live, now)
+    predictions = prediction_rows(forecast, fresh, live, now)
     live_predictions = [record for record in predictions if record["is_live"]]
     before_live = _published_probabilities(live_predictions)
-    _drop_unquoted_lines(predictions, [int(fc.match_id[row]) for row in fresh])
+    _drop_unquoted_lines(predictions, [int(forecast.match_id[row]) for row in fresh])
     _upsert(Prediction, predictions, ("match", "market", "line"))
     _emit_predictions(live_predictions, before_live, now)
-    intel = intelligence_rows(fc, rows.tolist() if refresh_intelligence else fresh, now)
+    intel = intelligence_rows(forecast, rows.tolist() if refresh_intelligence else fresh, now)
     _upsert(MatchIntelligence, intel, ("match",))
-    new_picks = pick_rows(fc, fresh, live, now)  # a pick comes with its prediction
+    new_picks = pick_rows(forecast, fresh, live, now)  # a pick comes with its prediction
     live_picks = [record for record in new_picks if record["is_live"]]
     held = _pick_keys(live_picks)
     before = Pick.select().count()
     _upsert(Pick, new_picks)
     made = Pick.select().count() - before
-    _emit_picks(live_picks, held, fc, now)
+    _emit_picks(live_picks, held, forecast, now)
     # A live pick enters the ledger in the transaction that stores it, and so do the prices it
     # was made from: an upcoming match's odds summary is written only here (pre-match prices
     # as the picks saw them; closing ones, which make no pick, as stored).
     ahead_rows = [row for row, ahead in zip(fresh, live, strict=True) if ahead]
-    upcoming_ids = [int(fc.match_id[row]) for row in ahead_rows]
+    upcoming_ids = [int(forecast.match_id[row]) for row in ahead_rows]
     if ahead_rows:
-        closing = price_cubes.load(fc.match_id[ahead_rows], closing=True)
+        closing = price_cubes.load(forecast.match_id[ahead_rows], closing=True)
         pre_match = {
             market: price_cubes.Cube(cube.prices[ahead_rows], cube.bookmakers)
-            for market, cube in fc.pre_match.items()
+            for market, cube in forecast.pre_match.items()
         }
         lines = (
-            _line_cubes(fc, ahead_rows),
-            price_cubes.load_lines(fc.match_id[ahead_rows], closing=True),
+            _line_cubes(forecast, ahead_rows),
+            price_cubes.load_lines(forecast.match_id[ahead_rows], closing=True),
         )
         summaries = price_cubes.summary_rows(upcoming_ids, pre_match, closing, lines)
         price_cubes.write_summaries(upcoming_ids, summaries)

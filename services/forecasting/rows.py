@@ -18,13 +18,13 @@ def probabilities_of(market, row):
     return dict(zip(MARKET_SELECTIONS[market], (float(p) for p in row), strict=True))
 
 
-def _prediction(fc: Forecast, market, row, is_live, now, view) -> dict:
+def _prediction(forecast: Forecast, market, row, is_live, now, view) -> dict:
     """One prediction record of match row ``row``; ``view`` holds the market's arrays at the
     row (``line``, ``published``, ``model``, ``sharp``, ``pool_weight``, ``source``,
     ``quality``, ``parts``)."""
     sharp = view["sharp"]
     return {
-        "match": int(fc.match_id[row]),
+        "match": int(forecast.match_id[row]),
         "market": market,
         "line": view["line"],
         "probabilities": probabilities_of(market, view["published"]),
@@ -36,36 +36,36 @@ def _prediction(fc: Forecast, market, row, is_live, now, view) -> dict:
         "source": str(view["source"]),
         "model_name": walkforward.MODEL_NAME,
         "model_version": walkforward.MODEL_VERSION,
-        "margin_method": fc.margin_method,
+        "margin_method": forecast.margin_method,
         "made_at": now,
-        "fitted_at": moment(fc.output.fitted_at[row]),
+        "fitted_at": moment(forecast.output.fitted_at[row]),
         "data_quality": float(view["quality"]),
         "data_quality_parts": {name: float(part) for name, part in view["parts"].items()},
         "is_live": bool(is_live),
     }
 
 
-def prediction_rows(fc: Forecast, rows, live, now) -> list[dict]:
+def prediction_rows(forecast: Forecast, rows, live, now) -> list[dict]:
     """The predictions of ``rows``, made at ``now`` (every line quoted of the markets with a
     line); ``live`` says which of them are live."""
-    out = fc.output
+    out = forecast.output
     records = []
     for row, is_live in zip(rows, live, strict=True):
         for market in FIXED_MARKETS:
-            score, parts = fc.quality[market]
+            score, parts = forecast.quality[market]
             view = {
                 "line": stored_line(market, None),
                 "published": out.published[market][row],
                 "model": out.model[market][row],
-                "sharp": fc.market_probs[market][row],
+                "sharp": forecast.market_probs[market][row],
                 "pool_weight": out.pool_weight[market][row],
-                "source": fc.source[market][row],
+                "source": forecast.source[market][row],
                 "quality": score[row],
                 "parts": {name: part[row] for name, part in parts.items()},
             }
-            records.append(_prediction(fc, market, row, is_live, now, view))
+            records.append(_prediction(forecast, market, row, is_live, now, view))
     live_of = dict(zip(rows, live, strict=True))
-    for market, lm in fc.lines.items():
+    for market, lm in forecast.lines.items():
         score, parts = lm.quality
         for at in lm.rows_of(rows).tolist():
             row = int(lm.match_row[at])
@@ -79,7 +79,7 @@ def prediction_rows(fc: Forecast, rows, live, now) -> list[dict]:
                 "quality": score[at],
                 "parts": {name: part[at] for name, part in parts.items()},
             }
-            records.append(_prediction(fc, market, row, live_of[row], now, view))
+            records.append(_prediction(forecast, market, row, live_of[row], now, view))
     return records
 
 
@@ -88,7 +88,7 @@ def moment(epoch):
     return datetime.fromtimestamp(int(epoch), UTC)
 
 
-def _pick(fc: Forecast, market, row, at, chosen, is_live, now, arrays) -> dict:
+def _pick(forecast: Forecast, market, row, at, chosen, is_live, now, arrays) -> dict:
     """One pick record of match row ``row``, from index ``at`` of the market's ``arrays``
     (``line`` (or None for the market's own), ``best``, ``published``, ``choice``,
     ``quality``)."""
@@ -96,7 +96,7 @@ def _pick(fc: Forecast, market, row, at, chosen, is_live, now, arrays) -> dict:
     _, edge, _, rating = arrays["choice"]
     line = arrays["line"]
     return {
-        "match": int(fc.match_id[row]),
+        "match": int(forecast.match_id[row]),
         "market": market,
         "line": stored_line(market, None if line is None else float(line[at])),
         "selection": MARKET_SELECTIONS[market][chosen],
@@ -111,22 +111,22 @@ def _pick(fc: Forecast, market, row, at, chosen, is_live, now, arrays) -> dict:
     }
 
 
-def pick_rows(fc: Forecast, rows, live, now) -> list[dict]:
+def pick_rows(forecast: Forecast, rows, live, now) -> list[dict]:
     """The picks of ``rows``, made at ``now``; ``live`` says which of them are live."""
     records = []
     for market in FIXED_MARKETS:
         arrays = {
             "line": None,
-            "best": fc.best[market],
-            "published": fc.output.published[market],
-            "choice": fc.choice[market],
-            "quality": fc.quality[market],
+            "best": forecast.best[market],
+            "published": forecast.output.published[market],
+            "choice": forecast.choice[market],
+            "quality": forecast.quality[market],
         }
         for row, is_live in zip(rows, live, strict=True):
-            chosen = fc.choice[market][0][row]
+            chosen = forecast.choice[market][0][row]
             if chosen >= 0:
-                records.append(_pick(fc, market, row, row, chosen, is_live, now, arrays))
-    for market, lm in fc.lines.items():
+                records.append(_pick(forecast, market, row, row, chosen, is_live, now, arrays))
+    for market, lm in forecast.lines.items():
         arrays = {
             "line": lm.line,
             "best": lm.best,
@@ -134,12 +134,12 @@ def pick_rows(fc: Forecast, rows, live, now) -> list[dict]:
             "choice": lm.choice,
             "quality": lm.quality,
         }
-        picked = lm.picked(len(fc.match_id))
+        picked = lm.picked(len(forecast.match_id))
         for row, is_live in zip(rows, live, strict=True):
             at = picked[row]
             if at >= 0:
                 chosen = lm.choice[0][at]
-                records.append(_pick(fc, market, row, at, chosen, is_live, now, arrays))
+                records.append(_pick(forecast, market, row, at, chosen, is_live, now, arrays))
     return records
 
 
@@ -148,9 +148,9 @@ def _sides(values, row) -> dict:
     return {"home": float(values[row, 0]), "away": float(values[row, 1])}
 
 
-def _ratings_view(fc: Forecast, row) -> dict | None:
+def _ratings_view(forecast: Forecast, row) -> dict | None:
     """What the market-implied ratings say about a row, beside Dixon-Coles (None without)."""
-    ratings = fc.output.ratings
+    ratings = forecast.output.ratings
     if ratings is None or not np.isfinite(ratings.expected_goals[row]).all():
         return None
     return {
@@ -167,13 +167,18 @@ def _ratings_view(fc: Forecast, row) -> dict | None:
     }
 
 
-def intelligence_rows(fc: Forecast, rows, now) -> list[dict]:
+def intelligence_rows(forecast: Forecast, rows, now) -> list[dict]:
     """The match intelligence of ``rows`` (form, head to head, the goal model's view)
     at ``now``."""
     history = intelligence.compute(
-        fc.kickoff, fc.home, fc.away, fc.home_goals, fc.away_goals, targets=np.asarray(rows)
+        forecast.kickoff,
+        forecast.home,
+        forecast.away,
+        forecast.home_goals,
+        forecast.away_goals,
+        targets=np.asarray(rows),
     )
-    out = fc.output
+    out = forecast.output
     schema = IntelligencePayloadSchema()
     records = []
     for row, facts in zip(rows, history, strict=True):
@@ -195,7 +200,7 @@ def intelligence_rows(fc: Forecast, rows, now) -> list[dict]:
                 "home": int(out.history_home[row]),
                 "away": int(out.history_away[row]),
             },
-            "market_ratings": _ratings_view(fc, row),
+            "market_ratings": _ratings_view(forecast, row),
         }
         meetings = facts["head_to_head"]
         meetings["matches"] = [
@@ -209,5 +214,7 @@ def intelligence_rows(fc: Forecast, rows, now) -> list[dict]:
             for meeting in meetings["matches"]
         ]
         payload = dump_known(schema, {**facts, "model": model})
-        records.append({"match": int(fc.match_id[row]), "payload": payload, "updated_at": now})
+        records.append(
+            {"match": int(forecast.match_id[row]), "payload": payload, "updated_at": now}
+        )
     return records

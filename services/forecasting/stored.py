@@ -8,7 +8,7 @@ import numpy as np
 from engine import walkforward
 from engine.timeline import DAY
 from models import League, Match
-from services.forecasting import price_cubes
+from services.market import price_cubes
 
 
 @dataclass
@@ -100,27 +100,27 @@ class Quotes:
     closing_lines: dict[str, price_cubes.LineCube]
 
 
-def all_quotes(h: History) -> Quotes:
+def all_quotes(history: History) -> Quotes:
     """Every stored quote of every match: what the backfill reads."""
     return Quotes(
-        price_cubes.load(h.match_id, closing=False, only_listed=False),
-        price_cubes.load(h.match_id, closing=True, only_listed=False),
-        price_cubes.load_lines(h.match_id, closing=False, only_listed=False),
-        price_cubes.load_lines(h.match_id, closing=True, only_listed=False),
+        price_cubes.load(history.match_id, closing=False, only_listed=False),
+        price_cubes.load(history.match_id, closing=True, only_listed=False),
+        price_cubes.load_lines(history.match_id, closing=False, only_listed=False),
+        price_cubes.load_lines(history.match_id, closing=True, only_listed=False),
     )
 
 
-def group_quotes(h: History, targets, cutoff: int) -> Quotes:
+def group_quotes(history: History, targets, cutoff: int) -> Quotes:
     """What a refresh of ``targets`` reads: their pre-match quotes, and the closing quotes the
     ratings learn from in their window before ``cutoff`` (never the targets' own: nothing of
     a forecast may depend on what is only known once it kicks off)."""
     window = walkforward.RATINGS_CONFIG.window_days * DAY
-    learning = h.finished & (h.kickoff >= cutoff - window) & (h.kickoff < cutoff)
-    wanted = np.zeros(len(h.match_id), dtype=bool)
+    learning = history.finished & (history.kickoff >= cutoff - window) & (history.kickoff < cutoff)
+    wanted = np.zeros(len(history.match_id), dtype=bool)
     wanted[targets] = True
     return Quotes(
-        _scattered(h.match_id, wanted, closing=False),
-        _scattered(h.match_id, learning, closing=True),
-        _scattered_lines(h.match_id, wanted, closing=False),
-        _scattered_lines(h.match_id, learning, closing=True),
+        _scattered(history.match_id, wanted, closing=False),
+        _scattered(history.match_id, learning, closing=True),
+        _scattered_lines(history.match_id, wanted, closing=False),
+        _scattered_lines(history.match_id, learning, closing=True),
     )

@@ -1,2 +1,2 @@
-"""Public reads: match cards, the pages, the explorer, the day's picks, the track record, and the
-premium lock deciding what a caller sees."""
+"""Public reads: match cards, the pages, the explorer, the day's picks and the track record, each
+under the premium rule (:mod:`services.market.premium`) deciding what a caller sees."""

@@ -3,9 +3,9 @@ for any number of matches in a fixed number of queries.
 
 Every answer that shows matches is built here: one query for the matches (with league and teams
 joined), then one ``IN`` query per relation asked for, whatever the number of matches. Everything
-goes through the premium rule on the way out: a match with a locked pick is sealed, every price
-and probability of it withheld and every pick of it locked (one more query, for callers without
-premium access, when a match is still to kick off).
+goes through the premium rule on the way out: a match with a locked pick is locked whole, every
+price and probability of it withheld and every pick of it locked (one more query, for callers
+without premium access, when a match is still to kick off).
 """
 
 from collections import defaultdict
@@ -15,7 +15,7 @@ from enums import CARD_RELATIONS
 from errors import NotFound
 from models import League, Match, MatchIntelligence, OddsSummary, Pick, Prediction, Team
 from schemas.matches import IntelligencePayloadSchema
-from services.reads import premium
+from services.market import premium
 
 #: The relations a card can carry, besides the match itself.
 RELATIONS = CARD_RELATIONS
@@ -30,7 +30,7 @@ MATCH_COLUMNS = {
     "id": Match.id,
     "slug": Match.slug,
     "kickoff_at": Match.kickoff_at,
-    "unlock": premium.unlock_column(),  # when a sealed match opens (premium's rule only)
+    "unlock": premium.unlock_column(),  # when a locked match opens (premium's rule only)
     "status": Match.status,
     "season": Match.season,
     "home_goals": Match.home_goals,
@@ -152,48 +152,50 @@ def _one(condition, missing: str, viewer, include, now) -> dict:
 def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]:
     """Cards of the matches ``query`` (from :func:`matches`) selects, in its order, each with
     the relations in ``include`` as ``viewer`` may see them at ``now``: one query for the
-    matches, one per relation, and one for the sealed matches (see the module's docstring).
+    matches, one per relation, and one for the locked matches (see the module's docstring).
 
-    A card's ``sealed`` says whether the match is sealed for this viewer: every price and
-    probability of it withheld, every pick locked (see :mod:`services.reads.premium`)."""
+    A card's ``locked`` says whether the match is locked for this viewer: every price and
+    probability of it withheld, every pick locked (see :mod:`services.market.premium`)."""
     rows = list(query.dicts())
     cards = [_match(row) for row in rows]
     if not cards:
         return cards
     by_id = {card["id"]: card for card in cards}
     ids = list(by_id)
-    sealed = {}
+    locked = {}
     if include:
         unlocks = {row["id"]: row["unlock"] for row in rows}
-        sealed = premium.sealed_matches(unlocks, viewer, now or utcnow())
+        locked = premium.locked_matches(unlocks, viewer, now or utcnow())
     for card in cards:
-        card["sealed"] = card["id"] in sealed
+        card["locked"] = card["id"] in locked
     if "odds" in include:
         for card in cards:
             card["odds"] = []
         for match_id, market in _odds(ids):
-            if match_id in sealed:
-                premium.seal_odds(market)
+            if match_id in locked:
+                premium.withhold_odds(market)
             by_id[match_id]["odds"].append(market)
-        for match_id in sealed:
-            by_id[match_id]["odds"] = premium.seal_lines(by_id[match_id]["odds"])
+        for match_id in locked:
+            by_id[match_id]["odds"] = premium.withhold_lines(by_id[match_id]["odds"])
     if "predictions" in include:
         grouped = _grouped(_predictions(ids))
         for card in cards:
             predictions = grouped.get(card["id"], [])
-            if card["sealed"]:
-                predictions = premium.seal_lines(list(map(premium.seal_prediction, predictions)))
+            if card["locked"]:
+                predictions = premium.withhold_lines(
+                    list(map(premium.withhold_prediction, predictions))
+                )
             card["predictions"] = predictions
     if "picks" in include:
-        grouped = _grouped(picks_of(ids, sealed))
+        grouped = _grouped(picks_of(ids, locked))
         for card in cards:
             card["picks"] = grouped.get(card["id"], [])
     if "intelligence" in include:
         found = intelligence_of(ids)
         for card in cards:
             intelligence = found.get(card["id"])
-            if intelligence is not None and card["sealed"]:
-                premium.seal_intelligence(intelligence)
+            if intelligence is not None and card["locked"]:
+                premium.withhold_intelligence(intelligence)
             card["intelligence"] = intelligence
     return cards
 
@@ -260,15 +262,15 @@ def _predictions(ids):
         yield row.pop("match_id"), row
 
 
-def picks_of(ids, sealed):
-    """``(match_id, pick)`` for every pick of ``ids``, locked where its match is ``sealed``
-    (as :func:`services.reads.premium.sealed_matches` answers) and it was never public."""
+def picks_of(ids, locked):
+    """``(match_id, pick)`` for every pick of ``ids``, locked where its match is ``locked``
+    (as :func:`services.market.premium.locked_matches` answers) and it was never public."""
     for pick in _rows(Pick, PICK_FIELDS, ids, (Pick.match, Pick.id)):
         pick["is_live"] = bool(pick["is_live"])
         fair = pick.pop("closing_probability")
         pick["closing_ev"] = None if fair is None else pick["odds"] * fair - 1.0
         match_id = pick.pop("match_id")
-        yield match_id, premium.present(pick, premium.pick_locked(pick, sealed, match_id))
+        yield match_id, premium.present(pick, premium.pick_locked(pick, locked, match_id))
 
 
 def intelligence_of(ids) -> dict:

@@ -18,7 +18,7 @@ def slate(
     day, market="1x2", league_id=None, team_id=None, min_data_quality=None, viewer=None, now=None
 ):
     """The matches of ``day`` (a span; its UTC day counts) with ``market``'s prediction, best
-    price and edge per selection, and the pick, as ``viewer`` may see them at ``now`` (a sealed
+    price and edge per selection, and the pick, as ``viewer`` may see them at ``now`` (a locked
     match shows no probability, price or edge); an unknown league or team gives no matches."""
     day = day.whole_day()
     query = match_filters(within(cards.matches(), Match.kickoff_at, day, day), league_id, team_id)
@@ -47,7 +47,7 @@ def _selections(market, prediction, odds) -> list[dict]:
     """Per selection: the published probability, the best price and its bookmaker, the edge."""
     names = FIXED_MARKETS[market]
     prices = {row["selection"]: row for row in odds["selections"]} if odds else {}
-    shares = prediction["probabilities"] if prediction else None  # None too when sealed
+    shares = prediction["probabilities"] if prediction else None  # None too when locked
     probability = [shares[name] if shares else None for name in names]
     best = [prices[name]["best_price"] if name in prices else None for name in names]
     edge = picks_engine.edges(
@@ -147,13 +147,13 @@ def comparable(
 ):
     """Finished matches that kicked off before ``match_id`` whose published ``market``
     probabilities lie nearest to its own, within ``scope`` (``league``, ``teams`` of either
-    side, or ``global``); with what happened to them, summed up per selection. A match sealed
-    for ``viewer`` at ``now`` (see :mod:`services.reads.premium`) lists none: which matches are
+    side, or ``global``); with what happened to them, summed up per selection. A match locked
+    for ``viewer`` at ``now`` (see :mod:`services.market.premium`) lists none: which matches are
     nearest, and how near, would give its probabilities back. ``index`` is the process's
     :class:`ComparableIndex` (a new one when None)."""
     target = cards.one(match_id, viewer, include=("predictions",), now=now)
     prediction = _of_market(target.pop("predictions"), market)
-    locked = target.pop("sealed")
+    locked = target.pop("locked")
     names = FIXED_MARKETS[market]
     found = {
         "match": target,

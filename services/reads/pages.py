@@ -131,7 +131,7 @@ def landing(viewer, now: datetime, days: int = LANDING_DAYS) -> dict:
                 "home": home,
                 "away": away,
                 "forecast": _headline(card, home, away),
-                "sealed": card["sealed"],
+                "locked": card["locked"],
                 "pick": _named(_best_pick(card["picks"]), home, away),
             }
         )
@@ -244,7 +244,7 @@ def prediction(slug: str, base_url: str, viewer, now: datetime) -> dict:
     page = seo.of_card(card, base_url)
     return {
         **page,
-        "sealed": card["sealed"],
+        "locked": card["locked"],
         "markets": markets,
         "form": _form(intelligence, home, away),
         "head_to_head": _head_to_head(intelligence, card, home, away),

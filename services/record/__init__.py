@@ -1,2 +1,2 @@
-"""The record: settlement of picks, the signed append-only log of live picks, and third-party
-time-stamps."""
+"""The record: settlement of picks, the signed append-only log of live picks, publishing to it as
+one unit of work (sign, then time-stamp after the commit), and third-party time-stamps."""

@@ -21,8 +21,8 @@ from engine import odds as odds_engine
 from engine.markets import FIXED_MARKETS
 from enums import LINE_MARKETS, MARKET_SELECTIONS, SEEN_LINE, SETTLED_STATUSES, SOURCE_LINE
 from models import Contradiction, LedgerSeal, Match, OddsQuote, Pick
-from services.forecasting import price_cubes
-from services.record import signed_log
+from services.market import price_cubes
+from services.record import publishing, signed_log
 from services.webhooks import events
 from store.bulk import epoch_seconds, fetch_rows, update_rows
 from store.database import db
@@ -314,8 +314,6 @@ def _nullable(values) -> list:
 def run(last_days: int, settings, now=None) -> dict:
     """The settlement-run operation: settle picks of matches from the last ``last_days`` days."""
     now = now or utcnow()
-    with db.atomic():
+    with publishing.publish(settings, now):
         counts = settle_pending(settings, now=now, kickoff_from=now - timedelta(days=last_days))
-        signed_log.checkpoint(now, settings)
-    signed_log.stamp(settings, now)
     return {"last_days": last_days, "settled_at": now, **counts}

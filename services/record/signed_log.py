@@ -4,9 +4,10 @@ Each live pick is published into it before kick-off (``pick.published``, sealed 
 commitment), and its settlement or voiding follows (``pick.settled`` / ``pick.voided``), each in
 the transaction that stores the pick or settles it. Every operation that appends ends with one
 signed checkpoint (:func:`checkpoint`), time-stamped by an RFC 3161 authority, where one is
-configured, once that transaction has committed (:func:`stamp`). Entries, proofs and the latest
-checkpoint are public; a pick's reveal (its salt and the sealed fields) is served as soon as the
-premium rule shows the pick itself.
+configured, once that transaction has committed (:func:`stamp`): the unit of work
+:func:`services.record.publishing.publish`. Entries, proofs and the latest checkpoint are public;
+a pick's reveal (its salt and the sealed fields) is served as soon as the premium rule shows the
+pick itself.
 
 Rows are only ever added: no function here updates or deletes one, and the database refuses it
 too (see ``models.schema._append_only``).
@@ -34,7 +35,7 @@ from models import (
     Pick,
     node_address,
 )
-from services.reads import premium
+from services.market import premium
 from services.record import timestamps, witnesses
 from store.bulk import fetch_rows, insert_columns
 from store.database import db, is_sqlite
@@ -272,7 +273,8 @@ def checkpoint(now: datetime, settings) -> dict | None:
     """Sign a checkpoint of the ledger as it stands, if it grew since the last one (None
     otherwise). Call at the end of each operation that appends, in its transaction; then,
     once it has committed, :func:`stamp` asks for the checkpoint's time-stamp (no network call
-    holds the transaction, and with it the write lock, open)."""
+    holds the transaction, and with it the write lock, open): :mod:`services.record.publishing`
+    does both."""
     _lock()
     current = size()
     last = LedgerCheckpoint.select().order_by(LedgerCheckpoint.size.desc()).first()
@@ -508,15 +510,15 @@ def _reveals(pick_ids, now) -> dict:
     )
     names = [field.name for field in PICK_FIELDS]
     rows = list(query.tuples())
-    # Sealed as the match cards are: every pick of a match with a locked one, whatever its own
+    # Locked as the match cards are: every pick of a match with a locked one, whatever its own
     # rating (its price is one of the match's prices).
     at = names.index("match")
     unlocks = {values[at]: unlock for *values, unlock, _ in rows}
-    sealed = premium.sealed_matches(unlocks, None, now)
+    locked = premium.locked_matches(unlocks, None, now)
     found = {}
     for *values, _, salt in rows:
         pick = dict(zip(names, values, strict=True))
-        if premium.pick_locked(pick, sealed, pick["match"]):
+        if premium.pick_locked(pick, locked, pick["match"]):
             continue
         pick["match_id"] = pick.pop("match")
         found[pick["id"]] = entries_engine.reveal(bytes.fromhex(salt), pick)

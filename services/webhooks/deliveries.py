@@ -21,9 +21,9 @@ receives what is tried from then on.
 Every try is signed with ``webhook-id`` (the event's id: the same on every try, so a receiver
 can drop duplicates), ``webhook-timestamp`` and ``webhook-signature`` (``v1,`` HMAC-SHA256 of
 ``id.timestamp.body`` under each secret that signs: two during a rotation's overlap). The
-secrets are stored sealed (``services.webhooks.sealing``) and opened only here, as each try is
-signed: a try whose secret no key of ``WEBHOOK_SECRETS_KEY`` opens is sent to nobody and
-recorded as a failed try saying so.
+secrets are stored encrypted (``services.webhooks.encryption``) and decrypted only here, as each
+try is signed: a try whose secret no key of ``WEBHOOK_SECRETS_KEY`` decrypts is sent to nobody
+and recorded as a failed try saying so.
 
 A delivery is claimed with a lease (``WEBHOOK_LEASE_SECONDS``, longer than a try may take)
 before it is sent: a worker that dies mid-delivery leaves the lease to run out, and the delivery
@@ -44,7 +44,7 @@ from clock import utcnow
 from errors import WebhookUrlRefused
 from models import Delivery, Event, User, WebhookEndpoint
 from schemas.webhooks import payload
-from services.webhooks import egress, events, sealing
+from services.webhooks import egress, encryption, events
 from store.bulk import update_rows
 from store.database import writing
 
@@ -75,7 +75,7 @@ class Job:
     data: dict | None  # None: what the event is about is no longer stored
     endpoint_id: int
     url: str
-    secrets: tuple[str, ...]  # sealed, as stored: opened only to sign (:func:`send`)
+    secrets: tuple[str, ...]  # encrypted, as stored: decrypted only to sign (:func:`send`)
     #: Why the endpoint's owner, as the database says when the delivery is claimed, may no
     #: longer receive the event (downgraded, suspended); None when they may.
     refused: str | None = None
@@ -102,7 +102,7 @@ def message_id(event_id: int, subject: int | None = None) -> str:
 
 
 def signing_secrets(endpoint, now) -> tuple[str, ...]:
-    """The secrets that sign for ``endpoint`` at ``now``, sealed as stored: its own, and the one
+    """The secrets that sign for ``endpoint`` at ``now``, encrypted as stored: its own, and the one
     it replaced while the rotation's overlap lasts."""
     found = [endpoint.secret]
     expires = endpoint.previous_secret_expires_at
@@ -242,8 +242,8 @@ def send(job: Job, settings) -> Outcome:
     except WebhookUrlRefused as refused:
         return Outcome(None, f"refused: {refused.errors['url'][0]}")
     try:
-        secrets = sealing.unseal_all(job.secrets, settings["WEBHOOK_SECRETS_KEY"])
-    except sealing.SecretUnreadable as unreadable:
+        secrets = encryption.decrypt_all(job.secrets, settings["WEBHOOK_SECRETS_KEY"])
+    except encryption.SecretUnreadable as unreadable:
         return Outcome(None, f"not signed: {unreadable}")
     body = payload(job.event_type, job.occurred_at, job.data, settings.get("PUBLIC_BASE_URL") or "")
     # The signature's time is the moment of sending by the system clock: the receiver checks

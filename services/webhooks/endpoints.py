@@ -4,8 +4,8 @@ secret, test, and look at or retry their deliveries.
 An endpoint belongs to the user who made it: another user's endpoint is a 404, as if it did not
 exist. Its URL passes the server-side request forgery check (``services.webhooks.egress``) when it
 is registered or changed, and again before every delivery. The secret (``whsec_`` and 32 random
-bytes in base64) is shown when it is made or rotated and never again: it is stored sealed under
-``WEBHOOK_SECRETS_KEY`` (``services.webhooks.sealing``) and never read back to be shown. After a
+bytes in base64) is shown when it is made or rotated and never again: it is stored encrypted under
+``WEBHOOK_SECRETS_KEY`` (``services.webhooks.encryption``) and never read back to be shown. After a
 rotation the old secret signs beside the new one for ``WEBHOOK_SECRET_OVERLAP_HOURS``.
 """
 
@@ -16,7 +16,7 @@ from datetime import timedelta
 from errors import NotFound, WebhookDisabled, WebhookLimitReached
 from models import Delivery, Event, User, WebhookEndpoint
 from services.queries import paginate
-from services.webhooks import egress, events, sealing
+from services.webhooks import egress, encryption, events
 from services.webhooks.deliveries import message_id
 from store.database import db, locked, writing
 
@@ -40,7 +40,7 @@ def check_url(url: str, settings) -> None:
 
 def describe(endpoint: WebhookEndpoint, secret: str | None = None) -> dict:
     """The endpoint as the API shows it, with ``secret`` when one was just made (the stored one
-    is sealed: never shown)."""
+    is encrypted: never shown)."""
     shown = {
         "id": endpoint.id,
         "url": endpoint.url,
@@ -84,7 +84,7 @@ def create(viewer, url: str, event_types, description: str, settings, now) -> di
             url=url,
             description=description,
             events=list(dict.fromkeys(event_types)),
-            secret=sealing.seal(secret, settings["WEBHOOK_SECRETS_KEY"]),
+            secret=encryption.encrypt(secret, settings["WEBHOOK_SECRETS_KEY"]),
             created_at=now,
             updated_at=now,
         )
@@ -139,13 +139,13 @@ def rotate_secret(viewer, endpoint_id: int, settings, now) -> dict:
     endpoint with its new secret (shown this once)."""
     secret = new_secret()
     with writing():
-        # Held: a key rotation sealing the old secret again meanwhile is never undone by it.
+        # Held: a key rotation encrypting the old secret again meanwhile is never undone by it.
         endpoint = _own(viewer, endpoint_id, held=True)
-        endpoint.previous_secret = endpoint.secret  # sealed as it is
+        endpoint.previous_secret = endpoint.secret  # encrypted as it is
         endpoint.previous_secret_expires_at = now + timedelta(
             hours=settings["WEBHOOK_SECRET_OVERLAP_HOURS"]
         )
-        endpoint.secret = sealing.seal(secret, settings["WEBHOOK_SECRETS_KEY"])
+        endpoint.secret = encryption.encrypt(secret, settings["WEBHOOK_SECRETS_KEY"])
         endpoint.updated_at = now
         endpoint.save()
     return describe(endpoint, secret)

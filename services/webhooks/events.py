@@ -22,7 +22,7 @@ from clock import utcnow
 from models import Delivery, Event, Pick, User, WebhookEndpoint
 from schemas.common import utc_z
 from services import routes
-from services.reads import premium
+from services.market import premium
 from store.bulk import insert_rows
 from store.database import writing
 

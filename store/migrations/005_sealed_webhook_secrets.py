@@ -1,9 +1,9 @@
-"""005: room for sealed webhook secrets: ``webhook_endpoint.secret`` and ``previous_secret``
+"""005: room for encrypted webhook secrets: ``webhook_endpoint.secret`` and ``previous_secret``
 widen from 64 to 255 characters, enough for a secret encrypted under ``WEBHOOK_SECRETS_KEY`` (a
 Fernet token of 164 characters for a ``whsec_`` secret).
 
 The step only widens. The secrets already stored are encrypted by ``flask db upgrade`` right
-after its steps (``services.webhooks.sealing.seal_plain``): the key lives in the service's
+after its steps (``services.webhooks.encryption.encrypt_plain``): the key lives in the service's
 environment, which a step never reads.
 
 PostgreSQL widens the columns in place. SQLite cannot change a column's type, so its three

@@ -1,5 +1,5 @@
 """The live sources: each an adapter that fetches what is new (no transaction open) and gives
-the records the import stores (``services.feeds.imports.store``).
+the records the import stores (``services.feeds.imports.store_records``).
 
 A source's :func:`collect` reads what it needs from the database first (the validators of
 its URLs, its credits), then makes its calls, and hands back a ``fetching.Collected``: the

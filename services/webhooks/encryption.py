@@ -1,18 +1,18 @@
-"""Webhook signing secrets sealed at rest: each endpoint's secret (and the one a rotation keeps
+"""Webhook signing secrets encrypted at rest: each endpoint's secret (and the one a rotation keeps
 signing for its overlap) is stored encrypted under ``WEBHOOK_SECRETS_KEY`` (Fernet: AES-128-CBC
 with an HMAC-SHA256, a random IV each time), so a copy of the database alone signs nothing.
 
-The setting lists Fernet keys, newest first: the newest seals, any of them opens. A secret is
-opened only where a delivery is signed (``services.webhooks.deliveries.send``); it is shown in
+The setting lists Fernet keys, newest first: the newest encrypts, any of them decrypts. A secret
+is decrypted only where a delivery is signed (``services.webhooks.deliveries.send``); it is shown in
 the clear once, when it is made (registration, rotation), from the value made, never read back.
 
 Changing the key: put a new key first in every process's ``WEBHOOK_SECRETS_KEY``, then
-``flask webhooks rotate-key`` seals every stored secret again under it (:func:`rotate`); once it
+``flask webhooks rotate-key`` encrypts every stored secret again under it (:func:`rotate`); once it
 reports none left under an older key, the older keys may leave the list.
 
-A secret stored in the clear (by a version before sealing: ``whsec_…``) signs as it is, with a
-warning, until ``flask db upgrade`` or ``flask webhooks rotate-key`` seals it
-(:func:`seal_plain`): a Fernet token never starts so.
+A secret stored in the clear (by a version before encryption: ``whsec_…``) signs as it is, with a
+warning, until ``flask db upgrade`` or ``flask webhooks rotate-key`` encrypts it
+(:func:`encrypt_plain`): a Fernet token never starts so.
 """
 
 import logging
@@ -26,7 +26,7 @@ from store.database import locked, writing
 
 log = logging.getLogger("picks.webhooks")
 
-#: How a secret in the clear begins (Standard Webhooks); a sealed one is a Fernet token.
+#: How a secret in the clear begins (Standard Webhooks); an encrypted one is a Fernet token.
 PLAIN_PREFIX = "whsec_"
 
 #: The stored columns that hold a secret, with their SQL type (for ``update_rows``).
@@ -34,28 +34,28 @@ COLUMNS = {"secret": "text", "previous_secret": "text"}
 
 
 class SecretUnreadable(ValueError):
-    """A stored secret no key of ``WEBHOOK_SECRETS_KEY`` opens: sealed under a key the list
+    """A stored secret no key of ``WEBHOOK_SECRETS_KEY`` decrypts: encrypted under a key the list
     lacks (a database copied to another deployment, a key removed too soon) or altered."""
 
 
 def keyring(keys) -> MultiFernet:
-    """The keys (newest first) as one: the first seals, any opens."""
+    """The keys (newest first) as one: the first encrypts, any decrypts."""
     return MultiFernet([Fernet(key) for key in keys])
 
 
-def seal(secret: str, keys) -> str:
+def encrypt(secret: str, keys) -> str:
     """``secret`` encrypted under the newest of ``keys``: what the database stores."""
     return keyring(keys).encrypt(secret.encode()).decode()
 
 
 def is_plain(stored: str | None) -> bool:
-    """Whether a stored secret is in the clear (stored before secrets were sealed)."""
+    """Whether a stored secret is in the clear (stored before secrets were encrypted)."""
     return stored is not None and stored.startswith(PLAIN_PREFIX)
 
 
-def unseal(stored: str, keys) -> str:
-    """The secret a stored value seals (a secret still in the clear as it is); SecretUnreadable
-    when no key of ``keys`` opens it."""
+def decrypt(stored: str, keys) -> str:
+    """The secret a stored value encrypts (a secret still in the clear as it is);
+    SecretUnreadable when no key of ``keys`` decrypts it."""
     if is_plain(stored):
         log.warning(
             "a webhook signing secret is stored in the clear: "
@@ -71,29 +71,29 @@ def unseal(stored: str, keys) -> str:
         ) from None
 
 
-def unseal_all(stored, keys) -> tuple[str, ...]:
-    """Each of the stored secrets ``stored``, opened (see :func:`unseal`)."""
-    return tuple(unseal(value, keys) for value in stored)
+def decrypt_all(stored, keys) -> tuple[str, ...]:
+    """Each of the stored secrets ``stored``, decrypted (see :func:`decrypt`)."""
+    return tuple(decrypt(value, keys) for value in stored)
 
 
 @dataclass(frozen=True)
 class Rotation:
-    """What :func:`rotate` did: the secrets sealed again under the newest key (in the clear
-    until now included), those it already sealed, and the endpoints whose secrets no key
-    opens (left as they are)."""
+    """What :func:`rotate` did: the secrets encrypted again under the newest key (in the clear
+    until now included), those it already encrypted, and the endpoints whose secrets no key
+    decrypts (left as they are)."""
 
-    resealed: int
+    reencrypted: int
     current: int
     unreadable: tuple[int, ...]
 
 
 def rotate(keys) -> Rotation:
-    """Seal every stored secret under the newest of ``keys``: those sealed under an older key
-    and those still in the clear. Running it again changes nothing. The endpoints' rows are
+    """Encrypt every stored secret under the newest of ``keys``: those encrypted under an older
+    key and those still in the clear. Running it again changes nothing. The endpoints' rows are
     held meanwhile, so a rotation of an endpoint's own secret waits and never writes back what
     was read before."""
     ring, newest = keyring(keys), Fernet(keys[0])
-    resealed = current = 0
+    reencrypted = current = 0
     unreadable, rows = [], []
     with writing():
         query = WebhookEndpoint.select(
@@ -106,8 +106,8 @@ def rotate(keys) -> Rotation:
                     values.append(None)
                 elif is_plain(stored):
                     values.append(ring.encrypt(stored.encode()).decode())
-                    resealed, changed = resealed + 1, True
-                elif _opens(newest, stored):
+                    reencrypted, changed = reencrypted + 1, True
+                elif _decrypts(newest, stored):
                     values.append(stored)
                     current += 1
                 else:
@@ -117,14 +117,14 @@ def rotate(keys) -> Rotation:
                         unreadable.append(endpoint.id)
                         values.append(stored)
                         continue
-                    resealed, changed = resealed + 1, True
+                    reencrypted, changed = reencrypted + 1, True
             if changed:
                 rows.append((endpoint.id, *values))
         update_rows(WebhookEndpoint, COLUMNS, rows)
-    return Rotation(resealed, current, tuple(dict.fromkeys(unreadable)))
+    return Rotation(reencrypted, current, tuple(dict.fromkeys(unreadable)))
 
 
-def _opens(key: Fernet, stored: str) -> bool:
+def _decrypts(key: Fernet, stored: str) -> bool:
     try:
         key.decrypt(stored.encode())
     except InvalidToken:
@@ -132,13 +132,13 @@ def _opens(key: Fernet, stored: str) -> bool:
     return True
 
 
-def seal_plain(keys) -> int:
-    """Seal the secrets still stored in the clear (a database from before sealing, or written
-    since by a process of that version); returns how many. The release step runs it."""
+def encrypt_plain(keys) -> int:
+    """Encrypt the secrets still stored in the clear (a database from before encryption, or
+    written since by a process of that version); returns how many. The release step runs it."""
     plain = WebhookEndpoint.secret.startswith(PLAIN_PREFIX) | (
         WebhookEndpoint.previous_secret.startswith(PLAIN_PREFIX)
     )
-    sealed, rows = 0, []
+    encrypted, rows = 0, []
     with writing():
         query = WebhookEndpoint.select(
             WebhookEndpoint.id, WebhookEndpoint.secret, WebhookEndpoint.previous_secret
@@ -147,8 +147,8 @@ def seal_plain(keys) -> int:
             values = []
             for stored in (endpoint.secret, endpoint.previous_secret):
                 if is_plain(stored):
-                    stored, sealed = seal(stored, keys), sealed + 1
+                    stored, encrypted = encrypt(stored, keys), encrypted + 1
                 values.append(stored)
             rows.append((endpoint.id, *values))
         update_rows(WebhookEndpoint, COLUMNS, rows)
-    return sealed
+    return encrypted

@@ -1,9 +1,10 @@
 """The demo world: synthetic leagues with results and odds, then the whole pipeline over them.
 
 ``build`` makes the database a service that has been running: the world around an instant,
-its last ``LIVE_DAYS`` days replayed as the live service would have run them (``services/
-replay``), so there are live picks made before their kick-offs and settled since, a ledger
-with its checkpoints, upcoming picks of every rating, and a calibration run.
+its last ``LIVE_DAYS`` days replayed as the live service would have run them
+(:mod:`services.feeds.replay`), so there are live picks made before their kick-offs and settled
+since, a ledger with its checkpoints, upcoming picks of every rating, and a calibration run, both
+recorded as the schedule's jobs (so it sits with them, above the feeds it builds from).
 """
 
 from datetime import timedelta
@@ -37,7 +38,7 @@ def load(now) -> dict:
     with db.atomic():
         League.delete().where(League.code.in_(codes)).execute()  # cascades to their matches
         Team.delete().where(Team.country.in_(countries)).execute()
-        summary = imports.store(world.matches)
+        summary = imports.store_records(world.matches)
     return {
         "leagues": codes,
         "matches": summary.matches_new,

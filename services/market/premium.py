@@ -6,7 +6,7 @@ or why. Nothing else may give it back, and every price and probability of the ma
 market's published probability is its sharp line's where the market alone makes it, the goal
 models' probabilities of one market follow from their expected goals and another market's, and
 the best price of the pick's selection is the pick's price. So a match with a locked pick is
-**sealed** as a whole: every market's published, market (sharp) and model probabilities, every
+**locked** as a whole: every market's published, market (sharp) and model probabilities, every
 best, sharp and closing price with its bookmaker, the expected goals and strengths, every
 pick's price and probability, and whatever is computed from them are withheld, wherever they
 appear; so are the lines quoted in the markets with lines (Asian handicap, over/under), since
@@ -14,7 +14,7 @@ a locked pick's line is one of them. Teams, kick-off, status, ratings and market
 
 From kick-off every pick is public in full, and stays public: a match moved after it kicked
 off (a postponement) keeps, in ``Match.public_since``, the kick-off from which its picks were
-public, so none of them is locked again, nor seals its match (a pick made after the move, for
+public, so none of them is locked again, nor locks its match (a pick made after the move, for
 the new kick-off, does until then). A record can only be checked if it can be seen.
 
 "Kick-off" here is the latest one the live sources report: while they disagree (see
@@ -29,7 +29,7 @@ from models import Match, Pick
 
 #: Ratings whose picks are locked for callers without premium access until kick-off.
 LOCKED_RATINGS = frozenset({"A"})
-#: What a pick of a sealed match hides (null in the answer): what to back, at what price and
+#: What a pick of a locked match hides (null in the answer): what to back, at what price and
 #: why, and what would give the price back (profit, closing odds with CLV, closing EV).
 HIDDEN_FIELDS = (
     "selection",
@@ -42,7 +42,7 @@ HIDDEN_FIELDS = (
     "clv",
     "closing_ev",
 )
-#: What a sealed match's odds summary hides, for every selection of every market.
+#: What a locked match's odds summary hides, for every selection of every market.
 HIDDEN_PRICES = (
     "best_price",
     "best_bookmaker",
@@ -51,7 +51,7 @@ HIDDEN_PRICES = (
     "closing_price",
     "closing_bookmaker",
 )
-#: What a sealed match's predictions hide, for every market: the published probabilities, the
+#: What a locked match's predictions hide, for every market: the published probabilities, the
 #: goal model's own and the market's. Each gives a locked pick back: the market's line is what
 #: is published where the goal model carries no weight, and the goal model's pools into it
 #: elsewhere.
@@ -63,9 +63,9 @@ def has_premium(viewer) -> bool:
     return viewer is not None and (viewer.plan == "pro" or viewer.role == "admin")
 
 
-def sealed_matches(kickoffs: dict, viewer, now) -> dict:
+def locked_matches(kickoffs: dict, viewer, now) -> dict:
     """The matches of ``kickoffs`` (``{match_id: unlock}``, each match's
-    :func:`unlock_column` value) sealed for ``viewer`` at ``now``, each with the instant its
+    :func:`unlock_column` value) locked for ``viewer`` at ``now``, each with the instant its
     picks made until then became public for good (its ``public_since``, None if never): still
     to open, with a pick rated ``A`` that has never been public. One query, none for premium
     callers or when every match has opened."""
@@ -84,13 +84,13 @@ def sealed_matches(kickoffs: dict, viewer, now) -> dict:
 
 
 def unlock_column():
-    """When a match's sealed picks open, as a column: its latest reported kick-off (its
+    """When a match's locked picks open, as a column: its latest reported kick-off (its
     ``unlock_at`` while the sources disagree, else its ``kickoff_at``)."""
     return fn.COALESCE(Match.unlock_at, Match.kickoff_at)
 
 
 def _not_open(now):
-    """The matches whose sealed picks do not open yet at ``now``."""
+    """The matches whose locked picks do not open yet at ``now``."""
     return (Match.kickoff_at > now) | (Match.unlock_at > now)
 
 
@@ -102,12 +102,12 @@ def _never_public():
     )
 
 
-def pick_locked(pick: dict, sealed: dict, match_id: int) -> bool:
-    """Whether ``pick`` (with its ``created_at``) of ``match_id`` is locked, ``sealed`` being
-    :func:`sealed_matches`' answer: its match is sealed, and it was not public before."""
-    if match_id not in sealed:
+def pick_locked(pick: dict, locked: dict, match_id: int) -> bool:
+    """Whether ``pick`` (with its ``created_at``) of ``match_id`` is locked, ``locked`` being
+    :func:`locked_matches`' answer: its match is locked, and it was not public before."""
+    if match_id not in locked:
         return False
-    public_since = sealed[match_id]
+    public_since = locked[match_id]
     return public_since is None or pick["created_at"] > public_since
 
 
@@ -123,23 +123,23 @@ def present(pick: dict, is_locked: bool) -> dict:
     return pick
 
 
-def seal_prediction(prediction: dict) -> dict:
-    """A sealed match's prediction: its published, goal-model and market probabilities
+def withhold_prediction(prediction: dict) -> dict:
+    """A locked match's prediction: its published, goal-model and market probabilities
     withheld."""
     prediction.update(dict.fromkeys(HIDDEN_PREDICTION))
     return prediction
 
 
-def seal_odds(summary: dict) -> dict:
-    """A sealed match's odds summary of one market: every price and bookmaker withheld (how
+def withhold_odds(summary: dict) -> dict:
+    """A locked match's odds summary of one market: every price and bookmaker withheld (how
     many bookmakers quote stays)."""
     for row in summary["selections"]:
         row.update(dict.fromkeys(HIDDEN_PRICES))
     return summary
 
 
-def seal_lines(rows: list) -> list:
-    """A sealed match's odds summaries or predictions with one row per market with lines, its
+def withhold_lines(rows: list) -> list:
+    """A locked match's odds summaries or predictions with one row per market with lines, its
     line withheld: which lines are quoted narrows a locked pick's line down, to the very line
     where only one is. The market's first row stands for it; a summary counts the bookmakers of
     its most quoted line."""
@@ -157,8 +157,8 @@ def seal_lines(rows: list) -> list:
     return kept
 
 
-def seal_intelligence(intelligence: dict) -> dict:
-    """A sealed match's intelligence: the goal models' probabilities of every market, their
+def withhold_intelligence(intelligence: dict) -> dict:
+    """A locked match's intelligence: the goal models' probabilities of every market, their
     expected goals and the teams' strengths withheld (form and meetings, facts of past matches,
     stay)."""
     model = intelligence["model"]
@@ -173,8 +173,8 @@ def seal_intelligence(intelligence: dict) -> dict:
 
 
 def next_unlock(now):
-    """The next kick-off after ``now`` of a match still sealed (None if none): until then no
-    sealed answer changes by the clock alone."""
+    """The next kick-off after ``now`` of a match still locked (None if none): until then no
+    locked answer changes by the clock alone."""
     unlock = unlock_column()
     found = (
         Match.select(unlock)

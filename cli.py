@@ -16,7 +16,7 @@ from flask.cli import AppGroup, ScriptInfo
 from peewee import DatabaseError
 
 from config import ledger_key_name
-from engine import notes
+from engine.ledger import notes
 from enums import (
     CALIBRATION_DAYS,
     CONTRADICTION_STATUSES,

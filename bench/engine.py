@@ -20,8 +20,8 @@ from flask import current_app
 
 from bench.common import build_picks, data_arguments, fresh_app, parse_arguments, timed
 from clock import utcnow
-from engine import calibration, metrics
-from engine import odds as odds_engine
+from engine.betting import calibration, metrics
+from engine.betting import odds as odds_engine
 from engine.markets import MARKETS, outcome_indices
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import League, Match, MatchIntelligence, OddsQuote, Pick, Prediction

@@ -67,7 +67,7 @@ from bench.request_path import (
     wait_until_up,
 )
 from config import DEFAULTS
-from engine import notes
+from engine.ledger import notes
 
 READ = "/api/picks/today"
 LOGIN = "/api/auth/login"

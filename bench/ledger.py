@@ -23,7 +23,7 @@ from pathlib import Path
 
 from app import create_app
 from bench.common import build_picks, commit, machine, parse_arguments
-from engine import merkle, notes
+from engine.ledger import merkle, notes
 from models import LedgerEntry, Pick
 from services.record import settling, signed_log
 from store.database import db

@@ -29,7 +29,7 @@ from app import create_app
 from bench.common import ROOT, build_picks, commit, free_port, machine, parse_arguments
 from bench.common import start_gunicorn as serve
 from bench.request_path import BARE_APP, BARE_MODULE, run_python_load, wait_until_up
-from engine import notes
+from engine.ledger import notes
 from models import LedgerCheckpoint, Match
 from services.record import settling, signed_log
 from store.database import db

@@ -7,8 +7,8 @@ does (E0 and E1 share England). The ratings train on the service's closing line 
 else the market average's, de-margined proportionally). Scored on each league's third season on
 (2019/20-2023/24 for the seven-season leagues: the same 7,050 1x2 rows as ``bench/engine.py``):
 1x2 RPS and over/under 2.5 log loss ÷ those of Pinnacle's closing line (de-margined
-proportionally) for the goals-only Dixon-Coles (``engine.walkforward.run`` with no market), the
-ratings alone (every row; uncovered ones on the newcomer prior), the ratings with Dixon-Coles
+proportionally) for the goals-only Dixon-Coles (``engine.model.walkforward.run`` with no market),
+the ratings alone (every row; uncovered ones on the newcomer prior), the ratings with Dixon-Coles
 where they are not covered, and Pinnacle's pre-match line. E1 has two seasons only: its second
 (2023/24, with one season of its own history and the Premier League's for relegated sides) is
 printed on its own line and kept out of "all", so "all" compares with ``bench/engine.py``.
@@ -30,10 +30,12 @@ from threadpoolctl import threadpool_limits
 
 from bench.common import FOOTBALL_DATA, data_files, parse_arguments, timed
 from config import DEFAULTS
-from engine import footballdata, market_ratings, metrics, walkforward
+from engine import footballdata
+from engine.betting import metrics
+from engine.betting.odds import remove_margin, sharp_probabilities
 from engine.markets import outcome_indices
-from engine.odds import remove_margin, sharp_probabilities
-from engine.scores import market_probabilities, score_matrix
+from engine.model import market_ratings, walkforward
+from engine.model.scores import market_probabilities, score_matrix
 from enums import MARKET_SELECTIONS as MARKETS
 
 SCORED = (("1x2", metrics.rps, "1x2 RPS"), ("ou25", metrics.log_loss, "O/U 2.5 log loss"))
@@ -205,7 +207,7 @@ def ratio(ds: Dataset, market: str, probs: np.ndarray, rows: np.ndarray) -> tupl
 
 
 def _per_row(market, probs, outcome):
-    """Each row's score (the per-row terms of engine.metrics.rps / log_loss)."""
+    """Each row's score (the per-row terms of engine.betting.metrics.rps / log_loss)."""
     if market == "1x2":
         gap = np.cumsum(probs - (outcome[:, None] == np.arange(3)), axis=1)[:, :-1]
         return (gap**2).sum(axis=1) / 2

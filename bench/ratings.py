@@ -46,9 +46,10 @@ import numpy as np
 
 from bench.common import commit, data_arguments, fresh_app, parse_arguments
 from clock import utcnow
-from engine import lines, metrics, picks
-from engine import odds as odds_engine
+from engine.betting import metrics, picks
+from engine.betting import odds as odds_engine
 from engine.markets import outcome_indices
+from engine.model import lines
 from enums import MARKET_SELECTIONS, MARKETS
 from models import League, Match
 from services.feeds import imports
@@ -130,7 +131,7 @@ def parts(league, season) -> np.ndarray:
 def _line_candidates(fc, columns, fair) -> None:
     """Append the candidates of the markets with a line: each finished match's line and
     selection the service would pick (every market enabled), valued at the close of its own
-    line as settlement values it (``engine.lines.closing_at``)."""
+    line as settlement values it (``engine.model.lines.closing_at``)."""
     n = len(fc.match_id)
     closing = price_cubes.load(fc.match_id, closing=True, only_listed=False)
     closing_lines = price_cubes.load_lines(fc.match_id, closing=True, only_listed=False)

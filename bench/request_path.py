@@ -68,7 +68,7 @@ from bench.common import (
     start_gunicorn,
     stop_on_sigterm,
 )
-from engine import notes
+from engine.ledger import notes
 from models import Match, Pick
 from services.feeds import demo_world
 from store.database import db, open_database

@@ -28,7 +28,8 @@ import psycopg2.extensions
 
 from app import create_app
 from bench.common import commit, data_arguments, machine, parse_arguments, skip_smoke
-from engine import footballdata, notes
+from engine import footballdata
+from engine.ledger import notes
 from services.feeds import sync
 from services.feeds.sources import http
 from store.database import db, is_sqlite

@@ -1,6 +1,7 @@
 """The layout's one direction of imports (docs/architecture.md), read from the source itself."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -136,13 +137,44 @@ def test_no_layer_below_the_web_loads_it_indirectly():
 
 
 def engine_names() -> set[str]:
-    return {path.stem for path in (ROOT / "engine").glob("*.py")} - {"__init__"}
+    """The names of the engine's modules and of its wings."""
+    names = {path.stem for path in modules("engine")} - {"__init__"}
+    return names | {path.parent.name for path in (ROOT / "engine").glob("*/__init__.py")}
+
+
+def engine_wings() -> list[str]:
+    """The engine's wings, top to bottom, as docs/architecture.md's table of them lists them."""
+    picture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = picture.split("## The engine's wings", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([a-z_]+)/` \|", section, flags=re.MULTILINE)
+
+
+def test_the_engine_wings_are_in_the_picture():
+    """Every wing of the engine is listed in the document's table of them, and nothing else."""
+    wings = sorted(path.parent.name for path in (ROOT / "engine").glob("*/__init__.py"))
+    assert sorted(engine_wings()) == wings
+
+
+@pytest.mark.parametrize("path", modules("engine"), ids=label)
+def test_the_engine_wings_point_one_way(path):
+    """A wing imports only the wings listed below it in docs/architecture.md; the modules every
+    wing shares, at the engine's root, import no wing."""
+    wings = engine_wings()
+    parts = path.relative_to(ROOT / "engine").parts
+    own = parts[0] if len(parts) > 1 else None
+    below = set(wings[wings.index(own) + 1 :]) if own else set()
+    found = {
+        name.split(".")[1]
+        for name in imported(path)
+        if name.startswith("engine.") and name.split(".")[1] in wings
+    }
+    assert found - {own} <= below, found - {own} - below
 
 
 def test_the_services_live_in_wings_named_apart_from_the_engine():
     """``services/`` holds wings (subpackages by the use cases they serve) and the two pieces
-    every wing shares (``queries``, ``routes``); no service module repeats an engine module's
-    name, so neither is ever imported under an alias."""
+    every wing shares (``queries``, ``routes``); no service module repeats the name of an engine
+    module or wing, so neither is ever imported under an alias."""
     flat = {path.stem for path in (ROOT / "services").glob("*.py")} - {"__init__"}
     assert flat == {"queries", "routes"}
     names = {path.stem for path in modules("services")} - {"__init__"}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from app import create_app
-from engine import demo as demo_engine
+from engine.demo import football as demo_engine
 from models import League, LedgerCheckpoint, LedgerEntry, Match, Pick
 from services.feeds import demo_world
 from tests.helpers import settings

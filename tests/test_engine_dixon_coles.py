@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from engine import dixon_coles as dc
-from engine.scores import low_score_correction, market_probabilities, score_matrix
+from engine.model import dixon_coles as dc
+from engine.model.scores import low_score_correction, market_probabilities, score_matrix
 
 
 def round_robin(n_teams, rounds):

@@ -5,10 +5,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from engine import market_ratings as mr
-from engine import timeline
-from engine import walkforward as wf
-from engine.scores import market_probabilities, score_matrix
+from engine.model import market_ratings as mr
+from engine.model import timeline
+from engine.model import walkforward as wf
+from engine.model.scores import market_probabilities, score_matrix
 from tests.helpers import assert_same_rows, epoch, schedule
 
 HOUR = 3600

@@ -5,11 +5,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from engine import dixon_coles as dc
-from engine import timeline
-from engine import walkforward as wf
 from engine.markets import MARKETS
-from engine.scores import market_probabilities, score_matrix
+from engine.model import dixon_coles as dc
+from engine.model import timeline
+from engine.model import walkforward as wf
+from engine.model.scores import market_probabilities, score_matrix
 from tests.helpers import assert_same_rows, epoch, schedule
 
 CONFIG = replace(wf.ModelConfig(), min_pool_rows=30, min_league_matches=30)

@@ -18,8 +18,8 @@ import psycopg2
 import pytest
 from peewee import DatabaseError
 
-from engine import ledger as entries_engine
-from engine import merkle, notes
+from engine.ledger import entries as entries_engine
+from engine.ledger import merkle, notes
 from engine.records import OddsRecord
 from models import (
     LEDGER_TABLES,

@@ -5,9 +5,9 @@ from collections import Counter
 
 import pytest
 
-from engine import lines
-from engine import picks as engine_picks
+from engine.betting import picks as engine_picks
 from engine.markets import MARKETS
+from engine.model import lines
 from enums import LINE_MARKETS, MARKET_SELECTIONS, PICK_RATINGS
 from models import League, Match, MatchIntelligence, Operation, Pick, Prediction
 from services.operations import schedule

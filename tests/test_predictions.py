@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from clock import utcnow
-from engine import odds as odds_engine
-from engine import walkforward
+from engine.betting import odds as odds_engine
+from engine.model import walkforward
 from models import LedgerEntry, Match, MatchIntelligence, Pick, Prediction
 from schemas.spans import Span
 from services.feeds import imports

@@ -22,7 +22,7 @@ from huey import SqliteHuey
 
 import worker as worker_module
 from app import create_app
-from engine import merkle
+from engine.ledger import merkle
 from models import LedgerCheckpoint, LedgerEntry, Operation, Pick, SchedulerLease, WorkerBeat
 from services.operations import health, lease, schedule
 from services.record import signed_log

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from peewee import DatabaseError
 
-from engine import ledger as entries_engine
-from engine import merkle, notes
+from engine.ledger import entries as entries_engine
+from engine.ledger import merkle, notes
 from models import LedgerCheckpoint, LedgerCosignature
 from services.operations import health
 from services.record import signed_log, witnesses

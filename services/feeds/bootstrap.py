@@ -27,7 +27,7 @@ from services.forecasting import predictions
 from store.database import writing
 
 #: Earlier seasons fetched by default: the goal model's window is three seasons
-#: (``engine.walkforward.ModelConfig.window_days``).
+#: (``engine.model.walkforward.ModelConfig.window_days``).
 DEFAULT_SEASONS = 3
 
 #: The most earlier seasons one bootstrap fetches (football-data's files go back to 1993/94).

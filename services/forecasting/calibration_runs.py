@@ -6,8 +6,8 @@ from datetime import timedelta
 import numpy as np
 
 from clock import utcnow
-from engine import calibration
-from engine import odds as odds_engine
+from engine.betting import calibration
+from engine.betting import odds as odds_engine
 from engine.markets import FIXED_MARKETS, ORDERED_MARKETS, outcome_indices
 from models import Match, Prediction
 from services.forecasting import price_cubes

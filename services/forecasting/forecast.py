@@ -1,4 +1,4 @@
-"""The forecast: the walk-forward model over the stored matches (see ``engine.walkforward``),
+"""The forecast: the walk-forward model over the stored matches (see ``engine.model.walkforward``),
 pooled with the sharp pre-match line, and the pick and rating of each market at the best price."""
 
 from dataclasses import dataclass, replace
@@ -8,10 +8,11 @@ from operator import itemgetter
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from engine import lines, market_ratings, picks, pooling, timeline, walkforward
-from engine import odds as odds_engine
+from engine.betting import odds as odds_engine
+from engine.betting import picks
 from engine.markets import FIXED_MARKETS, outcome_indices
-from engine.timeline import DAY
+from engine.model import lines, market_ratings, pooling, timeline, walkforward
+from engine.model.timeline import DAY
 from enums import LINE_MARKETS, MARKET_SELECTIONS
 from models import Match, Prediction
 from services.forecasting import line_forecast

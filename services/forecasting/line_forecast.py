@@ -1,14 +1,15 @@
 """Markets quoted at a line (Asian handicap, over/under beyond 2.5 goals): one row per match and
 line the bookmakers quote, forecast from the goal model's score grid and pooled with the
-de-margined market line by line (``engine.lines``), then at most one pick per match and market:
-the line and selection with the largest expected log growth."""
+de-margined market line by line (``engine.model.lines``), then at most one pick per match and
+market: the line and selection with the largest expected log growth."""
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from engine import lines, picks
-from engine import odds as odds_engine
+from engine.betting import odds as odds_engine
+from engine.betting import picks
+from engine.model import lines
 from enums import LINE_MARKETS
 from services.forecasting import price_cubes
 

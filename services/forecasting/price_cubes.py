@@ -6,9 +6,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from clock import utcnow
-from engine import lines
-from engine import odds as odds_engine
+from engine.betting import odds as odds_engine
 from engine.markets import FIXED_MARKETS
+from engine.model import lines
 from enums import KICKED_OFF_STATUSES, LINE_MARKETS, MARKET_SELECTIONS
 from models import Match, OddsQuote, OddsSummary, stored_line
 from store.bulk import fetch_rows, insert_rows
@@ -127,7 +127,8 @@ def load_lines(match_ids, closing: bool, only_listed: bool = True) -> dict[str, 
 def closing_rates(closing: dict[str, Cube], method: str):
     """Per row of the closing cubes ``closing`` (:func:`load`), the score model's goal rates
     reproducing the close's 1x2 and over/under 2.5, de-margined by ``method``
-    (``engine.lines.close_rates``): what carries a line's closing probability to another line."""
+    (``engine.model.lines.close_rates``): what carries a line's closing probability to another
+    line."""
     fair = {
         name: odds_engine.remove_margin(
             odds_engine.closing_prices(closing[name].prices, closing[name].bookmakers)[0],

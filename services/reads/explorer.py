@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import comparable as comparable_engine
-from engine import picks as picks_engine
+from engine.betting import comparable as comparable_engine
+from engine.betting import picks as picks_engine
 from engine.markets import FIXED_MARKETS, outcome_indices
 from enums import COMPARABLE_DEFAULT
 from models import Match, Prediction, data_version

@@ -20,8 +20,8 @@ from datetime import datetime, timedelta
 
 from peewee import JOIN
 
-from engine import ledger as entries_engine
-from engine import merkle, notes
+from engine.ledger import entries as entries_engine
+from engine.ledger import merkle, notes
 from errors import ValidationFailed
 from models import (
     League,
@@ -218,7 +218,7 @@ def publish_new(match_ids, now, model_version: str) -> int:
 def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now, **settled_by):
     """Append the outcome entries of settled live picks (``published``: the leaf hashes, hex,
     of their ``pick.published`` entries), with what settled each (``settled_by``: the columns
-    and margin method :func:`engine.ledger.outcome_entries` takes); returns how many."""
+    and margin method :func:`engine.ledger.entries.outcome_entries` takes); returns how many."""
     bodies = entries_engine.outcome_entries(
         pick_ids,
         published,

@@ -21,8 +21,8 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from peewee import fn
 
-from engine import ledger as entries_engine
-from engine import merkle
+from engine.ledger import entries as entries_engine
+from engine.ledger import merkle
 from errors import NotFound, ValidationFailed
 from models import LedgerCheckpoint, LedgerEntry, LedgerNode, Match, node_address
 from services.record import signed_log, witnesses

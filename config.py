@@ -12,9 +12,9 @@ from urllib.parse import urlparse
 
 from cryptography.fernet import Fernet
 
-from engine import footballdata, oddsapi
 from engine.ledger import notes
 from enums import MARGIN_METHODS, MARKETS
+from services.feeds.formats import footballdata, oddsapi
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})

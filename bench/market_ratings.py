@@ -2,15 +2,15 @@
 
     .venv/bin/python -m bench.market_ratings [--data DIR] [--no-curves] [--smoke]
 
-Parses the CSVs with ``engine.footballdata.parse`` and groups matches by country as the service
-does (E0 and E1 share England). The ratings train on the service's closing line (Pinnacle's,
-else the market average's, de-margined proportionally). Scored on each league's third season on
-(2019/20-2023/24 for the seven-season leagues: the same 7,050 1x2 rows as ``bench/engine.py``):
-1x2 RPS and over/under 2.5 log loss ÷ those of Pinnacle's closing line (de-margined
-proportionally) for the goals-only Dixon-Coles (``engine.model.walkforward.run`` with no market),
-the ratings alone (every row; uncovered ones on the newcomer prior), the ratings with Dixon-Coles
-where they are not covered, and Pinnacle's pre-match line. E1 has two seasons only: its second
-(2023/24, with one season of its own history and the Premier League's for relegated sides) is
+Parses the CSVs with ``services.feeds.formats.footballdata.parse`` and groups matches by country as
+the service does (E0 and E1 share England). The ratings train on the service's closing line
+(Pinnacle's, else the market average's, de-margined proportionally). Scored on each league's third
+season on (2019/20-2023/24 for the seven-season leagues: the same 7,050 1x2 rows as
+``bench/engine.py``): 1x2 RPS and over/under 2.5 log loss ÷ those of Pinnacle's closing line
+(de-margined proportionally) for the goals-only Dixon-Coles (``engine.model.walkforward.run`` with
+no market), the ratings alone (every row; uncovered ones on the newcomer prior), the ratings with
+Dixon-Coles where they are not covered, and Pinnacle's pre-match line. E1 has two seasons only: its
+second (2023/24, with one season of its own history and the Premier League's for relegated sides) is
 printed on its own line and kept out of "all", so "all" compares with ``bench/engine.py``.
 Then the model alone (ratings, else Dixon-Coles) learning from 1x2 and over/under 2.5 only
 (before) and also from the closing Asian handicap (after: Pinnacle's, else the market
@@ -30,13 +30,13 @@ from threadpoolctl import threadpool_limits
 
 from bench.common import FOOTBALL_DATA, data_files, parse_arguments, timed
 from config import DEFAULTS
-from engine import footballdata
 from engine.betting import metrics
 from engine.betting.odds import remove_margin, sharp_probabilities
 from engine.markets import outcome_indices
 from engine.model import market_ratings, walkforward
 from engine.model.scores import market_probabilities, score_matrix
 from enums import MARKET_SELECTIONS as MARKETS
+from services.feeds.formats import footballdata
 
 SCORED = (("1x2", metrics.rps, "1x2 RPS"), ("ou25", metrics.log_loss, "O/U 2.5 log loss"))
 HALF_LIVES = (7, 10, 14, 17, 21, 28, 42, 60, 90, 120)

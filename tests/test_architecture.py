@@ -77,6 +77,18 @@ def test_the_engine_is_pure(path):
     assert found & PROJECT <= {"engine", "enums", "errors"}, found
 
 
+@pytest.mark.parametrize("path", modules("services/feeds/formats"), ids=label)
+def test_the_formats_are_pure(path):
+    """Parsers of what the sources send: no framework, no database, nothing of the service but
+    the engine and the leaves."""
+    found = roots(imported(path))
+    forbidden = WEB_FRAMEWORK | {"werkzeug", "marshmallow", "peewee", "playhouse", "psycopg2"}
+    assert not found & forbidden, found
+    assert found & PROJECT <= {"engine", "enums", "errors", "services"}, found
+    reached = {name for name in imported(path) if name.startswith("services")}
+    assert all(name.startswith("services.feeds.formats") for name in reached), reached
+
+
 def test_enums_import_nothing():
     """A leaf: importing it (and so ``models``) loads no engine, no SciPy."""
     assert imported(ROOT / "enums.py") == set()

@@ -19,9 +19,9 @@ import pytest
 from scipy.optimize import brentq
 
 from app import create_app
-from engine.footballdata import LeagueRecord, MatchRecord, OddsRecord
 from engine.markets import MARKETS
 from engine.model import scores
+from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import Match, Pick
 from services.feeds import imports
 from services.forecasting import predictions

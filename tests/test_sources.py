@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engine import oddsapi
 from services.feeds import sources
+from services.feeds.formats import oddsapi
 from services.feeds.sources import http
 
 EVENT = {

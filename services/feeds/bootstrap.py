@@ -18,10 +18,10 @@ with nothing new, skips the backfill: it changes nothing.
 import time
 from datetime import datetime
 
-from engine import footballdata
 from errors import SourceNotConfigured
 from models import Prediction
 from services.feeds import sources, sync
+from services.feeds.formats import footballdata
 from services.feeds.sources import http
 from services.forecasting import predictions
 from store.database import writing

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from urllib.parse import urlencode
 
-from engine import footballdata, oddsapi, text
 from engine.records import MatchRecord
 from models import League, Match, SourceFetch, SourceState
+from services.feeds.formats import footballdata, oddsapi, text
 from services.feeds.sources import http
 
 log = logging.getLogger("picks.sources")

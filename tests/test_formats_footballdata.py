@@ -4,8 +4,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from engine import footballdata
 from enums import MARKET_SELECTIONS as MARKETS
+from services.feeds.formats import footballdata
 from tests.data import FOOTBALL_DATA as DATA
 
 

@@ -35,7 +35,7 @@ from engine.betting.odds import remove_margin, sharp_probabilities
 from engine.markets import outcome_indices
 from engine.model import market_ratings, walkforward
 from engine.model.scores import market_probabilities, score_matrix
-from enums import MARKET_SELECTIONS as MARKETS
+from enums import MARKET_SELECTIONS
 from services.feeds.formats import footballdata
 
 SCORED = (("1x2", metrics.rps, "1x2 RPS"), ("ou25", metrics.log_loss, "O/U 2.5 log loss"))
@@ -98,18 +98,22 @@ def load(files: list[Path]) -> Dataset:
                 ah_lines[row] = quote.line
             books = cubes.setdefault((quote.market, quote.is_closing), {})
             prices = books.setdefault(
-                quote.bookmaker, np.full((n, len(MARKETS[quote.market])), 0.0)
+                quote.bookmaker, np.full((n, len(MARKET_SELECTIONS[quote.market])), 0.0)
             )
-            prices[row, MARKETS[quote.market].index(quote.selection)] = quote.price
+            prices[row, MARKET_SELECTIONS[quote.market].index(quote.selection)] = quote.price
 
     def pinnacle(market, closing):
         prices = cubes.get((market, closing), {}).get("pinnacle", np.zeros((n, 0)))
-        return remove_margin(prices) if prices.size else np.full((n, len(MARKETS[market])), np.nan)
+        return (
+            remove_margin(prices)
+            if prices.size
+            else np.full((n, len(MARKET_SELECTIONS[market])), np.nan)
+        )
 
     def sharp(market, method="proportional"):
         books = cubes.get((market, True), {})
         if not books:
-            return np.full((n, len(MARKETS[market])), np.nan)
+            return np.full((n, len(MARKET_SELECTIONS[market])), np.nan)
         names = sorted(books)
         cube = np.stack([books[name] for name in names], axis=1)
         return sharp_probabilities(cube, names, method=method)[0]
@@ -333,7 +337,7 @@ def own_line(ds, rho):
     )
     solved = np.isfinite(home_rate)
     refit = market_probabilities(score_matrix(home_rate[solved], away_rate[solved], rho))
-    own = {m: np.full((len(ds), len(MARKETS[m])), np.nan) for m in ("1x2", "ou25")}
+    own = {m: np.full((len(ds), len(MARKET_SELECTIONS[m])), np.nan) for m in ("1x2", "ou25")}
     for m in own:
         own[m][solved] = refit[m]
     return own, solved

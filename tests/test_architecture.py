@@ -222,6 +222,78 @@ def test_every_module_is_in_the_picture():
     assert missing == []
 
 
+def project_sources() -> list[Path]:
+    """Every Python file of the project: the service, its tests, benchmarks, tools and CI."""
+    skipped = {".git", ".venv", ".ruff_cache", "__pycache__", "instance"}
+    return sorted(
+        path for path in ROOT.rglob("*.py") if not set(path.relative_to(ROOT).parts) & skipped
+    )
+
+
+def project_roots() -> set[str]:
+    """The first dotted names under which the project's modules are imported."""
+    return {path.stem for path in ROOT.glob("*.py")} | {
+        path.name for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith(".")
+    }
+
+
+def aliased_imports(source: str, roots: set[str]) -> list[str]:
+    """The imports in ``source`` that bind a module or name of the project (first dotted name in
+    ``roots``, or a relative import) under another name, as written."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [
+                f"import {alias.name} as {alias.asname}"
+                for alias in node.names
+                if alias.asname and alias.name.split(".")[0] in roots
+            ]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level or module.split(".")[0] in roots:
+                found += [
+                    f"from {'.' * node.level}{module} import {alias.name} as {alias.asname}"
+                    for alias in node.names
+                    if alias.asname
+                ]
+    return found
+
+
+def test_nothing_of_the_project_is_imported_under_an_alias():
+    """A module of the project, or a name from one, is imported under its own name: a clash is
+    resolved by renaming the local name or importing the names needed, so each thing has one
+    name wherever it is read. Third-party conventions (``numpy as np``) are fine."""
+    roots = project_roots()
+    found = {
+        label(path): aliased
+        for path in project_sources()
+        if (aliased := aliased_imports(path.read_text(encoding="utf-8"), roots))
+    }
+    assert found == {}
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "from engine.betting import odds as odds_engine",
+            ["from engine.betting import odds as odds_engine"],
+        ),
+        ("import worker as worker_module", ["import worker as worker_module"]),
+        ("from . import helpers as h", ["from . import helpers as h"]),
+        (
+            "from tests.data import FOOTBALL_DATA as DATA",
+            ["from tests.data import FOOTBALL_DATA as DATA"],
+        ),
+        ("import numpy as np", []),
+        ("from huey import consumer as huey_consumer", []),
+        ("from engine.betting import odds", []),
+    ],
+)
+def test_the_alias_check_sees_every_spelling(source, expected):
+    assert aliased_imports(source, {"engine", "worker", "tests"}) == expected
+
+
 def test_modules_imported(source: str) -> set[str]:
     """The test modules (``test_*``) and ``conftest`` that ``source`` (a module of ``tests/``)
     imports, however it spells the import."""

@@ -15,9 +15,8 @@ import numpy as np
 from peewee import JOIN
 
 from clock import utcnow
-from engine.betting import odds as odds_engine
-from engine.betting import settlement
-from engine.ledger import entries as entries_engine
+from engine.betting import odds, settlement
+from engine.ledger import entries
 from engine.markets import FIXED_MARKETS
 from engine.model import lines
 from enums import LINE_MARKETS, MARKET_SELECTIONS, SEEN_LINE, SETTLED_STATUSES, SOURCE_LINE
@@ -185,7 +184,7 @@ def _not_live(pick_id, checked, made_at, kickoff_at, published) -> np.ndarray:
         return reasons
     ids = pick_id[checked].astype(np.int64).tolist()
     signed = signed_log.first_signed(ids)
-    reasons[checked] = entries_engine.not_live_reasons(
+    reasons[checked] = entries.not_live_reasons(
         made_at[checked],
         [int(signed[value].timestamp()) if value in signed else np.nan for value in ids],
         kickoff_at[checked],
@@ -241,8 +240,8 @@ def _closing(match_ids, market, handicap, selection, rows, method):
         mine = rows & (market == name)
         if not mine.any():
             continue
-        prices, source = odds_engine.closing_prices(cube.prices, cube.bookmakers)
-        fair = odds_engine.remove_margin(prices, method=method)  # the same close, fair
+        prices, source = odds.closing_prices(cube.prices, cube.bookmakers)
+        fair = odds.remove_margin(prices, method=method)  # the same close, fair
         at = position[mine]
         column = np.array([selections.index(value) for value in selection[mine]])
         price[mine] = prices[at, column]
@@ -270,8 +269,8 @@ def _closing_at_lines(picks, wanted, cubes, seen, method, closed) -> None:
         if not len(mine):
             continue
         cube = line_cubes[name]
-        prices, source = odds_engine.closing_prices(cube.prices, cube.bookmakers)
-        fair = odds_engine.remove_margin(prices, method=method)
+        prices, source = odds.closing_prices(cube.prices, cube.bookmakers)
+        fair = odds.remove_margin(prices, method=method)
         side = np.array([MARKET_SELECTIONS[name].index(value) for value in selection[mine]])
         price[mine], probability[mine], row = lines.closing_at(
             name,

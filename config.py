@@ -12,8 +12,9 @@ from urllib.parse import urlparse
 
 from cryptography.fernet import Fernet
 
-from engine import footballdata, notes, oddsapi
+from engine.ledger import notes
 from enums import MARGIN_METHODS, MARKETS
+from services.feeds.formats import footballdata, oddsapi
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
@@ -84,9 +85,10 @@ DEFAULTS: dict[str, object] = {
     "CALIBRATION_MAX_AGE_HOURS": 24 * 8,
     # The worker runs the schedule every minute: three missed minutes and health says so.
     "WORKER_MAX_SILENCE_SECONDS": 180,
-    # The pick and rating rule (engine.picks), chosen by bench/ratings.py on the Premier League
-    # and La Liga 2017/18-2021/22 and confirmed on the Bundesliga, Ligue 1 and the Championship
-    # (every season) and on the two choice leagues' 2022/23-2023/24: docs/method.md, Ratings.
+    # The pick and rating rule (engine.betting.picks), chosen by bench/ratings.py on the Premier
+    # League and La Liga 2017/18-2021/22 and confirmed on the Bundesliga, Ligue 1 and the
+    # Championship (every season) and on the two choice leagues' 2022/23-2023/24: docs/method.md,
+    # Ratings.
     "PICK_MIN_EDGE": 0.02,
     "PICK_MIN_GROWTH": 0.0,  # expected log growth of a Kelly stake, nats per bet
     # The markets that get picks: those whose picks on the choice leagues have a positive fair
@@ -98,7 +100,7 @@ DEFAULTS: dict[str, object] = {
     "RATING_B_GROWTH": 0.0005,
     "RATING_B_QUALITY": 0.6,
     # Results of a league in the goal model's window before it pools with the market, rates or
-    # picks there (engine.walkforward.MIN_LEAGUE_MATCHES): docs/method.md, Pooling.
+    # picks there (engine.model.walkforward.MIN_LEAGUE_MATCHES): docs/method.md, Pooling.
     "MODEL_MIN_LEAGUE_MATCHES": 100,
     "VOID_AFTER_HOURS": 48,
     "OPERATION_STALE_SECONDS": 900,

@@ -67,7 +67,7 @@ EVENT_AUDIENCES = ("subscribers", "premium", "operators")
 DELIVERY_STATUSES = ("pending", "succeeded", "failed")
 #: The ledger's entries: a live pick published before kick-off, then settled or voided.
 LEDGER_KINDS = ("pick.published", "pick.settled", "pick.voided")
-#: Why a pick stored as live is set apart when it settles (engine.ledger.not_live_reasons).
+#: Why a pick stored as live is set apart when it settles (engine.ledger.entries.not_live_reasons).
 NOT_LIVE_REASONS = ("made-after-kickoff", "not-in-ledger", "signed-after-kickoff")
 #: Where a closing price came from: the source's own closing columns, or the service's own
 #: closing line (the latest price it saw before kick-off, where the source gives none).
@@ -104,8 +104,8 @@ GOAL_SOURCES = ("market-ratings", "dixon-coles")
 #: model, or the goal model alone.
 PREDICTION_SOURCES = ("market", "pool", *GOAL_SOURCES)
 
-#: Ways of removing the bookmaker's margin from a line of prices (``engine.odds``); the service
-#: uses the one ``MARGIN_METHOD`` names everywhere a margin is removed.
+#: Ways of removing the bookmaker's margin from a line of prices (``engine.betting.odds``); the
+#: service uses the one ``MARGIN_METHOD`` names everywhere a margin is removed.
 MARGIN_METHODS = ("proportional", "additive", "power", "shin", "odds-ratio")
 
 #: Bounds (inclusive) of the operations' day counts, for the API and the CLI alike.

@@ -20,8 +20,7 @@ from flask import current_app
 
 from bench.common import build_picks, data_arguments, fresh_app, parse_arguments, timed
 from clock import utcnow
-from engine import calibration, metrics
-from engine import odds as odds_engine
+from engine.betting import calibration, metrics, odds
 from engine.markets import MARKETS, outcome_indices
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import League, Match, MatchIntelligence, OddsQuote, Pick, Prediction
@@ -110,9 +109,7 @@ def _pinnacle(match_ids, market, closing, method=None):
     cube = price_cubes.load(match_ids, closing=closing)[market]
     if "pinnacle" not in cube.bookmakers:
         return np.full((len(match_ids), len(MARKETS[market])), np.nan)
-    return odds_engine.remove_margin(
-        cube.prices[:, cube.bookmakers.index("pinnacle")], method=method
-    )
+    return odds.remove_margin(cube.prices[:, cube.bookmakers.index("pinnacle")], method=method)
 
 
 def _pinnacle_prices(match_ids, market):
@@ -201,7 +198,7 @@ def bench_quality(smoke=False):
         print(f"  ratings alone by league: {'; '.join(per_league)}")
         by_method = {
             method: score(_pinnacle(match_ids, market, True, method)[rows], outcome[rows])
-            for method in odds_engine.METHODS
+            for method in odds.METHODS
         }
         print(
             f"  margin removal of the closing odds ({name}): "

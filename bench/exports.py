@@ -56,7 +56,7 @@ from bench.common import (
     start_gunicorn,
     stop_on_sigterm,
 )
-from engine import notes
+from engine.ledger import notes
 from engine.markets import MARKETS
 from enums import EXPORT_FORMATS
 from models import Match, OddsQuote

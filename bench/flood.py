@@ -68,7 +68,7 @@ from bench.serving import (
     wait_until_up,
 )
 from config import DEFAULTS
-from engine import notes
+from engine.ledger import notes
 
 READ = "/api/picks/today"
 LOGIN = "/api/auth/login"

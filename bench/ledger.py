@@ -23,7 +23,7 @@ from pathlib import Path
 
 from app import create_app
 from bench.common import build_picks, commit, machine, parse_arguments
-from engine import merkle, notes
+from engine.ledger import merkle, notes
 from models import LedgerEntry, Pick
 from models.schema import create_tables, drop_tables
 from services.record import settling, signed_log

@@ -26,10 +26,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from app import create_app
-from bench.common import ROOT, build_picks, commit, free_port, machine, parse_arguments
-from bench.common import start_gunicorn as serve
+from bench.common import (
+    ROOT,
+    build_picks,
+    commit,
+    free_port,
+    machine,
+    parse_arguments,
+    start_gunicorn,
+)
 from bench.serving import BARE_APP, BARE_MODULE, run_python_load, wait_until_up
-from engine import notes
+from engine.ledger import notes
 from models import LedgerCheckpoint, Match
 from models.schema import create_tables, drop_tables
 from services.record import settling, signed_log
@@ -129,7 +136,7 @@ def main():
             "HOST": "127.0.0.1",
             "PORT": str(free_port()),
         }
-        process = serve(stack, "wsgi:app", environment, ROOT, folder / "service.log")
+        process = start_gunicorn(stack, "wsgi:app", environment, ROOT, folder / "service.log")
         base = f"http://127.0.0.1:{environment['PORT']}"
         wait_until_up(base, "/api/track-record/ledger", process, folder / "service.log")
         saved, cache_dir = folder / "saved.json", folder / "cache"
@@ -165,8 +172,8 @@ def bench_serving(stack, folder, environment, seconds):
     }
     (folder / f"{BARE_MODULE}.py").write_text(BARE_APP)
     bare_env = {**environment, "PORT": str(free_port()), "PYTHONPATH": str(folder)}
-    service = serve(stack, "wsgi:app", unthrottled, ROOT, folder / "tiles.log")
-    bare = serve(stack, f"{BARE_MODULE}:app", bare_env, folder, folder / "bare.log")
+    service = start_gunicorn(stack, "wsgi:app", unthrottled, ROOT, folder / "tiles.log")
+    bare = start_gunicorn(stack, f"{BARE_MODULE}:app", bare_env, folder, folder / "bare.log")
     base = f"http://127.0.0.1:{unthrottled['PORT']}"
     bare_base = f"http://127.0.0.1:{bare_env['PORT']}"
     wait_until_up(base, "/api/track-record/ledger", service, folder / "tiles.log")

@@ -2,16 +2,16 @@
 
     .venv/bin/python -m bench.margins [--data DIR] [--smoke]
 
-Parses the football-data CSVs with ``engine.footballdata.parse`` and de-margins Pinnacle's closing
-1x2 and over/under 2.5 prices of every played match with each method of ``engine.odds``. Prints,
-as Markdown tables, per market and method: log loss and RPS (1x2) with the standard error of each
-one's difference to proportional removal (paired by match), and the calibration by closing price
-band (under 2.0, 2.0-4.0, 4.0-8.0, 8.0 and over): the observed win rate of the selections in the
-band with its standard error, and each method's mean probability with the gap's standard error
-(√Σp(1 − p) / n: the spread of the observed rate were the method's probabilities true).
-The calibration score of a method is χ² = Σ (gap / its standard error)² over the bands of both
-markets; the best calibrated method has the lowest. The choice is then checked on the earlier and
-the later half of the seasons apart, so it does not rest on one stretch of the data.
+Parses the football-data CSVs with ``services.feeds.formats.footballdata.parse`` and de-margins
+Pinnacle's closing 1x2 and over/under 2.5 prices of every played match with each method of
+``engine.betting.odds``. Prints, as Markdown tables, per market and method: log loss and RPS (1x2)
+with the standard error of each one's difference to proportional removal (paired by match), and the
+calibration by closing price band (under 2.0, 2.0-4.0, 4.0-8.0, 8.0 and over): the observed win rate
+of the selections in the band with its standard error, and each method's mean probability with the
+gap's standard error (√Σp(1 − p) / n: the spread of the observed rate were the method's
+probabilities true). The calibration score of a method is χ² = Σ (gap / its standard error)² over
+the bands of both markets; the best calibrated method has the lowest. The choice is then checked on
+the earlier and the later half of the seasons apart, so it does not rest on one stretch of the data.
 ``--smoke``: one file, so one season and no halves to check.
 """
 
@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import FOOTBALL_DATA, commit, data_files, parse_arguments
-from engine import footballdata, metrics
+from engine.betting import metrics
+from engine.betting.odds import METHODS, remove_margin
 from engine.markets import MARKETS, outcome_indices
-from engine.odds import METHODS, remove_margin
+from services.feeds.formats import footballdata
 
 SCORED_MARKETS = ("1x2", "ou25")
 #: Closing-price bands: [low, high) decimal odds.

@@ -2,15 +2,15 @@
 
     .venv/bin/python -m bench.market_ratings [--data DIR] [--no-curves] [--smoke]
 
-Parses the CSVs with ``engine.footballdata.parse`` and groups matches by country as the service
-does (E0 and E1 share England). The ratings train on the service's closing line (Pinnacle's,
-else the market average's, de-margined proportionally). Scored on each league's third season on
-(2019/20-2023/24 for the seven-season leagues: the same 7,050 1x2 rows as ``bench/engine.py``):
-1x2 RPS and over/under 2.5 log loss ÷ those of Pinnacle's closing line (de-margined
-proportionally) for the goals-only Dixon-Coles (``engine.walkforward.run`` with no market), the
-ratings alone (every row; uncovered ones on the newcomer prior), the ratings with Dixon-Coles
-where they are not covered, and Pinnacle's pre-match line. E1 has two seasons only: its second
-(2023/24, with one season of its own history and the Premier League's for relegated sides) is
+Parses the CSVs with ``services.feeds.formats.footballdata.parse`` and groups matches by country as
+the service does (E0 and E1 share England). The ratings train on the service's closing line
+(Pinnacle's, else the market average's, de-margined proportionally). Scored on each league's third
+season on (2019/20-2023/24 for the seven-season leagues: the same 7,050 1x2 rows as
+``bench/engine.py``): 1x2 RPS and over/under 2.5 log loss ÷ those of Pinnacle's closing line
+(de-margined proportionally) for the goals-only Dixon-Coles (``engine.model.walkforward.run`` with
+no market), the ratings alone (every row; uncovered ones on the newcomer prior), the ratings with
+Dixon-Coles where they are not covered, and Pinnacle's pre-match line. E1 has two seasons only: its
+second (2023/24, with one season of its own history and the Premier League's for relegated sides) is
 printed on its own line and kept out of "all", so "all" compares with ``bench/engine.py``.
 Then the model alone (ratings, else Dixon-Coles) learning from 1x2 and over/under 2.5 only
 (before) and also from the closing Asian handicap (after: Pinnacle's, else the market
@@ -30,11 +30,13 @@ from threadpoolctl import threadpool_limits
 
 from bench.common import FOOTBALL_DATA, data_files, parse_arguments, timed
 from config import DEFAULTS
-from engine import footballdata, market_ratings, metrics, walkforward
+from engine.betting import metrics
+from engine.betting.odds import remove_margin, sharp_probabilities
 from engine.markets import outcome_indices
-from engine.odds import remove_margin, sharp_probabilities
-from engine.scores import market_probabilities, score_matrix
-from enums import MARKET_SELECTIONS as MARKETS
+from engine.model import market_ratings, walkforward
+from engine.model.scores import market_probabilities, score_matrix
+from enums import MARKET_SELECTIONS
+from services.feeds.formats import footballdata
 
 SCORED = (("1x2", metrics.rps, "1x2 RPS"), ("ou25", metrics.log_loss, "O/U 2.5 log loss"))
 HALF_LIVES = (7, 10, 14, 17, 21, 28, 42, 60, 90, 120)
@@ -96,18 +98,22 @@ def load(files: list[Path]) -> Dataset:
                 ah_lines[row] = quote.line
             books = cubes.setdefault((quote.market, quote.is_closing), {})
             prices = books.setdefault(
-                quote.bookmaker, np.full((n, len(MARKETS[quote.market])), 0.0)
+                quote.bookmaker, np.full((n, len(MARKET_SELECTIONS[quote.market])), 0.0)
             )
-            prices[row, MARKETS[quote.market].index(quote.selection)] = quote.price
+            prices[row, MARKET_SELECTIONS[quote.market].index(quote.selection)] = quote.price
 
     def pinnacle(market, closing):
         prices = cubes.get((market, closing), {}).get("pinnacle", np.zeros((n, 0)))
-        return remove_margin(prices) if prices.size else np.full((n, len(MARKETS[market])), np.nan)
+        return (
+            remove_margin(prices)
+            if prices.size
+            else np.full((n, len(MARKET_SELECTIONS[market])), np.nan)
+        )
 
     def sharp(market, method="proportional"):
         books = cubes.get((market, True), {})
         if not books:
-            return np.full((n, len(MARKETS[market])), np.nan)
+            return np.full((n, len(MARKET_SELECTIONS[market])), np.nan)
         names = sorted(books)
         cube = np.stack([books[name] for name in names], axis=1)
         return sharp_probabilities(cube, names, method=method)[0]
@@ -205,7 +211,7 @@ def ratio(ds: Dataset, market: str, probs: np.ndarray, rows: np.ndarray) -> tupl
 
 
 def _per_row(market, probs, outcome):
-    """Each row's score (the per-row terms of engine.metrics.rps / log_loss)."""
+    """Each row's score (the per-row terms of engine.betting.metrics.rps / log_loss)."""
     if market == "1x2":
         gap = np.cumsum(probs - (outcome[:, None] == np.arange(3)), axis=1)[:, :-1]
         return (gap**2).sum(axis=1) / 2
@@ -331,7 +337,7 @@ def own_line(ds, rho):
     )
     solved = np.isfinite(home_rate)
     refit = market_probabilities(score_matrix(home_rate[solved], away_rate[solved], rho))
-    own = {m: np.full((len(ds), len(MARKETS[m])), np.nan) for m in ("1x2", "ou25")}
+    own = {m: np.full((len(ds), len(MARKET_SELECTIONS[m])), np.nan) for m in ("1x2", "ou25")}
     for m in own:
         own[m][solved] = refit[m]
     return own, solved

@@ -46,9 +46,10 @@ import numpy as np
 
 from bench.common import commit, data_arguments, fresh_app, parse_arguments
 from clock import utcnow
-from engine import lines, metrics, picks
-from engine import odds as odds_engine
+from engine.betting import metrics, picks
+from engine.betting.odds import closing_prices, remove_margin
 from engine.markets import outcome_indices
+from engine.model import lines
 from enums import MARKET_SELECTIONS, MARKETS
 from models import League, Match
 from services.feeds import imports
@@ -131,7 +132,7 @@ def parts(league, season) -> np.ndarray:
 def _line_candidates(fc, columns, fair) -> None:
     """Append the candidates of the markets with a line: each finished match's line and
     selection the service would pick (every market enabled), valued at the close of its own
-    line as settlement values it (``engine.lines.closing_at``)."""
+    line as settlement values it (``engine.model.lines.closing_at``)."""
     n = len(fc.match_id)
     closing = price_cubes.load(fc.match_id, closing=True, only_listed=False)
     closing_lines = price_cubes.load_lines(fc.match_id, closing=True, only_listed=False)
@@ -144,11 +145,11 @@ def _line_candidates(fc, columns, fair) -> None:
             picked = at[rows]
             side = lm.choice[0][picked]
             cube = closing_lines[market]
-            prices, _ = odds_engine.closing_prices(cube.prices, cube.bookmakers)
+            prices, _ = closing_prices(cube.prices, cube.bookmakers)
             probability = lines.closing_at(
                 market,
                 (rows, lm.line[picked], side),
-                (cube.match_row, cube.line, prices, odds_engine.remove_margin(prices, method)),
+                (cube.match_row, cube.line, prices, remove_margin(prices, method)),
                 rates,
             )[1]
             fair[method].append(probability)
@@ -189,7 +190,7 @@ def candidates(settings) -> Candidates:
     columns = {name: [] for name in names}
     fair = {method: [] for method in METHODS}
     for market, (prices, _) in fc.best.items():
-        close, _ = odds_engine.closing_prices(closing[market].prices, closing[market].bookmakers)
+        close, _ = closing_prices(closing[market].prices, closing[market].bookmakers)
         if not np.isfinite(close).any():
             continue  # nothing to value its picks at (football-data quotes no close for it)
         selection, edge, growth = picks.choose(
@@ -201,7 +202,7 @@ def candidates(settings) -> Candidates:
         rows = np.flatnonzero((selection >= 0) & (outcome >= 0) & seen)
         chosen = selection[rows]
         for method in METHODS:
-            fair[method].append(odds_engine.remove_margin(close, method=method)[rows, chosen])
+            fair[method].append(remove_margin(close, method=method)[rows, chosen])
         odds = prices[rows, chosen]
         columns["market"].append(np.full(len(rows), market))
         columns["line"].append(np.full(len(rows), FIXED_LINES.get(market, np.nan)))

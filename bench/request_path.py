@@ -68,7 +68,7 @@ from bench.serving import (
     request,
     wait_until_up,
 )
-from engine import notes
+from engine.ledger import notes
 from tools import nginx
 
 

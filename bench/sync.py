@@ -28,9 +28,10 @@ import psycopg2.extensions
 
 from app import create_app
 from bench.common import commit, data_arguments, machine, parse_arguments, skip_smoke
-from engine import footballdata, notes
+from engine.ledger import notes
 from models.schema import create_tables, drop_tables
 from services.feeds import sync
+from services.feeds.formats import footballdata
 from services.feeds.sources import http
 from store.database import db, is_sqlite
 

@@ -9,7 +9,7 @@ from flask import current_app
 
 from cli.common import Commands, StartDay, fail
 from config import ledger_key_name
-from engine import notes
+from engine.ledger import notes
 from errors import CommandError
 from services.feeds import replay
 from services.record import signed_log

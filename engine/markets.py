@@ -1,5 +1,5 @@
 """Markets, their selections and the outcome a final score gives each fixed market (one without
-a line: a line market's outcome needs its line, see ``engine.lines``)."""
+a line: a line market's outcome needs its line, see ``engine.model.lines``)."""
 
 import numpy as np
 
@@ -7,7 +7,7 @@ from enums import LINE_MARKETS, MARKET_SELECTIONS
 
 #: The markets without a line and their selections (as ``enums`` defines them), in the order
 #: of the columns of the match-indexed (n, k) arrays; the line markets (``enums.LINE_MARKETS``)
-#: are held as line rows (``engine.lines``), and ``enums.MARKET_SELECTIONS`` has every market.
+#: are held as line rows (``engine.model.lines``), and ``enums.MARKET_SELECTIONS`` has every market.
 FIXED_MARKETS = {
     market: selections
     for market, selections in MARKET_SELECTIONS.items()

@@ -224,8 +224,9 @@ class Pick(BaseModel):
     clv = DoubleField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
     settled_at = UTCDateTimeField(null=True)
-    #: Why a pick stored as live was set apart when it settled (engine.ledger.NOT_LIVE_REASONS):
-    #: it then counts in neither the live nor the backfilled record.
+    #: Why a pick stored as live was set apart when it settled
+    #: (engine.ledger.entries.NOT_LIVE_REASONS): it then counts in neither the live nor the
+    #: backfilled record.
     not_live_reason = CharField(max_length=32, null=True, choices=_choices(NOT_LIVE_REASONS))
 
     class Meta:

@@ -22,7 +22,7 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 from werkzeug.test import EnvironBuilder
 
 from app import create_app
-from engine import timeline
+from engine.model import timeline
 from models import DataVersion, Match, OddsQuote, Team
 from models.schema import TABLES, create_tables, drop_tables
 from store import migrate

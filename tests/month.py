@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from engine import footballdata
+from services.feeds.formats import footballdata
 from tests import sync_world
 from tests.source_servers import FootballDataServer, OddsApiServer, http_date
 

@@ -20,9 +20,10 @@ from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from engine.oddsapi import DEFAULT_SPORTS
+from services.feeds.formats.oddsapi import DEFAULT_SPORTS
 
-#: The Odds API's keys of our bookmakers (the reverse of engine.oddsapi.BOOKMAKERS, and more).
+#: The Odds API's keys of our bookmakers (the reverse of
+#: services.feeds.formats.oddsapi.BOOKMAKERS, and more).
 ODDS_API_BOOKS = {"pinnacle": "pinnacle", "william-hill": "williamhill", "bet365": "bet365"}
 
 

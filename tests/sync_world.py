@@ -9,7 +9,7 @@ import csv
 import io
 from datetime import UTC, date, datetime
 
-from engine import footballdata
+from services.feeds.formats import footballdata
 from tests.data import FOOTBALL_DATA
 
 SEASON = "/mmz4281/2324/E0.csv"

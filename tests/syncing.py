@@ -2,7 +2,7 @@
 runs it, its report of one source, and The Odds API's events made from football-data's fixture
 file (the fixtures ``football_data`` and ``waits`` are in ``conftest.py``)."""
 
-from engine import footballdata
+from services.feeds.formats import footballdata
 from services.feeds.sources import http
 from services.operations import jobs
 from tests import sync_world

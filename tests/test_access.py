@@ -11,15 +11,14 @@ from flask_jwt_extended import create_access_token, create_refresh_token
 
 from models import User
 from tests import asserts, factories
-from web.access import ADMIN as ADMIN_RULE
-from web.access import PUBLIC, SIGNED_IN, Rule
+from web.access import ADMIN, PUBLIC, SIGNED_IN, Rule
 from web.paths import id_param
 
 DATA = "/api/v1/data/catalog"
 USAGE = "/api/v1/data/usage"
 OPS = "/api/v1/ops/health/services"
-ADMIN = "/api/admin/users"
-PROTECTED = [DATA, USAGE, OPS, ADMIN]
+ADMIN_USERS = "/api/admin/users"
+PROTECTED = [DATA, USAGE, OPS, ADMIN_USERS]
 
 SUBSCRIPTION = ("subscription-required", "A Pro subscription or admin role is required.")
 OPS_ROLE = ("role-required", "The admin or operator role is required.")
@@ -30,19 +29,19 @@ EXPECTED = {
     ("free", DATA): SUBSCRIPTION,
     ("free", USAGE): SUBSCRIPTION,
     ("free", OPS): OPS_ROLE,
-    ("free", ADMIN): ADMIN_ROLE,
+    ("free", ADMIN_USERS): ADMIN_ROLE,
     ("pro", DATA): None,
     ("pro", USAGE): None,
     ("pro", OPS): OPS_ROLE,
-    ("pro", ADMIN): ADMIN_ROLE,
+    ("pro", ADMIN_USERS): ADMIN_ROLE,
     ("operator", DATA): SUBSCRIPTION,
     ("operator", USAGE): SUBSCRIPTION,
     ("operator", OPS): None,
-    ("operator", ADMIN): ADMIN_ROLE,
+    ("operator", ADMIN_USERS): ADMIN_ROLE,
     ("admin", DATA): None,
     ("admin", USAGE): None,
     ("admin", OPS): None,
-    ("admin", ADMIN): None,
+    ("admin", ADMIN_USERS): None,
 }
 
 
@@ -156,7 +155,7 @@ def test_a_token_for_a_deleted_user_is_a_401(app, client, people):
     user, headers = people["admin"]
     with app.app_context():
         User.delete_by_id(user.id)
-    asserts.unauthorized(client.get(ADMIN, headers=headers), invalid_token=True)
+    asserts.unauthorized(client.get(ADMIN_USERS, headers=headers), invalid_token=True)
 
 
 def test_role_plan_and_status_changes_apply_at_once(app, client, people):
@@ -172,12 +171,12 @@ def test_role_plan_and_status_changes_apply_at_once(app, client, people):
 
 def test_403_comes_before_validation(client, people):
     """A caller without the role learns nothing about the parameters."""
-    response = client.get(f"{ADMIN}?page=0&pageSize=1000", headers=people["pro"][1])
+    response = client.get(f"{ADMIN_USERS}?page=0&pageSize=1000", headers=people["pro"][1])
     asserts.problem(response, 403, "role-required")
 
 
 def test_401_comes_before_everything(client):
-    asserts.unauthorized(client.get(f"{ADMIN}?page=0"))
+    asserts.unauthorized(client.get(f"{ADMIN_USERS}?page=0"))
 
 
 def test_every_api_route_has_an_access_rule(app):
@@ -204,7 +203,7 @@ def test_every_api_route_has_an_access_rule(app):
         ("/api/track-record/by-competition-type", PUBLIC),
         ("/api/v1/seo/predictions/<slug:slug>", PUBLIC),
         ("/api/backtest/run", SIGNED_IN),
-        ("/api/admin/users", ADMIN_RULE),
+        ("/api/admin/users", ADMIN),
     ],
 )
 def test_routes_follow_the_access_table(app, path, rule):

@@ -9,8 +9,7 @@ import re
 import pytest
 
 from models import Match
-from tests import world
-from tests.factories import people as make_people
+from tests import factories, world
 from tests.helpers import call
 
 #: Headers that describe the moment or the count rather than the answer: each request counts
@@ -31,7 +30,7 @@ def served(make_app):
     with app.app_context():
         slugs = world.build()
         settled = Match.get(Match.slug == slugs["settled"]).id
-        accounts = {kind: headers for kind, (_, headers) in make_people().items()}
+        accounts = {kind: headers for kind, (_, headers) in factories.people().items()}
     accounts["anonymous"] = {}
     accounts["forged"] = {"Authorization": "Bearer not.a.token"}
     paths = [

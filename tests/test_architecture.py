@@ -77,6 +77,18 @@ def test_the_engine_is_pure(path):
     assert found & PROJECT <= {"engine", "enums", "errors"}, found
 
 
+@pytest.mark.parametrize("path", modules("services/feeds/formats"), ids=label)
+def test_the_formats_are_pure(path):
+    """Parsers of what the sources send: no framework, no database, nothing of the service but
+    the engine and the leaves."""
+    found = roots(imported(path))
+    forbidden = WEB_FRAMEWORK | {"werkzeug", "marshmallow", "peewee", "playhouse", "psycopg2"}
+    assert not found & forbidden, found
+    assert found & PROJECT <= {"engine", "enums", "errors", "services"}, found
+    reached = {name for name in imported(path) if name.startswith("services")}
+    assert all(name.startswith("services.feeds.formats") for name in reached), reached
+
+
 def test_enums_import_nothing():
     """A leaf: importing it (and so ``models``) loads no engine, no SciPy."""
     assert imported(ROOT / "enums.py") == set()
@@ -144,13 +156,44 @@ def test_no_layer_below_the_web_loads_it_indirectly():
 
 
 def engine_names() -> set[str]:
-    return {path.stem for path in (ROOT / "engine").glob("*.py")} - {"__init__"}
+    """The names of the engine's modules and of its wings."""
+    names = {path.stem for path in modules("engine")} - {"__init__"}
+    return names | {path.parent.name for path in (ROOT / "engine").glob("*/__init__.py")}
+
+
+def engine_wings() -> list[str]:
+    """The engine's wings, top to bottom, as docs/architecture.md's table of them lists them."""
+    picture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = picture.split("## The engine's wings", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([a-z_]+)/` \|", section, flags=re.MULTILINE)
+
+
+def test_the_engine_wings_are_in_the_picture():
+    """Every wing of the engine is listed in the document's table of them, and nothing else."""
+    wings = sorted(path.parent.name for path in (ROOT / "engine").glob("*/__init__.py"))
+    assert sorted(engine_wings()) == wings
+
+
+@pytest.mark.parametrize("path", modules("engine"), ids=label)
+def test_the_engine_wings_point_one_way(path):
+    """A wing imports only the wings listed below it in docs/architecture.md; the modules every
+    wing shares, at the engine's root, import no wing."""
+    wings = engine_wings()
+    parts = path.relative_to(ROOT / "engine").parts
+    own = parts[0] if len(parts) > 1 else None
+    below = set(wings[wings.index(own) + 1 :]) if own else set()
+    found = {
+        name.split(".")[1]
+        for name in imported(path)
+        if name.startswith("engine.") and name.split(".")[1] in wings
+    }
+    assert found - {own} <= below, found - {own} - below
 
 
 def test_the_services_live_in_wings_named_apart_from_the_engine():
     """``services/`` holds wings (subpackages by the use cases they serve) and the two pieces
-    every wing shares (``queries``, ``routes``); no service module repeats an engine module's
-    name, so neither is ever imported under an alias."""
+    every wing shares (``queries``, ``routes``); no service module repeats the name of an engine
+    module or wing, so neither is ever imported under an alias."""
     flat = {path.stem for path in (ROOT / "services").glob("*.py")} - {"__init__"}
     assert flat == {"queries", "routes"}
     names = {path.stem for path in modules("services")} - {"__init__"}
@@ -222,6 +265,78 @@ def test_every_module_is_in_the_picture():
     missing = [path.name for path in places if f"`{path.name}" not in picture]
     missing = [name for name in missing if name not in ("tests",)]
     assert missing == []
+
+
+def project_sources() -> list[Path]:
+    """Every Python file of the project: the service, its tests, benchmarks, tools and CI."""
+    skipped = {".git", ".venv", ".ruff_cache", "__pycache__", "instance"}
+    return sorted(
+        path for path in ROOT.rglob("*.py") if not set(path.relative_to(ROOT).parts) & skipped
+    )
+
+
+def project_roots() -> set[str]:
+    """The first dotted names under which the project's modules are imported."""
+    return {path.stem for path in ROOT.glob("*.py")} | {
+        path.name for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith(".")
+    }
+
+
+def aliased_imports(source: str, roots: set[str]) -> list[str]:
+    """The imports in ``source`` that bind a module or name of the project (first dotted name in
+    ``roots``, or a relative import) under another name, as written."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [
+                f"import {alias.name} as {alias.asname}"
+                for alias in node.names
+                if alias.asname and alias.name.split(".")[0] in roots
+            ]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level or module.split(".")[0] in roots:
+                found += [
+                    f"from {'.' * node.level}{module} import {alias.name} as {alias.asname}"
+                    for alias in node.names
+                    if alias.asname
+                ]
+    return found
+
+
+def test_nothing_of_the_project_is_imported_under_an_alias():
+    """A module of the project, or a name from one, is imported under its own name: a clash is
+    resolved by renaming the local name or importing the names needed, so each thing has one
+    name wherever it is read. Third-party conventions (``numpy as np``) are fine."""
+    roots = project_roots()
+    found = {
+        label(path): aliased
+        for path in project_sources()
+        if (aliased := aliased_imports(path.read_text(encoding="utf-8"), roots))
+    }
+    assert found == {}
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "from engine.betting import odds as odds_engine",
+            ["from engine.betting import odds as odds_engine"],
+        ),
+        ("import worker as worker_module", ["import worker as worker_module"]),
+        ("from . import helpers as h", ["from . import helpers as h"]),
+        (
+            "from tests.data import FOOTBALL_DATA as DATA",
+            ["from tests.data import FOOTBALL_DATA as DATA"],
+        ),
+        ("import numpy as np", []),
+        ("from huey import consumer as huey_consumer", []),
+        ("from engine.betting import odds", []),
+    ],
+)
+def test_the_alias_check_sees_every_spelling(source, expected):
+    assert aliased_imports(source, {"engine", "worker", "tests"}) == expected
 
 
 def test_modules_imported(source: str) -> set[str]:

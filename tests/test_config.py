@@ -3,7 +3,7 @@
 import pytest
 
 from config import ConfigError, as_bool, config_from_env
-from engine import notes
+from engine.ledger import notes
 from tests.helpers import LEDGER_KEY, WEBHOOK_KEY
 
 

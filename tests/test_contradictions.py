@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from engine import footballdata
 from models import Contradiction, LedgerEntry, Match, Operation, Pick
+from services.feeds.formats import footballdata
 from services.operations import health, jobs
 from tests import factories, sync_world
 from tests.data import needs_football_data

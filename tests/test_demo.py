@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from app import create_app
-from engine import demo as demo_engine
+from engine.demo import football
 from models import League, LedgerCheckpoint, LedgerEntry, Match, Pick
 from services.operations import demo_world
 from tests.helpers import settings
@@ -77,7 +77,7 @@ def ids():
 
 def test_the_demo_is_built_at_the_clock_instant_and_only_invented_leagues(world):
     assert "demo world at 2026-11-24 21:45 UTC" in world.setup_output[-1]
-    assert {league.code for league in League.select()} == set(demo_engine.LEAGUES)
+    assert {league.code for league in League.select()} == set(football.LEAGUES)
     countries = {league.country for league in League.select()}
     assert countries == {"Northland", "Southland", "International"}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import notes
+from engine.ledger import notes
 from models import League, Match
 from tests import factories
 from tests.helpers import LEDGER_KEY, SECRET, WEBHOOK_KEY

@@ -1,4 +1,4 @@
-"""Backtests over a pick frame (engine.backtest)."""
+"""Backtests over a pick frame (engine.betting.backtest)."""
 
 import json
 from datetime import UTC, datetime
@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from engine.backtest import PICK_FRAME_COLUMNS, BacktestFilters, run
+from engine.betting.backtest import PICK_FRAME_COLUMNS, BacktestFilters, run
 
 NAN = np.nan
 

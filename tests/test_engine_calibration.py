@@ -1,12 +1,12 @@
-"""Calibration of a market's forecasts beside a reference (engine.calibration)."""
+"""Calibration of a market's forecasts beside a reference (engine.betting.calibration)."""
 
 import json
 
 import numpy as np
 import pytest
 
-from engine import metrics
-from engine.calibration import evaluate
+from engine.betting import metrics
+from engine.betting.calibration import evaluate
 
 NAN = np.nan
 PROBS = np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.6, 0.25, 0.15], [NAN, NAN, NAN]])

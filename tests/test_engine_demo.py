@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 import pytest
 
-from engine import demo
+from engine.demo import football
 from engine.markets import MARKETS
 from engine.records import SHARP_BOOKMAKER
 from enums import MARKET_SELECTIONS
@@ -23,7 +23,7 @@ SOFT_BOOKS = ("bet365", "william-hill", "bwin", "unibet")
 @pytest.fixture(scope="module")
 def world():
     """The default world as of TODAY."""
-    return demo.generate(TODAY)
+    return football.generate(TODAY)
 
 
 def _by_season(world):
@@ -59,8 +59,8 @@ def _table(matches, code):
 
 
 def test_same_inputs_same_world_and_a_new_seed_changes_it(world):
-    assert demo.generate(TODAY) == world
-    other = demo.generate(TODAY, seed=8)
+    assert football.generate(TODAY) == world
+    other = football.generate(TODAY, seed=8)
     assert [m.home_goals for m in other.matches] != [m.home_goals for m in world.matches]
     assert other.matches[0].odds != world.matches[0].odds
 
@@ -80,7 +80,7 @@ def test_every_competition_type_and_stable_codes(world):
     for season, matches in _by_season(world).items():
         assert {m.league.code for m in matches} == set(codes), season
     # Team names are unique across the world, so (name, country) never clashes.
-    assert len(set(demo.NORTHLAND_CLUBS + demo.SOUTHLAND_CLUBS + demo.NATIONS)) == 62
+    assert len(set(football.NORTHLAND_CLUBS + football.SOUTHLAND_CLUBS + football.NATIONS)) == 62
 
 
 def test_seasons_sizes_and_calendar(world):
@@ -117,7 +117,7 @@ def test_the_current_season_runs_from_four_weeks_ago_to_a_week_ahead(world):
     [date(2026, 1, 3), date(2025, 12, 31), date(2024, 7, 1), date(2016, 3, 28)],
 )
 def test_any_today_gives_four_distinct_ordered_seasons(today):
-    world = demo.generate(today)
+    world = football.generate(today)
     seasons = _by_season(world)
     assert len(seasons) == 4
     starts = [min(m.kickoff_at for m in matches) for matches in seasons.values()]
@@ -131,7 +131,7 @@ def test_any_today_gives_four_distinct_ordered_seasons(today):
     [TODAY + timedelta(days=n) for n in range(0, 28, 3)] + [date(2025, 12, 31), date(2024, 7, 1)],
 )
 def test_every_day_from_today_to_a_week_ahead_has_matches(today):
-    days = Counter(m.kickoff_at.date() for m in demo.generate(today).matches)
+    days = Counter(m.kickoff_at.date() for m in football.generate(today).matches)
     for ahead in range(8):
         assert days[today + timedelta(days=ahead)] > 0, today + timedelta(days=ahead)
 
@@ -146,13 +146,13 @@ def test_copa_southland_is_a_single_round_robin_midweek(world):
 
 def test_the_instant_decides_what_is_played():
     now = datetime(2026, 11, 21, 15, 0, tzinfo=UTC)
-    world = demo.generate(now)
+    world = football.generate(now)
     assert world.now == now
-    midnight = demo.generate(TODAY)
+    midnight = football.generate(TODAY)
     # Same calendar and results: only the statuses (and closing prices) of the day move.
     assert [m.kickoff_at for m in world.matches] == [m.kickoff_at for m in midnight.matches]
     for m in world.matches:
-        if m.kickoff_at + demo.PLAYED_AFTER <= now:
+        if m.kickoff_at + football.PLAYED_AFTER <= now:
             assert m.status in ("finished", "postponed", "cancelled")
         elif m.kickoff_at <= now:
             assert m.status == "live" and m.home_goals is None
@@ -160,7 +160,7 @@ def test_the_instant_decides_what_is_played():
         else:
             assert m.status == "scheduled"
     assert Counter(m.status for m in world.matches)["live"] > 0
-    assert demo.generate(now) == world
+    assert football.generate(now) == world
 
 
 def test_statuses_scores_and_void_cases(world):
@@ -258,7 +258,7 @@ def test_the_truth_is_aligned_and_consistent(world):
 
 
 def test_odds_are_complete_sane_and_close_nearer_the_truth(world):
-    books = {slug for slug, _, _ in demo.DemoSettings().bookmakers}
+    books = {slug for slug, _, _ in football.DemoSettings().bookmakers}
     assert SHARP_BOOKMAKER in books and len(books - {SHARP_BOOKMAKER}) >= 3
     errors = {False: [], True: []}
     beaten = selections = 0

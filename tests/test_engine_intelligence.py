@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from engine import intelligence
+from engine.model import intelligence
 
 DAY = 86_400
 START = 1_700_000_000

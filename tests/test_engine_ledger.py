@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from engine import ledger, merkle, notes
+from engine.ledger import entries, merkle, notes
 from tests.verifier import load_verifier
 
 verifier = load_verifier()
@@ -283,12 +283,13 @@ def test_a_lookup_must_answer_one_hash_per_address():
 
 def test_canonical_json_sorts_keys_drops_spaces_keeps_utf8_and_refuses_floats():
     assert (
-        ledger.canonical({"b": 1, "a": ["é", None, True]}) == '{"a":["é",null,true],"b":1}'.encode()
+        entries.canonical({"b": 1, "a": ["é", None, True]})
+        == '{"a":["é",null,true],"b":1}'.encode()
     )
     with pytest.raises(TypeError, match="not a float"):
-        ledger.canonical({"odds": 2.1})
+        entries.canonical({"odds": 2.1})
     for value in (2.1, 1.0, -1.0, 0.1 + 0.2, 1e-05, 123456.789, 2.0**60):
-        text = ledger.decimal(value)
+        text = entries.decimal(value)
         assert float(text) == value and "e" not in text
 
 
@@ -344,10 +345,12 @@ def test_outcome_entries_from_the_template_equal_the_canonical_encoding():
         [0.0243902439, None, -0.1, 3.5],
     )
     extra = settled_by(4)
-    fast = ledger.outcome_entries(rows[0], [value.hex() for value in cited], *rows[2:], at, **extra)
+    fast = entries.outcome_entries(
+        rows[0], [value.hex() for value in cited], *rows[2:], at, **extra
+    )
     for position, entry in enumerate(fast):
         pick_id, published, status, profit, closing, clv = (column[position] for column in rows)
-        assert entry == ledger.outcome_entry(
+        assert entry == entries.outcome_entry(
             pick_id=pick_id,
             published=published,
             status=status,
@@ -357,12 +360,12 @@ def test_outcome_entries_from_the_template_equal_the_canonical_encoding():
             settled_at=at,
             **one_outcome(extra, position),
         )
-        assert ledger.canonical(json.loads(entry)) == entry
+        assert entries.canonical(json.loads(entry)) == entry
 
 
 def test_an_outcome_records_what_settled_the_pick():
     entry = json.loads(
-        ledger.outcome_entry(
+        entries.outcome_entry(
             pick_id=3,
             published=bytes(32),
             status="won",
@@ -406,7 +409,7 @@ H = 3600.0
 )
 def test_the_live_rule(made, signed, published, reason):
     kickoff = 1_790_000_000.0
-    found = ledger.not_live_reasons([kickoff + made], [kickoff + signed], [kickoff], [published])
+    found = entries.not_live_reasons([kickoff + made], [kickoff + signed], [kickoff], [published])
     assert found.tolist() == [reason]
 
 
@@ -415,7 +418,7 @@ def test_the_live_rule_is_the_verifiers():
     kickoff = datetime(2026, 11, 21, 19, 45, tzinfo=UTC)
     for made in (-10 * H, -1.0, 0.0, 2 * H):
         for signed in (-9 * H, -1.0, 0.0, 5 * H, None):
-            mine = ledger.not_live_reasons(
+            mine = entries.not_live_reasons(
                 [kickoff.timestamp() + made],
                 [np.nan if signed is None else kickoff.timestamp() + signed],
                 [kickoff.timestamp()],
@@ -446,7 +449,7 @@ PICK = {
 def test_a_reveal_opens_its_commitment_and_nothing_else_does():
     salt = bytes(range(32))
     entry = json.loads(
-        ledger.published_entry(
+        entries.published_entry(
             PICK,
             salt,
             kickoff_at=datetime(2026, 11, 21, 19, 45, tzinfo=UTC),
@@ -455,8 +458,8 @@ def test_a_reveal_opens_its_commitment_and_nothing_else_does():
         )
     )
     assert "selection" not in entry and "odds" not in entry
-    opened = json.loads(json.dumps(ledger.reveal(salt, PICK)))  # as a client reads it
-    assert ledger.opens(entry["commitment"], opened)
+    opened = json.loads(json.dumps(entries.reveal(salt, PICK)))  # as a client reads it
+    assert entries.opens(entry["commitment"], opened)
     assert verifier.opens(entry["commitment"], opened)
     for name, value in (("odds", "4.34"), ("selection", "home"), ("bookmaker", "pinnacle")):
         changed = {**opened, "pick": {**opened["pick"], name: value}}
@@ -593,9 +596,9 @@ def test_outcome_entries_keep_their_bytes_on_many_varied_outcomes():
     extra = settled_by(total, rng)
     extra["closing_probability"] = column(True)
     for at in (datetime(2026, 11, 21, 21, 40, 59, 999999, tzinfo=UTC), NOW_ELSEWHERE):
-        fast = ledger.outcome_entries(pick_ids, cited, status, profit, closing, clv, at, **extra)
+        fast = entries.outcome_entries(pick_ids, cited, status, profit, closing, clv, at, **extra)
         for index in range(total):
-            assert fast[index] == ledger.outcome_entry(
+            assert fast[index] == entries.outcome_entry(
                 pick_id=int(pick_ids[index]),
                 published=bytes.fromhex(cited[index]),
                 status=status[index],
@@ -617,9 +620,9 @@ def test_outcome_entries_keep_their_bytes_on_many_varied_outcomes():
         "margin_method": "power",
         "not_live_reason": [None],
     }
-    single = ledger.outcome_entries([1], cited[:1], ["void"], [0.0], [None], [None], at, **nulls)
+    single = entries.outcome_entries([1], cited[:1], ["void"], [0.0], [None], [None], at, **nulls)
     assert single == [
-        ledger.outcome_entry(
+        entries.outcome_entry(
             pick_id=1,
             published=bytes.fromhex(cited[0]),
             status="void",
@@ -631,7 +634,7 @@ def test_outcome_entries_keep_their_bytes_on_many_varied_outcomes():
         )
     ]
     empty = {name: [] if isinstance(value, list) else value for name, value in nulls.items()}
-    assert ledger.outcome_entries([], [], [], [], [], [], at, **empty) == []
+    assert entries.outcome_entries([], [], [], [], [], [], at, **empty) == []
 
 
 @pytest.mark.parametrize(
@@ -664,7 +667,7 @@ def test_outcome_entries_refuse_what_is_not_an_outcome(change, message):
         for name, value in settled_by(2).items()
     }
     with pytest.raises(ValueError, match=message):
-        ledger.outcome_entries(**{**rows, **extra, **change}, settled_at=at)
+        entries.outcome_entries(**{**rows, **extra, **change}, settled_at=at)
 
 
 AH_PICK = {**PICK, "id": 12, "market": "ah", "selection": "away", "line": -0.25, "odds": 2.0}
@@ -674,29 +677,29 @@ def test_picks_of_the_old_markets_carry_no_line():
     # Their entries keep the bytes they always had, whatever the pick dict holds.
     salt = bytes(range(32))
     at = {"kickoff_at": PICK["created_at"], "competition_type": "cup", "model_version": "7"}
-    bare = ledger.published_entry(PICK, salt, **at)
+    bare = entries.published_entry(PICK, salt, **at)
     assert b'"line"' not in bare
-    assert ledger.published_entry({**PICK, "line": None}, salt, **at) == bare
+    assert entries.published_entry({**PICK, "line": None}, salt, **at) == bare
     totals = {**PICK, "market": "ou25", "selection": "over"}
-    assert ledger.published_entry({**totals, "line": 2.5}, salt, **at) == (
-        ledger.published_entry(totals, salt, **at)
+    assert entries.published_entry({**totals, "line": 2.5}, salt, **at) == (
+        entries.published_entry(totals, salt, **at)
     )
-    assert "line" not in ledger.committed_pick({**totals, "line": 2.5})
+    assert "line" not in entries.committed_pick({**totals, "line": 2.5})
 
 
 def test_a_line_pick_commits_to_its_line_and_does_not_publish_it():
     salt = bytes(range(32))
     at = {"kickoff_at": PICK["created_at"], "competition_type": "cup", "model_version": "7"}
-    entry = json.loads(ledger.published_entry(AH_PICK, salt, **at))
+    entry = json.loads(entries.published_entry(AH_PICK, salt, **at))
     # Which line to back is part of the pick: sealed in the commitment, public once revealed.
     assert entry["market"] == "ah" and "line" not in entry
-    opened = json.loads(json.dumps(ledger.reveal(salt, AH_PICK)))
+    opened = json.loads(json.dumps(entries.reveal(salt, AH_PICK)))
     assert opened["pick"]["line"] == "-0.25"
     assert verifier.opens(entry["commitment"], opened)
     moved = {**opened, "pick": {**opened["pick"], "line": "-0.75"}}
     assert not verifier.opens(entry["commitment"], moved)
     with pytest.raises(ValueError, match="needs its line"):
-        ledger.published_entry({**AH_PICK, "line": None}, salt, **at)
+        entries.published_entry({**AH_PICK, "line": None}, salt, **at)
 
 
 def _outcome(**change):
@@ -718,7 +721,7 @@ def _outcome(**change):
         "not_live_reason": None,
         "line": -0.25,
     }
-    return ledger.outcome_entry(**{**fields, **change})
+    return entries.outcome_entry(**{**fields, **change})
 
 
 def test_a_line_outcome_carries_its_line_and_half_statuses():
@@ -746,10 +749,10 @@ def test_outcome_entries_with_lines_equal_the_canonical_encoding():
         [0.02, None, -0.1, 0.0, 0.05, None],
     )
     extra = settled_by(6)
-    fast = ledger.outcome_entries(*rows, at, **extra, line=line)
+    fast = entries.outcome_entries(*rows, at, **extra, line=line)
     for position, entry in enumerate(fast):
         pick_id, cited, state, profit, closing, clv = (column[position] for column in rows)
-        assert entry == ledger.outcome_entry(
+        assert entry == entries.outcome_entry(
             pick_id=pick_id,
             published=bytes.fromhex(cited),
             status=state,
@@ -762,14 +765,14 @@ def test_outcome_entries_with_lines_equal_the_canonical_encoding():
         )
     # Without lines at all, a pick of an old market's entry is the same bytes.
     first = {name: value[:1] if isinstance(value, list) else value for name, value in extra.items()}
-    assert ledger.outcome_entries(*(column[:1] for column in rows), at, **first) == fast[:1]
+    assert entries.outcome_entries(*(column[:1] for column in rows), at, **first) == fast[:1]
     with pytest.raises(ValueError, match="only a pick at a line is half-lost"):
-        ledger.outcome_entries(*rows, at, **extra, line=[None, -0.25, 3.0, None, 0.5, None])
+        entries.outcome_entries(*rows, at, **extra, line=[None, -0.25, 3.0, None, 0.5, None])
 
 
 def test_the_verifiers_line_settlement_is_the_engines():
-    """The verifier's own copy of line settlement agrees with engine.lines everywhere."""
-    from engine import lines
+    """The verifier's own copy of line settlement agrees with engine.model.lines everywhere."""
+    from engine.model import lines
 
     scores = list(itertools.product(range(6), range(6)))
     home, away = (np.array(column) for column in zip(*scores, strict=True))
@@ -794,7 +797,7 @@ def _line_ledger(pick, outcome_fields, match):
     """A verifier's ledger of one published pick and its outcome, and a fetch showing its match."""
     salt = bytes(range(32))
     kickoff = datetime(2026, 11, 21, 19, 45, tzinfo=UTC)
-    published = ledger.published_entry(
+    published = entries.published_entry(
         pick, salt, kickoff_at=kickoff, competition_type="top-flight", model_version="7"
     )
     outcome = _outcome(published=merkle.leaf_hash(published), pick_id=pick["id"], **outcome_fields)
@@ -804,7 +807,7 @@ def _line_ledger(pick, outcome_fields, match):
         latest=None,
         entries=[json.loads(data) for data in raw],
         raw=raw,
-        reveals=[json.loads(json.dumps(ledger.reveal(salt, pick))), None],
+        reveals=[json.loads(json.dumps(entries.reveal(salt, pick))), None],
         covering=[2, 2],
     )
 

@@ -1,14 +1,14 @@
 """Markets with lines: results, settlement, fair probabilities, translation and pooling
-(engine.lines)."""
+(engine.model.lines)."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from engine import lines, pooling
-from engine.scores import score_matrix
-from engine.settlement import settle, winning_selection
+from engine.betting.settlement import settle, winning_selection
+from engine.model import lines, pooling
+from engine.model.scores import score_matrix
 
 NAN = np.nan
 NOW = 1_700_000_000

@@ -5,14 +5,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from engine import market_ratings as mr
-from engine import timeline
-from engine import walkforward as wf
-from engine.scores import market_probabilities, score_matrix
+from engine.model import market_ratings, timeline, walkforward
+from engine.model.scores import market_probabilities, score_matrix
 from tests.helpers import assert_same_rows, epoch, schedule
 
 HOUR = 3600
-CONFIG = mr.RatingsConfig()
+CONFIG = market_ratings.RatingsConfig()
 
 
 def known_rates(n, seed):
@@ -32,7 +30,7 @@ def lines(home_rate, away_rate, rho):
 def test_solver_recovers_the_rates_prices_were_made_from(rho, with_ou):
     lam, mu = known_rates(400, seed=1)
     p1x2, pou = lines(lam, mu, rho)
-    home_rate, away_rate = mr.solve_rates(p1x2, pou if with_ou else None, rho)
+    home_rate, away_rate = market_ratings.solve_rates(p1x2, pou if with_ou else None, rho)
     np.testing.assert_allclose(home_rate, lam, rtol=1e-7)
     np.testing.assert_allclose(away_rate, mu, rtol=1e-7)
 
@@ -43,7 +41,7 @@ def test_solver_fits_what_each_row_has():
     pou[1] = np.nan  # 1x2 only: still solved, from the 1x2 line alone
     p1x2[2] = np.nan  # over/under only: the split between the sides is unknown
     p1x2[3] = pou[3] = np.nan
-    home_rate, away_rate = mr.solve_rates(p1x2, pou)
+    home_rate, away_rate = market_ratings.solve_rates(p1x2, pou)
     solved = np.array([True, True, False, False, True, True])
     assert (np.isfinite(home_rate) == solved).all()
     assert (np.isfinite(away_rate) == solved).all()
@@ -57,7 +55,7 @@ def test_solver_finds_the_least_squares_rates_of_lines_no_rates_reproduce():
     p1x2, pou = lines(lam, mu, 0.0)
     p1x2 = p1x2 * np.array([0.94, 1.15, 0.94])
     p1x2 /= p1x2.sum(axis=1, keepdims=True)
-    home_rate, away_rate = mr.solve_rates(p1x2, pou)
+    home_rate, away_rate = market_ratings.solve_rates(p1x2, pou)
 
     def cost(h, a):
         fitted = lines(h, a, 0.0)
@@ -74,20 +72,20 @@ def test_solver_finds_the_least_squares_rates_of_lines_no_rates_reproduce():
 def test_jacobian_matches_finite_differences(rho):
     lam, mu = known_rates(50, seed=4)
     x = np.log(np.column_stack([lam, mu]))
-    _, jac = mr._market_and_jacobian(x, rho)
+    _, jac = market_ratings._market_and_jacobian(x, rho)
     for k in range(2):
         step = np.zeros_like(x)
         step[:, k] = 1e-6
-        up, _ = mr._market_and_jacobian(x + step, rho)
-        down, _ = mr._market_and_jacobian(x - step, rho)
+        up, _ = market_ratings._market_and_jacobian(x + step, rho)
+        down, _ = market_ratings._market_and_jacobian(x - step, rho)
         np.testing.assert_allclose(jac[:, :, k], (up - down) / 2e-6, atol=1e-8)
 
 
 def test_solver_rejects_wrong_shapes():
     with pytest.raises(ValueError):
-        mr.solve_rates(np.full((3, 2), 0.5))
+        market_ratings.solve_rates(np.full((3, 2), 0.5))
     with pytest.raises(ValueError):
-        mr.solve_rates(np.full((3, 3), 1 / 3), np.full((2, 2), 0.5))
+        market_ratings.solve_rates(np.full((3, 3), 1 / 3), np.full((2, 2), 0.5))
 
 
 def brute_fair(matrix, market, line):
@@ -113,7 +111,7 @@ LINES = {
 @pytest.mark.parametrize("rho", [0.0, -0.08])
 def test_fair_line_probabilities_match_a_loop_over_the_scores(market, rho):
     lam, mu = known_rates(12, seed=5)
-    fair = mr._fair_line_probabilities(lam, mu, rho, market, LINES[market])
+    fair = market_ratings._fair_line_probabilities(lam, mu, rho, market, LINES[market])
     matrix = score_matrix(lam, mu, rho)
     expected = [brute_fair(matrix[i], market, line) for i, line in enumerate(LINES[market])]
     np.testing.assert_allclose(fair[:, 0], expected, rtol=1e-12)
@@ -128,7 +126,9 @@ def test_fair_line_probabilities_by_hand():
     zero = np.zeros_like(matrix)
 
     def fair(market, line):
-        return mr._fair_and_jacobian(matrix, zero, zero, market, np.array([line]))[0][0, 0]
+        return market_ratings._fair_and_jacobian(matrix, zero, zero, market, np.array([line]))[0][
+            0, 0
+        ]
 
     # Home -1: 2-0 wins, 1-0 pushes, 0-0 loses: 0.3 / 0.5.
     assert fair("ah", -1.0) == pytest.approx(0.3 / 0.5)
@@ -144,22 +144,22 @@ def test_jacobian_of_line_markets_matches_finite_differences(rho):
     lam, mu = known_rates(12, seed=6)
     x = np.log(np.column_stack([lam, mu]))
     given = (("ah", LINES["ah"]), ("ou", np.where(np.arange(12) == 3, np.nan, LINES["ou"])))
-    probs, jac = mr._market_and_jacobian(x, rho, given)
+    probs, jac = market_ratings._market_and_jacobian(x, rho, given)
     assert probs.shape == (12, 9) and jac.shape == (12, 9, 2)
     assert (probs[3, 7:] == 0).all() and (jac[3, 7:] == 0).all()  # no line: no residual
     for k in range(2):
         step = np.zeros_like(x)
         step[:, k] = 1e-6
-        up, _ = mr._market_and_jacobian(x + step, rho, given)
-        down, _ = mr._market_and_jacobian(x - step, rho, given)
+        up, _ = market_ratings._market_and_jacobian(x + step, rho, given)
+        down, _ = market_ratings._market_and_jacobian(x - step, rho, given)
         np.testing.assert_allclose(jac[:, :, k], (up - down) / 2e-6, atol=1e-8)
 
 
 def handicap_lines(lam, mu, rho, ah_line, ou_line):
     """The fair Asian handicap and over/under probabilities of the rates at the given lines."""
     return {
-        "ah": (ah_line, mr._fair_line_probabilities(lam, mu, rho, "ah", ah_line)),
-        "ou": (ou_line, mr._fair_line_probabilities(lam, mu, rho, "ou", ou_line)),
+        "ah": (ah_line, market_ratings._fair_line_probabilities(lam, mu, rho, "ah", ah_line)),
+        "ou": (ou_line, market_ratings._fair_line_probabilities(lam, mu, rho, "ou", ou_line)),
     }
 
 
@@ -168,7 +168,7 @@ def test_solver_recovers_the_rates_from_lines_too(rho):
     lam, mu = known_rates(100, seed=7)
     p1x2, pou = lines(lam, mu, rho)
     given = handicap_lines(lam, mu, rho, np.resize(LINES["ah"], 100), np.resize(LINES["ou"], 100))
-    home_rate, away_rate = mr.solve_rates(p1x2, pou, rho, lines=given)
+    home_rate, away_rate = market_ratings.solve_rates(p1x2, pou, rho, lines=given)
     np.testing.assert_allclose(home_rate, lam, rtol=1e-7)
     np.testing.assert_allclose(away_rate, mu, rtol=1e-7)
 
@@ -178,19 +178,19 @@ def test_a_handicap_moves_the_rates_by_its_weight_and_none_at_weight_zero():
     p1x2, pou = lines(lam, mu, 0.0)
     # The handicap says the home side is stronger than its 1x2 line says.
     line = np.full(40, -0.5)
-    stronger = mr._fair_line_probabilities(lam * 1.2, mu / 1.2, 0.0, "ah", line)
+    stronger = market_ratings._fair_line_probabilities(lam * 1.2, mu / 1.2, 0.0, "ah", line)
     stronger[5] = np.nan  # not quoted at this row: nothing moves
-    plain = mr.solve_rates(p1x2, pou)
-    off = mr.solve_rates(p1x2, pou, lines={"ah": (line, stronger)}, weights={"ah": 0.0})
+    plain = market_ratings.solve_rates(p1x2, pou)
+    off = market_ratings.solve_rates(p1x2, pou, lines={"ah": (line, stronger)}, weights={"ah": 0.0})
     np.testing.assert_array_equal(off, plain)
     supremacy, miss = {}, {}
     for weight in (1.0, 8.0):
-        home_rate, away_rate = mr.solve_rates(
+        home_rate, away_rate = market_ratings.solve_rates(
             p1x2, pou, lines={"ah": (line, stronger)}, weights={"ah": weight}
         )
         supremacy[weight] = np.log(home_rate / away_rate)
         np.testing.assert_allclose(supremacy[weight][5], np.log(lam[5] / mu[5]), rtol=1e-7)
-        fitted = mr._fair_line_probabilities(home_rate, away_rate, 0.0, "ah", line)
+        fitted = market_ratings._fair_line_probabilities(home_rate, away_rate, 0.0, "ah", line)
         miss[weight] = np.abs(fitted - stronger)[:, 0]
     quoted = np.arange(40) != 5
     assert (supremacy[1.0][quoted] > np.log(lam / mu)[quoted]).all()
@@ -202,9 +202,9 @@ def test_a_handicap_moves_the_rates_by_its_weight_and_none_at_weight_zero():
 def test_solver_rejects_wrong_line_shapes():
     p1x2 = np.full((3, 3), 1 / 3)
     with pytest.raises(ValueError):
-        mr.solve_rates(p1x2, lines={"ah": (np.zeros(2), np.full((3, 2), 0.5))})
+        market_ratings.solve_rates(p1x2, lines={"ah": (np.zeros(2), np.full((3, 2), 0.5))})
     with pytest.raises(ValueError):
-        mr.solve_rates(p1x2, lines={"ou": (np.zeros(3), np.full((3, 3), 0.5))})
+        market_ratings.solve_rates(p1x2, lines={"ou": (np.zeros(3), np.full((3, 3), 0.5))})
 
 
 def round_robin(n_teams, rounds):
@@ -218,15 +218,15 @@ def true_ratings(n_teams, seed):
     """Known ratings: attack and defence centred on 0 (what the ridge settles on), home 0.25."""
     rng = np.random.default_rng(seed)
     attack, defence = rng.normal(0.0, 0.3, (2, n_teams))
-    return mr.Ratings(attack - attack.mean(), defence - defence.mean(), 0.15, 0.25)
+    return market_ratings.Ratings(attack - attack.mean(), defence - defence.mean(), 0.15, 0.25)
 
 
 def test_ratings_fit_recovers_known_strengths():
     truth = true_ratings(12, seed=5)
     home, away = round_robin(12, 1)
-    lam, mu = mr.rates(truth, home, away)
+    lam, mu = market_ratings.rates(truth, home, away)
     weights = np.random.default_rng(6).uniform(0.1, 1.0, len(home))
-    fit = mr.fit_ratings(home, away, np.log(lam), np.log(mu), weights, 12, ridge=1e-6)
+    fit = market_ratings.fit_ratings(home, away, np.log(lam), np.log(mu), weights, 12, ridge=1e-6)
     np.testing.assert_allclose(fit.attack, truth.attack, atol=1e-5)
     np.testing.assert_allclose(fit.defence, truth.defence, atol=1e-5)
     assert fit.intercept == pytest.approx(truth.intercept, abs=1e-5)
@@ -236,18 +236,18 @@ def test_ratings_fit_recovers_known_strengths():
 def test_ratings_fit_averages_noisy_rates_and_follows_the_weights():
     truth = true_ratings(10, seed=7)
     home, away = round_robin(10, 8)
-    lam, mu = mr.rates(truth, home, away)
+    lam, mu = market_ratings.rates(truth, home, away)
     rng = np.random.default_rng(8)
     noise = rng.normal(0.0, 0.1, (2, len(home)))
-    fit = mr.fit_ratings(
+    fit = market_ratings.fit_ratings(
         home, away, np.log(lam) + noise[0], np.log(mu) + noise[1], np.ones(len(home)), 10, 0.01
     )
     np.testing.assert_allclose(fit.attack, truth.attack, atol=0.03)
     np.testing.assert_allclose(fit.defence, truth.defence, atol=0.03)
     # Matches of weight 0 are ignored: half the data from another world changes nothing.
     other = true_ratings(10, seed=9)
-    lam2, mu2 = mr.rates(other, home, away)
-    both = mr.fit_ratings(
+    lam2, mu2 = market_ratings.rates(other, home, away)
+    both = market_ratings.fit_ratings(
         np.r_[home, home],
         np.r_[away, away],
         np.r_[np.log(lam), np.log(lam2)],
@@ -262,9 +262,13 @@ def test_ratings_fit_averages_noisy_rates_and_follows_the_weights():
 def test_ridge_pulls_teams_with_little_weight_towards_average():
     truth = true_ratings(8, seed=10)
     home, away = round_robin(8, 1)
-    lam, mu = mr.rates(truth, home, away)
-    light = mr.fit_ratings(home, away, np.log(lam), np.log(mu), np.full(len(home), 0.01), 8, 1.0)
-    heavy = mr.fit_ratings(home, away, np.log(lam), np.log(mu), np.full(len(home), 100.0), 8, 1.0)
+    lam, mu = market_ratings.rates(truth, home, away)
+    light = market_ratings.fit_ratings(
+        home, away, np.log(lam), np.log(mu), np.full(len(home), 0.01), 8, 1.0
+    )
+    heavy = market_ratings.fit_ratings(
+        home, away, np.log(lam), np.log(mu), np.full(len(home), 100.0), 8, 1.0
+    )
     assert np.abs(light.attack).max() < 0.5 * np.abs(heavy.attack).max()
     np.testing.assert_allclose(heavy.attack, truth.attack, atol=0.01)
 
@@ -283,7 +287,7 @@ def build_world(seed=11, drift=0.2, noise=0.03):
     teams = np.unique(np.r_[home, away])
     base = rng.normal(0.0, 0.3, (len(teams), 2))
     drift = rng.normal(0.0, drift, (len(teams), 2))
-    years = (kickoff - kickoff.min()) / (365 * wf.DAY)
+    years = (kickoff - kickoff.min()) / (365 * walkforward.DAY)
     h, a = np.searchsorted(teams, home), np.searchsorted(teams, away)
     strength = base[:, None, :] + drift[:, None, :] * years[None, :, None]  # (team, row, 2)
     rows_idx = np.arange(len(kickoff))
@@ -296,7 +300,7 @@ def build_world(seed=11, drift=0.2, noise=0.03):
     p1x2[rng.random(len(kickoff)) < 0.05] = np.nan
     p1x2[group == 3] = np.nan
     pou[group == 3] = np.nan
-    inp = mr.RatingsInput(
+    inp = market_ratings.RatingsInput(
         kickoff=kickoff,
         group=group,
         home=home,
@@ -345,7 +349,7 @@ def row_outputs(out, rows):
 def world():
     """The synthetic input and its walk-forward output."""
     inp, _ = build_world()
-    return inp, mr.run(inp, CONFIG)
+    return inp, market_ratings.run(inp, CONFIG)
 
 
 def test_every_row_is_predicted_with_weekly_cutoffs(world):
@@ -366,12 +370,12 @@ def test_every_row_is_predicted_with_weekly_cutoffs(world):
 
 def test_ratings_recover_the_rates_of_a_steady_market():
     inp, truth = build_world(drift=0.0, noise=0.0)
-    out = mr.run(inp, CONFIG)
+    out = market_ratings.run(inp, CONFIG)
     # Teams that have played all season: the ridge's pull is all that is left of the error.
     rows = (inp.group == 2) & (out.fitted_at >= inp.now - 4 * timeline.WEEK)
     assert rows.sum() > 20
     np.testing.assert_allclose(out.expected_goals[rows], truth[rows], rtol=5e-3)
-    exact = mr.run(inp, replace(CONFIG, ridge=1e-7))
+    exact = market_ratings.run(inp, replace(CONFIG, ridge=1e-7))
     np.testing.assert_allclose(exact.expected_goals[rows], truth[rows], rtol=1e-5)
     # The newcomer's first match is a prior, far from the truth.
     newcomer = np.flatnonzero((inp.home == 112) | (inp.away == 112))[0]
@@ -385,15 +389,15 @@ def test_appending_later_matches_changes_no_earlier_row(world, split):
     shuffled = subset(inp, np.random.default_rng(12).permutation(len(inp.kickoff)))
     early = np.flatnonzero(shuffled.kickoff <= cut)
     assert 50 < len(early) < len(shuffled.kickoff) - 50
-    prefix = mr.run(subset(shuffled, early), CONFIG)
-    whole = mr.run(shuffled, CONFIG)
+    prefix = market_ratings.run(subset(shuffled, early), CONFIG)
+    whole = market_ratings.run(shuffled, CONFIG)
     assert_same_rows(row_outputs(prefix, slice(None)), row_outputs(whole, early))
 
 
 def test_input_order_does_not_matter(world):
     inp, out = world
     perm = np.random.default_rng(13).permutation(len(inp.kickoff))
-    permuted = mr.run(subset(inp, perm), CONFIG)
+    permuted = market_ratings.run(subset(inp, perm), CONFIG)
     assert_same_rows(row_outputs(permuted, slice(None)), row_outputs(out, perm))
 
 
@@ -403,7 +407,7 @@ def test_a_closing_line_never_feeds_its_own_or_earlier_forecasts(world):
         np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.group == 1) & (inp.kickoff < inp.now)
     )
     row = priced[len(priced) // 2]
-    after = mr.run(with_closing(inp, row, [0.02, 0.08, 0.90]), CONFIG)
+    after = market_ratings.run(with_closing(inp, row, [0.02, 0.08, 0.90]), CONFIG)
     not_after = out.fitted_at <= inp.kickoff[row]
     assert not_after[row]
     assert_same_rows(row_outputs(after, not_after), row_outputs(out, not_after), atol=0.0)
@@ -420,7 +424,7 @@ def test_closing_lines_from_now_on_are_ignored(world):
     leaked = inp
     for row in future:
         leaked = with_closing(leaked, row, [0.9, 0.08, 0.02])
-    again = mr.run(leaked, CONFIG)
+    again = market_ratings.run(leaked, CONFIG)
     assert_same_rows(row_outputs(again, slice(None)), row_outputs(out, slice(None)), atol=0.0)
     assert again.priced == out.priced
 
@@ -428,8 +432,10 @@ def test_closing_lines_from_now_on_are_ignored(world):
 def test_each_row_comes_from_a_fit_on_the_priced_matches_before_its_cutoff(world):
     inp, out = world
     priced = np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.kickoff < inp.now)
-    home_rate, away_rate = mr.solve_rates(inp.closing["1x2"], inp.closing["ou25"], CONFIG.rho)
-    window = CONFIG.window_days * wf.DAY
+    home_rate, away_rate = market_ratings.solve_rates(
+        inp.closing["1x2"], inp.closing["ou25"], CONFIG.rho
+    )
+    window = CONFIG.window_days * walkforward.DAY
     rows = np.flatnonzero(
         (inp.group != 3) & (out.fitted_at > inp.kickoff.min() + 8 * timeline.WEEK)
     )
@@ -443,16 +449,16 @@ def test_each_row_comes_from_a_fit_on_the_priced_matches_before_its_cutoff(world
         )
         ids = np.unique(np.r_[inp.home[train], inp.away[train]])
         age = inp.kickoff[train].max() - inp.kickoff[train]
-        ratings = mr.fit_ratings(
+        ratings = market_ratings.fit_ratings(
             np.searchsorted(ids, inp.home[train]),
             np.searchsorted(ids, inp.away[train]),
             np.log(home_rate[train]),
             np.log(away_rate[train]),
-            0.5 ** (age / (CONFIG.half_life_days * wf.DAY)),
+            0.5 ** (age / (CONFIG.half_life_days * walkforward.DAY)),
             len(ids),
             CONFIG.ridge,
         )
-        expected = mr.rates(
+        expected = market_ratings.rates(
             ratings, [np.searchsorted(ids, inp.home[row])], [np.searchsorted(ids, inp.away[row])]
         )
         np.testing.assert_allclose(out.expected_goals[row], np.ravel(expected), rtol=1e-9)
@@ -460,7 +466,7 @@ def test_each_row_comes_from_a_fit_on_the_priced_matches_before_its_cutoff(world
 
 def test_priced_counts_are_the_matches_inside_the_window(world):
     inp, out = world
-    window = CONFIG.window_days * wf.DAY
+    window = CONFIG.window_days * walkforward.DAY
     priced = np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.kickoff < inp.now)
     for row in np.random.default_rng(14).choice(len(inp.kickoff), 30, replace=False):
         cut = out.fitted_at[row]
@@ -480,10 +486,10 @@ def test_priced_counts_are_the_matches_inside_the_window(world):
 @pytest.mark.parametrize("threshold", [1, 3, 6])
 def test_covered_means_both_sides_have_enough_priced_matches(world, threshold):
     inp, _ = world
-    out = mr.run(inp, replace(CONFIG, min_priced_matches=threshold))
+    out = market_ratings.run(inp, replace(CONFIG, min_priced_matches=threshold))
     fewer = np.minimum(out.priced_home, out.priced_away)
     priced = np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.kickoff < inp.now)
-    window = CONFIG.window_days * wf.DAY
+    window = CONFIG.window_days * walkforward.DAY
     group_matches = np.array(
         [
             (priced & (inp.group == g) & (inp.kickoff < cut) & (inp.kickoff >= cut - window)).sum()
@@ -518,7 +524,7 @@ def test_uncovered_rows(world):
 
 def test_a_group_below_min_group_matches_is_not_fitted(world):
     inp, out = world
-    strict = mr.run(inp, replace(CONFIG, min_group_matches=10**6))
+    strict = market_ratings.run(inp, replace(CONFIG, min_group_matches=10**6))
     assert strict.fits == 0
     assert not strict.covered.any()
     np.testing.assert_array_equal(strict.priced_home, out.priced_home)
@@ -540,7 +546,9 @@ def test_expected_goals_follow_the_strengths(world):
 
 def test_empty_input():
     empty = np.array([], dtype=np.int64)
-    out = mr.run(mr.RatingsInput(empty, empty, empty, empty, closing={}, now=0))
+    out = market_ratings.run(
+        market_ratings.RatingsInput(empty, empty, empty, empty, closing={}, now=0)
+    )
     assert out.probabilities["1x2"].shape == (0, 3)
     assert out.covered.shape == (0,)
     assert out.fits == 0
@@ -549,9 +557,9 @@ def test_empty_input():
 def test_mismatched_shapes_are_rejected(world):
     inp, _ = world
     with pytest.raises(ValueError):
-        mr.run(replace(inp, home=inp.home[:-1]))
+        market_ratings.run(replace(inp, home=inp.home[:-1]))
     with pytest.raises(ValueError):
-        mr.run(replace(inp, closing={"1x2": inp.closing["1x2"][:, :2]}))
+        market_ratings.run(replace(inp, closing={"1x2": inp.closing["1x2"][:, :2]}))
 
 
 WITH_HANDICAP = replace(
@@ -579,7 +587,7 @@ def handicapped():
     """The synthetic input with handicap lines, and its output learning from them."""
     inp, truth = build_world()
     inp = with_handicap(inp, truth)
-    return inp, mr.run(inp, WITH_HANDICAP)
+    return inp, market_ratings.run(inp, WITH_HANDICAP)
 
 
 def test_the_ratings_learn_from_handicap_lines_at_their_weight(world, handicapped):
@@ -588,7 +596,7 @@ def test_the_ratings_learn_from_handicap_lines_at_their_weight(world, handicappe
     assert out.priced == plain.priced  # a line adds to the 1x2 line, never replaces it
     # At weight 0 the lines change nothing; at weight 1 the fitted home sides are stronger.
     zero = (("1x2", 1.0), ("ou25", 1.0), ("ah", 0.0), ("ou", 0.0))
-    off = mr.run(inp, replace(CONFIG, observation_weights=zero))
+    off = market_ratings.run(inp, replace(CONFIG, observation_weights=zero))
     assert_same_rows(row_outputs(off, slice(None)), row_outputs(plain, slice(None)), atol=0.0)
     fitted = plain.covered & out.covered
     assert fitted.sum() > 100
@@ -602,7 +610,7 @@ def test_a_handicap_line_never_feeds_its_own_or_earlier_forecasts(handicapped):
     row = quoted[len(quoted) // 2]
     moved_probs = probs.copy()
     moved_probs[row] = [0.95, 0.05]
-    after = mr.run(
+    after = market_ratings.run(
         replace(inp, closing_lines={**inp.closing_lines, "ah": (line, moved_probs)}),
         WITH_HANDICAP,
     )
@@ -619,7 +627,7 @@ def test_handicap_lines_from_now_on_are_ignored(handicapped):
         market: (np.where(future, 0.0, line), np.where(future[:, None], [0.9, 0.1], probs))
         for market, (line, probs) in inp.closing_lines.items()
     }
-    again = mr.run(replace(inp, closing_lines=leaked), WITH_HANDICAP)
+    again = market_ratings.run(replace(inp, closing_lines=leaked), WITH_HANDICAP)
     assert_same_rows(row_outputs(again, slice(None)), row_outputs(out, slice(None)), atol=0.0)
 
 
@@ -633,14 +641,14 @@ def test_wrong_closing_lines_are_rejected(handicapped):
         {"ou25": (line, probs)},
     ):
         with pytest.raises(ValueError):
-            mr.run(replace(inp, closing_lines=wrong), WITH_HANDICAP)
+            market_ratings.run(replace(inp, closing_lines=wrong), WITH_HANDICAP)
 
 
 def test_the_walk_forward_passes_closing_lines_to_the_ratings(handicapped):
     inp, _ = handicapped
     played = inp.kickoff < inp.now
-    chain = wf.run(
-        wf.WalkForwardInput(
+    chain = walkforward.run(
+        walkforward.WalkForwardInput(
             kickoff=inp.kickoff,
             group=inp.group,
             home=inp.home,
@@ -653,8 +661,8 @@ def test_the_walk_forward_passes_closing_lines_to_the_ratings(handicapped):
             closing_lines=inp.closing_lines,
         )
     )
-    expected = mr.run(inp, wf.RATINGS_CONFIG)
+    expected = market_ratings.run(inp, walkforward.RATINGS_CONFIG)
     np.testing.assert_array_equal(chain.ratings.expected_goals, expected.expected_goals)
     # The over/under lines at other lines than 2.5 weigh in by default.
-    without = mr.run(replace(inp, closing_lines=None), wf.RATINGS_CONFIG)
+    without = market_ratings.run(replace(inp, closing_lines=None), walkforward.RATINGS_CONFIG)
     assert not np.array_equal(chain.ratings.expected_goals, without.expected_goals)

@@ -1,4 +1,4 @@
-"""Forecast scores and track-record figures (engine.metrics)."""
+"""Forecast scores and track-record figures (engine.betting.metrics)."""
 
 import json
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from engine import metrics
-from engine.metrics import (
+from engine.betting import metrics
+from engine.betting.metrics import (
     brier,
     expected_calibration_error,
     log_loss,

@@ -1,10 +1,10 @@
-"""Margin removal and quote cubes (engine.odds)."""
+"""Margin removal and quote cubes (engine.betting.odds)."""
 
 import numpy as np
 import pytest
 
-from engine import odds
-from engine.odds import (
+from engine.betting import odds
+from engine.betting.odds import (
     METHODS,
     PARAMETERS,
     best_prices,

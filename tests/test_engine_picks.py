@@ -1,9 +1,9 @@
-"""Edges, pick choice, ratings and data quality (engine.picks)."""
+"""Edges, pick choice, ratings and data quality (engine.betting.picks)."""
 
 import numpy as np
 import pytest
 
-from engine.picks import (
+from engine.betting.picks import (
     DataQualityConfig,
     RatingThresholds,
     choose,

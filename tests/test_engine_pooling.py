@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from engine import pooling
+from engine.model import pooling
 
 
 def random_probs(rng, n, k):

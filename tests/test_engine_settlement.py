@@ -1,4 +1,4 @@
-"""Settlement and closing-line value (engine.settlement)."""
+"""Settlement and closing-line value (engine.betting.settlement)."""
 
 import itertools
 from decimal import Decimal
@@ -6,8 +6,8 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
+from engine.betting.settlement import clv, settle, winning_selection
 from engine.markets import MARKETS, outcome
-from engine.settlement import clv, settle, winning_selection
 
 NAN = np.nan
 HOUR = 3600

@@ -5,14 +5,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from engine import dixon_coles as dc
-from engine import timeline
-from engine import walkforward as wf
 from engine.markets import MARKETS
-from engine.scores import market_probabilities, score_matrix
+from engine.model import dixon_coles, timeline, walkforward
+from engine.model.scores import market_probabilities, score_matrix
 from tests.helpers import assert_same_rows, epoch, schedule
 
-CONFIG = replace(wf.ModelConfig(), min_pool_rows=30, min_league_matches=30)
+CONFIG = replace(walkforward.ModelConfig(), min_pool_rows=30, min_league_matches=30)
 
 
 def build_world(seed=1):
@@ -50,7 +48,7 @@ def build_world(seed=1):
         market[name] = noisy / noisy.sum(axis=1, keepdims=True)
         market[name][rng.random(len(kickoff)) < 0.05] = np.nan
     market["btts"] = np.full((len(kickoff), 2), np.nan)
-    return wf.WalkForwardInput(
+    return walkforward.WalkForwardInput(
         kickoff=kickoff.astype(np.int64),
         group=group.astype(np.int64),
         home=home.astype(np.int64),
@@ -98,7 +96,7 @@ def row_outputs(out, rows):
 def world():
     """The synthetic input and its walk-forward output."""
     inp = build_world()
-    return inp, wf.run(inp, CONFIG)
+    return inp, walkforward.run(inp, CONFIG)
 
 
 def test_week_start_is_monday_midnight_utc():
@@ -146,8 +144,8 @@ def test_appending_later_matches_changes_no_earlier_row(world, split):
     shuffled_inp = subset(inp, shuffled)
     early = np.flatnonzero(shuffled_inp.kickoff <= cut)
     assert 50 < len(early) < len(shuffled) - 50
-    prefix = wf.run(subset(shuffled_inp, early), CONFIG)
-    whole = wf.run(shuffled_inp, CONFIG)
+    prefix = walkforward.run(subset(shuffled_inp, early), CONFIG)
+    whole = walkforward.run(shuffled_inp, CONFIG)
     assert_same_rows(row_outputs(prefix, slice(None)), row_outputs(whole, early), atol=1e-12)
     # Pool weights were fitted (not the prior) well before the cut, so they were tested too.
     assert ((prefix.pool_weight["1x2"] > 0.0) & (prefix.pool_weight["1x2"] < 1.0)).any()
@@ -156,7 +154,7 @@ def test_appending_later_matches_changes_no_earlier_row(world, split):
 def test_input_order_does_not_matter(world):
     inp, out = world
     perm = np.random.default_rng(8).permutation(len(inp.kickoff))
-    permuted = wf.run(subset(inp, perm), CONFIG)
+    permuted = walkforward.run(subset(inp, perm), CONFIG)
     assert_same_rows(row_outputs(permuted, slice(None)), row_outputs(out, perm), atol=0.0)
 
 
@@ -167,7 +165,7 @@ def test_a_result_never_feeds_its_own_or_earlier_forecasts(world):
     changed = replace(inp, home_goals=inp.home_goals.copy(), away_goals=inp.away_goals.copy())
     changed.home_goals[row] += 5
     changed.away_goals[row] = 0.0
-    after = wf.run(changed, CONFIG)
+    after = walkforward.run(changed, CONFIG)
     not_after = out.fitted_at <= inp.kickoff[row]
     assert not_after[row]
     assert_same_rows(row_outputs(after, not_after), row_outputs(out, not_after), atol=0.0)
@@ -191,7 +189,7 @@ def test_a_result_before_the_cutoff_changes_the_forecast(world):
     changed = replace(inp, home_goals=inp.home_goals.copy(), away_goals=inp.away_goals.copy())
     scored = 6.0 if inp.home[previous] == team else 0.0
     changed.home_goals[previous], changed.away_goals[previous] = scored, 6.0 - scored
-    after = wf.run(changed, CONFIG)
+    after = walkforward.run(changed, CONFIG)
     assert np.abs(after.model["1x2"][row] - out.model["1x2"][row]).max() > 1e-3
     assert after.model["1x2"][row, 0] > out.model["1x2"][row, 0]
 
@@ -202,7 +200,7 @@ def test_results_after_now_are_ignored(world):
     future = inp.kickoff >= inp.now
     leaked.home_goals[future] = 7.0
     leaked.away_goals[future] = 0.0
-    again = wf.run(leaked, CONFIG)
+    again = walkforward.run(leaked, CONFIG)
     assert_same_rows(row_outputs(again, slice(None)), row_outputs(out, slice(None)), atol=0.0)
 
 
@@ -222,7 +220,7 @@ def test_unplayed_rows_of_a_team_without_history(world):
     extra.home[-2:] = 999
     extra.home_goals[-2:] = np.nan
     extra.away_goals[-2:] = np.nan
-    result = wf.run(extra, CONFIG)
+    result = walkforward.run(extra, CONFIG)
     assert (result.history_home[-2:] == 0).all()
     assert np.isfinite(result.published["1x2"][-2:]).all()
     assert result.model["1x2"][-2, 0] < result.model["1x2"][-1, 0]  # vs the same team, at home
@@ -230,7 +228,7 @@ def test_unplayed_rows_of_a_team_without_history(world):
 
 def test_history_counts_matches_inside_the_window(world):
     inp, out = world
-    window = CONFIG.window_days * wf.DAY
+    window = CONFIG.window_days * walkforward.DAY
     for row in np.random.default_rng(4).choice(len(inp.kickoff), 25, replace=False):
         cut = out.fitted_at[row]
         inside = (
@@ -278,8 +276,8 @@ def test_model_follows_the_strengths(world):
 
 def test_empty_input():
     empty = np.array([], dtype=np.int64)
-    out = wf.run(
-        wf.WalkForwardInput(
+    out = walkforward.run(
+        walkforward.WalkForwardInput(
             kickoff=empty,
             group=empty,
             home=empty,
@@ -297,17 +295,17 @@ def test_empty_input():
 def test_mismatched_shapes_are_rejected(world):
     inp, _ = world
     with pytest.raises(ValueError):
-        wf.run(replace(inp, home=inp.home[:-1]))
+        walkforward.run(replace(inp, home=inp.home[:-1]))
     with pytest.raises(ValueError):
-        wf.run(replace(inp, market={"1x2": inp.market["1x2"][:, :2]}))
+        walkforward.run(replace(inp, market={"1x2": inp.market["1x2"][:, :2]}))
 
 
 def test_prior_fit_below_min_matches(world):
     inp, _ = world
-    out = wf.run(inp, replace(CONFIG, min_matches=10**6))
+    out = walkforward.run(inp, replace(CONFIG, min_matches=10**6))
     assert out.fits == 0
     assert np.isfinite(out.model["1x2"]).all()
-    np.testing.assert_allclose(out.strengths[:, 4], dc.PRIOR_HOME)
+    np.testing.assert_allclose(out.strengths[:, 4], dixon_coles.PRIOR_HOME)
 
 
 def with_closing(inp, seed=3):
@@ -327,23 +325,23 @@ def with_closing(inp, seed=3):
 def chained():
     """The world with closing lines, and its walk-forward output (the goal chain at work)."""
     inp = with_closing(build_world())
-    return inp, wf.run(inp, CONFIG)
+    return inp, walkforward.run(inp, CONFIG)
 
 
 def test_the_goal_model_is_the_ratings_where_they_cover_else_dixon_coles(chained):
     inp, out = chained
     covered = out.ratings.covered
     assert covered.any() and (~covered).any()
-    assert set(out.goal_source[covered]) == {wf.RATINGS_SOURCE}
-    assert set(out.goal_source[~covered]) == {wf.GOALS_SOURCE}
+    assert set(out.goal_source[covered]) == {walkforward.RATINGS_SOURCE}
+    assert set(out.goal_source[~covered]) == {walkforward.GOALS_SOURCE}
     for name in MARKETS:
         np.testing.assert_array_equal(
             out.model[name][covered], out.ratings.probabilities[name][covered]
         )
         np.testing.assert_array_equal(out.model[name][~covered], out.dixon_coles[name][~covered])
     # Without closing lines nothing is covered: Dixon-Coles alone, as before.
-    plain = wf.run(replace(inp, closing=None), CONFIG)
-    assert plain.ratings is None and set(plain.goal_source) == {wf.GOALS_SOURCE}
+    plain = walkforward.run(replace(inp, closing=None), CONFIG)
+    assert plain.ratings is None and set(plain.goal_source) == {walkforward.GOALS_SOURCE}
     for name in MARKETS:
         np.testing.assert_array_equal(plain.model[name], out.dixon_coles[name])
 
@@ -354,14 +352,14 @@ def test_the_goal_rates_are_the_ones_the_chain_used(chained):
     inp, out = chained
     covered = out.ratings.covered
     np.testing.assert_array_equal(out.goal_rates[covered], out.ratings.expected_goals[covered])
-    np.testing.assert_array_equal(out.goal_rho[covered], wf.RATINGS_CONFIG.rho)
+    np.testing.assert_array_equal(out.goal_rho[covered], walkforward.RATINGS_CONFIG.rho)
     np.testing.assert_array_equal(out.goal_rates[~covered], out.expected_goals[~covered])
     rebuilt = market_probabilities(
         score_matrix(out.goal_rates[:, 0], out.goal_rates[:, 1], out.goal_rho)
     )
     for name in MARKETS:
         np.testing.assert_allclose(rebuilt[name], out.model[name], atol=1e-9)
-    plain = wf.run(replace(inp, closing=None), CONFIG)
+    plain = walkforward.run(replace(inp, closing=None), CONFIG)
     np.testing.assert_array_equal(plain.goal_rates, plain.expected_goals)
 
 
@@ -370,7 +368,7 @@ def test_the_chain_never_looks_ahead_either(chained, split):
     inp, out = chained
     order = np.argsort(inp.kickoff, kind="stable")
     early = order[:split]
-    alone = wf.run(
+    alone = walkforward.run(
         replace(subset(inp, early), closing={k: v[early] for k, v in inp.closing.items()}),
         CONFIG,
     )
@@ -384,7 +382,7 @@ def test_a_run_over_some_rows_fits_only_their_week_and_agrees_with_the_whole_run
     for name in MARKETS:  # the week's fitted weight, where a market line takes part
         quoted = rows[np.isfinite(inp.market[name][rows]).all(axis=1)]
         weights[name] = float(out.pool_weight[name][quoted[0]]) if len(quoted) else 0.0
-    some = wf.run(inp, CONFIG, rows=rows, pool_weights=weights)
+    some = walkforward.run(inp, CONFIG, rows=rows, pool_weights=weights)
     assert some.fits == 1  # one group, one week
     for name in MARKETS:
         # Dixon-Coles starts cold instead of from last week's fit: the same optimum.
@@ -396,7 +394,7 @@ def test_a_run_over_some_rows_fits_only_their_week_and_agrees_with_the_whole_run
     assert np.isfinite(some.expected_goals[same_fit]).all()
     assert np.isnan(some.expected_goals[~same_fit]).all()  # no other fit was made
     with pytest.raises(ValueError, match="pool weights"):
-        wf.run(inp, CONFIG, rows=rows)
+        walkforward.run(inp, CONFIG, rows=rows)
 
 
 def test_a_new_league_is_unseen_until_its_history_and_then_shares_the_seen_leagues_weight(world):
@@ -406,7 +404,7 @@ def test_a_new_league_is_unseen_until_its_history_and_then_shares_the_seen_leagu
     inp, out = world
     new = (inp.group == 2) & (inp.kickoff >= epoch(2022, 8, 1))
     league = np.where(new, 3, inp.group)
-    split = wf.run(replace(inp, league=league), CONFIG)
+    split = walkforward.run(replace(inp, league=league), CONFIG)
     cutoff = out.fitted_at
     window = CONFIG.window_days * timeline.DAY
     played = np.isfinite(inp.home_goals) & (inp.kickoff < inp.now)
@@ -438,7 +436,9 @@ def test_a_refresh_uses_the_callers_weight_where_the_league_is_seen(chained):
     priced = rows[np.isfinite(inp.market["1x2"][rows]).all(axis=1)]
     assert len(priced)
     given = dict.fromkeys(MARKETS, 0.8)
-    some = wf.run(inp, CONFIG, rows=rows, pool_weights=given)
+    some = walkforward.run(inp, CONFIG, rows=rows, pool_weights=given)
     assert (some.pool_weight["1x2"][priced] == 0.8).all()
-    unseen = wf.run(inp, replace(CONFIG, min_league_matches=10**6), rows=rows, pool_weights=given)
+    unseen = walkforward.run(
+        inp, replace(CONFIG, min_league_matches=10**6), rows=rows, pool_weights=given
+    )
     assert (unseen.pool_weight["1x2"][priced] == 0.0).all()

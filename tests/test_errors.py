@@ -228,9 +228,9 @@ def test_signed_in_rule(probed):
 
 def _formatted_lines(caplog):
     """The log as the service writes it: each record through the service's own formatter."""
-    from web.problems import log as picks_log
+    from web import problems
 
-    (handler,) = [handler for handler in picks_log.handlers if getattr(handler, "is_picks", 0)]
+    (handler,) = [handler for handler in problems.log.handlers if getattr(handler, "is_picks", 0)]
     return "\n".join(handler.formatter.format(record) for record in caplog.records).splitlines()
 
 

@@ -12,8 +12,8 @@ from datetime import timedelta
 
 import pytest
 
-from engine import bounds, footballdata, oddsapi
 from models import Match, OddsQuote, SourceState, Team, TeamAlias
+from services.feeds.formats import bounds, footballdata, oddsapi
 from services.feeds.sources import http
 from services.operations import jobs
 from tests import factories, sync_world
@@ -98,8 +98,8 @@ def _book_with(event, **fields) -> dict:
 
 
 # (case, how the odds answer is made hostile, what a refused row's reason says): each of these
-# failed on the code before engine.bounds (a crash of the whole sync, or a silent drop, or the
-# absurd price stored).
+# failed on the code before services.feeds.formats.bounds (a crash of the whole sync, or a silent
+# drop, or the absurd price stored).
 EVENT_CASES = [
     ("bookmakers-a-number", lambda e: _with(e, bookmakers=5), "bookmakers is a number"),
     ("bookmakers-a-boolean", lambda e: _with(e, bookmakers=True), "bookmakers is a boolean"),
@@ -402,7 +402,7 @@ GOOD = {
 
 def test_the_parsers_never_raise_on_random_json():
     """Seeded: 4,000 answers of mutated and random events; each event is a match or refused,
-    and every price taken is within engine.bounds."""
+    and every price taken is within services.feeds.formats.bounds."""
     rng = random.Random(37)
     for _ in range(2000):
         events = [
@@ -425,7 +425,7 @@ def test_the_parsers_never_raise_on_random_json():
 def test_football_data_rows_never_raise_and_keep_to_the_bounds():
     """Seeded: 300 files of random cells under a real fixture header (prices, lines, dates,
     names, quotes and separators); a row is a match or refused, never an exception, and every
-    price set kept after ``footballdata.screen`` is within engine.bounds."""
+    price set kept after ``footballdata.screen`` is within services.feeds.formats.bounds."""
     header = [*sync_world.FIXTURE_COLUMNS, "AHh", "PAHH", "PAHA", "FTHG", "FTAG", "FTR"]
     cells = [
         "", "1.0000001", "1000", "1.01", "1.9", "3.6", "4.4", "0", "-2", "nan", "inf", "1e400",

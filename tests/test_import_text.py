@@ -3,9 +3,9 @@ encoding reads, and names holding characters that hide or reorder what they show
 
 import pytest
 
-from engine import text
 from models import Match, OddsQuote, Team
 from services.feeds import imports
+from services.feeds.formats import text
 from tests import helpers
 
 HEADER = "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,PSH,PSD,PSA"

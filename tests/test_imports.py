@@ -7,8 +7,7 @@ import pytest
 from models import League, Match, OddsQuote, Team
 from services.feeds import imports
 from tests import helpers
-from tests.data import FOOTBALL_DATA as DATA
-from tests.data import needs_football_data
+from tests.data import FOOTBALL_DATA, needs_football_data
 
 
 def real_files(test):
@@ -18,7 +17,7 @@ def real_files(test):
 
 @real_files
 def test_a_season_imports_with_its_league_teams_results_and_odds(ctx):
-    summary = imports.import_file(DATA / "E0_2324.csv")
+    summary = imports.import_file(FOOTBALL_DATA / "E0_2324.csv")
     assert (summary.rows_read, summary.matches_new, summary.rows_rejected) == (380, 380, 0)
     assert summary.odds_stored == OddsQuote.select().count() > 380 * 40
     league = League.get(League.code == "E0")
@@ -56,9 +55,9 @@ def test_a_season_imports_with_its_league_teams_results_and_odds(ctx):
 
 @real_files
 def test_re_importing_changes_nothing(ctx):
-    first = imports.import_file(DATA / "D1_1718.csv")  # dd/mm/yy dates, Betbrain averages
+    first = imports.import_file(FOOTBALL_DATA / "D1_1718.csv")  # dd/mm/yy dates, Betbrain averages
     counts = (Match.select().count(), OddsQuote.select().count(), Team.select().count())
-    again = imports.import_file(DATA / "D1_1718.csv")
+    again = imports.import_file(FOOTBALL_DATA / "D1_1718.csv")
     assert first.matches_new == 306
     assert (again.matches_new, again.matches_updated, again.odds_stored) == (0, 0, 0)
     assert (Match.select().count(), OddsQuote.select().count(), Team.select().count()) == counts
@@ -66,8 +65,8 @@ def test_re_importing_changes_nothing(ctx):
 
 @real_files
 def test_lf_files_and_a_promoted_team_share_teams_within_a_country(ctx):
-    imports.import_file(DATA / "E1_2223.csv")
-    imports.import_file(DATA / "E0_2324.csv")
+    imports.import_file(FOOTBALL_DATA / "E1_2223.csv")
+    imports.import_file(FOOTBALL_DATA / "E0_2324.csv")
     burnley = Team.select().where(Team.name == "Burnley")
     assert burnley.count() == 1
     leagues = {
@@ -81,7 +80,7 @@ def test_lf_files_and_a_promoted_team_share_teams_within_a_country(ctx):
 
 @real_files
 def test_a_corrupted_copy_rejects_its_bad_rows_and_loads_the_rest(ctx, tmp_path):
-    lines = (DATA / "E0_2324.csv").read_text().splitlines()
+    lines = (FOOTBALL_DATA / "E0_2324.csv").read_text().splitlines()
     header, rows = lines[0], lines[1:]
     cells = [row.split(",") for row in rows[:10]]
     cells[1][1] = "31/02/2023"  # no such date
@@ -131,7 +130,13 @@ def test_the_cli_reports_rows_files_and_totals(app, tmp_path):
     bad.write_text("Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\nXX,01/01/2024,A,B,1,0\n")
     runner = app.test_cli_runner()
     result = runner.invoke(
-        args=["data", "import", str(DATA / "E1_2324.csv"), str(bad), str(tmp_path / "missing.csv")]
+        args=[
+            "data",
+            "import",
+            str(FOOTBALL_DATA / "E1_2324.csv"),
+            str(bad),
+            str(tmp_path / "missing.csv"),
+        ]
     )
     assert result.exit_code == 1
     assert "E1_2324.csv: 552 rows read, 552 matches new" in result.output

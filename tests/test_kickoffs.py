@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engine import footballdata
 from models import Match, Pick, Prediction
 from services.feeds import kickoffs
+from services.feeds.formats import footballdata
 from services.operations import health
 from tests import factories, sync_world
 from tests.data import needs_football_data

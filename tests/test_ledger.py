@@ -18,8 +18,7 @@ import psycopg2
 import pytest
 from peewee import DatabaseError
 
-from engine import ledger as entries_engine
-from engine import merkle, notes
+from engine.ledger import entries, merkle, notes
 from engine.records import OddsRecord
 from models import (
     LEDGER_TABLES,
@@ -140,7 +139,7 @@ def history(clock):
     return picks
 
 
-def entries():
+def stored_entries():
     return [json.loads(row.body) for row in LedgerEntry.select().order_by(LedgerEntry.position)]
 
 
@@ -162,7 +161,7 @@ def details(report) -> str:
 def test_live_picks_are_published_and_settled_into_the_ledger(app, clock):
     with app.app_context():
         picks = history(clock)
-        found = entries()
+        found = stored_entries()
         kinds = [(entry["type"], entry["pickId"]) for entry in found]
         assert kinds == [
             ("pick.published", picks[0].id),
@@ -180,8 +179,8 @@ def test_live_picks_are_published_and_settled_into_the_ledger(app, clock):
         assert found[4]["published"] == leaves[0] and found[4]["status"] == "won"
         assert found[5]["status"] == "lost" and found[5]["profit"] == "-1.0"
         assert found[6]["status"] == "void" and found[6]["profit"] == "0.0"
-        assert found[4]["profit"] == entries_engine.decimal(3.1 - 1.0)
-        assert found[4]["clv"] == entries_engine.decimal(3.1 / 2.8 - 1)
+        assert found[4]["profit"] == entries.decimal(3.1 - 1.0)
+        assert found[4]["clv"] == entries.decimal(3.1 / 2.8 - 1)
         assert not {"selection", "odds", "bookmaker", "probability", "edge"} & set(found[0])
         assert found[0]["kickoffAt"] == "2026-03-02T09:00:00Z"
         sizes = [row.size for row in LedgerCheckpoint.select().order_by(LedgerCheckpoint.size)]
@@ -236,7 +235,7 @@ def test_settlement_and_its_entries_share_one_transaction(app, clock, monkeypatc
         monkeypatch.undo()
         settling.run(7, factories.settings(), now=T0 + timedelta(hours=5))
         assert Pick.get_by_id(pick.id).status == "won"
-        assert [entry["type"] for entry in entries()] == ["pick.published", "pick.settled"]
+        assert [entry["type"] for entry in stored_entries()] == ["pick.published", "pick.settled"]
 
 
 # Append-only, in code and in the database
@@ -353,7 +352,7 @@ def test_entries_carry_reveals_only_once_the_pick_may_be_shown(app, clock):
         "stake": "1.0",
         "publishedAt": "2026-03-01T09:00:00Z",
     }
-    assert entries_engine.opens(json.loads(first["entry"])["commitment"], first["reveal"])
+    assert entries.opens(json.loads(first["entry"])["commitment"], first["reveal"])
     assert [item["checkpointSize"] for item in page["items"]] == [3, 3, 3, 4, 6, 6, 7]
     assert [cp["size"] for cp in page["checkpoints"]] == [3, 4, 6, 7]
 
@@ -532,7 +531,7 @@ def test_red_when_a_pick_is_published_after_kick_off(app, clock):
         match = factories.match("Lambda", "Mu", kickoff=clock.now - timedelta(hours=3))
         pick = live_pick(match, "1x2", "home", 2.5, "B", clock.now - timedelta(hours=4))
         salt = bytes(32)
-        body = entries_engine.published_entry(
+        body = entries.published_entry(
             {**pick.__data__, "match_id": match.id},
             salt,
             kickoff_at=match.kickoff_at,
@@ -542,7 +541,7 @@ def test_red_when_a_pick_is_published_after_kick_off(app, clock):
         LedgerSeal.create(
             pick_id=pick.id, salt=salt.hex(), published_hash=merkle.leaf_hash(body).hex()
         )
-        signed_log._append([entries_engine.PUBLISHED], [pick.id], [body], clock.now)
+        signed_log._append([entries.PUBLISHED], [pick.id], [body], clock.now)
         signed_log.checkpoint(clock.now, factories.settings())
     verdicts, report, _, _ = run_verifier(client, key, saved)
     assert verdicts["published before kick-off"] == "FAIL", details(report)
@@ -749,7 +748,11 @@ def verifier_lines(report) -> list[str]:
 def test_outcomes_record_the_match_the_closing_line_and_the_live_rule(app, clock):
     with app.app_context():
         picks = history(clock)
-        found = {entry["pickId"]: entry for entry in entries() if entry["type"] != "pick.published"}
+        found = {
+            entry["pickId"]: entry
+            for entry in stored_entries()
+            if entry["type"] != "pick.published"
+        }
     won, lost, void = found[picks[0].id], found[picks[1].id], found[picks[2].id]
     assert (won["matchStatus"], won["score"]) == ("finished", {"home": 2, "away": 1})
     assert won["kickoffAt"] == "2026-03-02T09:00:00Z"
@@ -805,7 +808,7 @@ def test_a_fixture_moved_before_its_pick_is_set_apart_and_the_verifier_agrees(ap
         stored = Pick.get_by_id(pick.id)
         assert (stored.status, stored.is_live) == ("won", False)
         assert stored.not_live_reason == "made-after-kickoff"
-        outcome = entries()[-1]
+        outcome = stored_entries()[-1]
         assert (outcome["live"], outcome["notLiveReason"]) == (False, "made-after-kickoff")
         assert outcome["kickoffAt"] == "2026-03-24T15:00:00Z"
     record = client.get("/api/track-record/by-competition-type").get_json()
@@ -854,7 +857,7 @@ def test_a_pick_written_into_the_database_on_a_played_match_is_not_live(app, clo
         ).execute()
         pick = Pick.get_by_id(pick_id)
         salt = bytes(range(32))
-        body = entries_engine.published_entry(
+        body = entries.published_entry(
             {**pick.__data__, "match_id": played.id},
             salt,
             kickoff_at=clock.now + timedelta(days=7),  # invented
@@ -864,7 +867,7 @@ def test_a_pick_written_into_the_database_on_a_played_match_is_not_live(app, clo
         LedgerSeal.insert(
             pick_id=pick_id, salt=salt.hex(), published_hash=merkle.leaf_hash(body).hex()
         ).execute()
-        signed_log._append([entries_engine.PUBLISHED], [pick_id], [body], clock.now)
+        signed_log._append([entries.PUBLISHED], [pick_id], [body], clock.now)
         signed_log.scheduled_checkpoint(clock.now, factories.settings())
         settling.run(7, factories.settings(), now=clock.now)
         stored = Pick.get_by_id(pick_id)
@@ -988,7 +991,7 @@ def test_each_settled_pick_says_which_closing_line_it_used(app, clock):
         assert (mine.closing_odds, mine.closing_line) == (3.0, "seen")
         assert (source.closing_odds, source.closing_line) == (2.8, "source")
         outcomes = {
-            found["pickId"]: found for found in entries() if found["type"] == "pick.settled"
+            found["pickId"]: found for found in stored_entries() if found["type"] == "pick.settled"
         }
         assert outcomes[mine.id]["closingLine"] == "seen"
         assert outcomes[source.id]["closingLine"] == "source"
@@ -1019,7 +1022,7 @@ def test_red_when_an_outcome_names_no_closing_line_for_its_closing_price(app, cl
         result(match, (2, 0))
         settled_at = T0 + timedelta(days=1, hours=4)
         settling.run(7, factories.settings(), now=settled_at)
-        (entry,) = [found for found in entries() if found["type"] == "pick.settled"]
+        (entry,) = [found for found in stored_entries() if found["type"] == "pick.settled"]
         assert entry["closingLine"] == "source" and entry["closingOdds"] is not None
         assert Pick.get_by_id(pick.id).closing_line == "source"
         clock.now = settled_at
@@ -1029,7 +1032,7 @@ def test_red_when_an_outcome_names_no_closing_line_for_its_closing_price(app, cl
     with app.app_context():
         drop_append_only_triggers()
         row = LedgerEntry.get(LedgerEntry.kind == "pick.settled")
-        body = entries_engine.canonical({**json.loads(row.body), "closingLine": "mine"})
+        body = entries.canonical({**json.loads(row.body), "closingLine": "mine"})
         LedgerEntry.delete().where(LedgerEntry.position == row.position).execute()
         LedgerCheckpoint.delete().where(LedgerCheckpoint.size > row.position).execute()
         LedgerNode.delete().execute()
@@ -1065,7 +1068,7 @@ def test_an_outcome_written_before_outcomes_recorded_the_match_still_verifies(ap
             Pick.id == pick.id
         ).execute()
         seal = LedgerSeal.get(LedgerSeal.pick_id == pick.id)
-        old = entries_engine.canonical(
+        old = entries.canonical(
             {
                 "type": "pick.settled",
                 "pickId": pick.id,
@@ -1074,10 +1077,10 @@ def test_an_outcome_written_before_outcomes_recorded_the_match_still_verifies(ap
                 "profit": "1.7",
                 "closingOdds": None,
                 "clv": None,
-                "settledAt": entries_engine.instant(settled_at),
+                "settledAt": entries.instant(settled_at),
             }
         )
-        signed_log._append([entries_engine.SETTLED], [pick.id], [old], settled_at)
+        signed_log._append([entries.SETTLED], [pick.id], [old], settled_at)
         signed_log.checkpoint(settled_at, factories.settings())
         clock.now = settled_at
     client = app.test_client()
@@ -1293,7 +1296,7 @@ def test_a_quarter_line_handicap_pick_half_wins_through_the_ledger_and_the_verif
         assert (stored.status, stored.profit) == ("half-won", pytest.approx(0.55))
         # The close quotes the pick's own line: its price and fair probability (½ here).
         assert (stored.closing_odds, stored.closing_probability) == (1.95, pytest.approx(0.5))
-        published, outcome = (body for body in entries() if body.get("pickId") == pick.id)
+        published, outcome = (body for body in stored_entries() if body.get("pickId") == pick.id)
         # The line is part of the sealed pick: public in the outcome, not before kick-off.
         assert published["type"] == "pick.published" and "line" not in published
         assert (outcome["status"], outcome["line"]) == ("half-won", "-0.75")
@@ -1322,7 +1325,7 @@ def test_a_handicap_pick_whose_line_moved_is_valued_at_its_own_line(app, clock):
         assert (stored.closing_odds, stored.clv, stored.closing_line) == (None, None, None)
         at_half = 1.9 ** (-1) / (1.9 ** (-1) + 2.0 ** (-1))  # about the home side's, de-margined
         assert 1.0 - at_half < stored.closing_probability < 1.0
-        outcome = entries()[-1]
+        outcome = stored_entries()[-1]
         assert (outcome["status"], outcome["line"], outcome["closingOdds"]) == (
             "half-lost",
             "-0.25",

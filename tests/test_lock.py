@@ -19,9 +19,9 @@ import pytest
 from scipy.optimize import brentq
 
 from app import create_app
-from engine import scores
-from engine.footballdata import LeagueRecord, MatchRecord, OddsRecord
 from engine.markets import MARKETS
+from engine.model import scores
+from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from models import Match, Pick
 from models.schema import create_tables, drop_tables
 from services.feeds import imports

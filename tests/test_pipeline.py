@@ -5,9 +5,9 @@ from collections import Counter
 
 import pytest
 
-from engine import lines
-from engine import picks as engine_picks
+from engine.betting.picks import growth
 from engine.markets import MARKETS
+from engine.model import lines
 from enums import LINE_MARKETS, MARKET_SELECTIONS, PICK_RATINGS
 from models import League, Match, MatchIntelligence, Operation, Pick, Prediction
 from services.operations import schedule
@@ -65,7 +65,7 @@ def test_picks_take_the_largest_edge_and_are_rated_by_the_rules(world):
         if pick.prediction.made_at == pick.created_at:  # a live pick stands as made when its
             # prediction is refreshed before kick-off, whatever the refresh's pool weight
             assert pick.probability == pytest.approx(pick.prediction.probabilities[pick.selection])
-        kelly = engine_picks.growth(pick.probability, pick.odds)
+        kelly = growth(pick.probability, pick.odds)
         expected = (
             "A"
             if kelly >= 0.001 and pick.data_quality >= 0.8

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from clock import utcnow
-from engine import odds as odds_engine
-from engine import walkforward
+from engine.betting.odds import remove_margin
+from engine.model import walkforward
 from models import LedgerEntry, Match, MatchIntelligence, Pick, Prediction
 from models.schema import create_tables, drop_tables
 from schemas.spans import Span
@@ -19,8 +19,7 @@ from services.operations import jobs
 from services.record import settling, signed_log
 from store.database import db
 from tests import factories, helpers
-from tests.data import FOOTBALL_DATA as DATA
-from tests.data import needs_football_data
+from tests.data import FOOTBALL_DATA, needs_football_data
 
 
 @pytest.fixture
@@ -50,7 +49,7 @@ def _backfill(files):
     drop_tables()
     create_tables()
     for name in files:
-        imports.import_file(DATA / name)
+        imports.import_file(FOOTBALL_DATA / name)
     predictions.backfill(factories.settings())
     return {
         (match.slug, prediction.market): (
@@ -85,7 +84,7 @@ def test_changing_a_later_result_leaves_earlier_predictions_alone(ctx):
     last = Match.select().order_by(Match.kickoff_at.desc()).get()
     drop_tables()
     create_tables()
-    imports.import_file(DATA / "D1_2223.csv")
+    imports.import_file(FOOTBALL_DATA / "D1_2223.csv")
     Match.update(home_goals=9, away_goals=0).where(Match.slug == last.slug).execute()
     predictions.backfill(factories.settings())
     after = {
@@ -328,7 +327,7 @@ def test_a_rebuild_redoes_the_backfilled_history_and_never_what_was_published(ct
     assert Prediction.select().where(~Prediction.is_live).count() == backfilled
     assert {p.rating for p in Pick.select().where(~Pick.is_live)} == {"A"}
     assert not Pick.select().where(~Pick.is_live & (Pick.status == "pending")).count()
-    fair = odds_engine.remove_margin([2.05, 3.5, 3.8], method="power")
+    fair = remove_margin([2.05, 3.5, 3.8], method="power")
     for pick in Pick.select().where(~Pick.is_live):
         index = ("home", "draw", "away").index(pick.selection)
         assert pick.closing_probability == pytest.approx(fair[index])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import schemas.spans
-from engine import metrics, picks
+from engine.betting import metrics, picks
 from enums import LINE_MARKETS, PICK_RATINGS
 from models import League, Match, Pick, Prediction
 from services.reads import pages

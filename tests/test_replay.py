@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engine.footballdata import SOURCE_TIMEZONE
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
 from errors import CommandError
 from models import (
@@ -21,6 +20,7 @@ from models import (
     Prediction,
 )
 from services.feeds import replay
+from services.feeds.formats.footballdata import SOURCE_TIMEZONE
 from services.forecasting import predictions
 from tests import factories, helpers
 from tests.data import FOOTBALL_DATA, needs_football_data

@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 from huey import SqliteHuey
 
-import worker as worker_module
 from app import create_app
-from engine import merkle
+from engine.ledger import merkle
 from models import LedgerCheckpoint, LedgerEntry, Operation, Pick, SchedulerLease, WorkerBeat
 from services.operations import health, lease, schedule
 from services.record import signed_log
@@ -30,7 +29,7 @@ from store.database import writing
 from tests import factories
 from tests.helpers import settings
 from tests.servers import ROOT, traceback_in
-from worker import LEASE_SECONDS, Worker
+from worker import LEASE_SECONDS, Worker, host_name, make_huey
 
 START = datetime(2026, 11, 23, 9, 17, tzinfo=UTC)  # a Monday; 09:15 is a near-sync instant
 
@@ -123,7 +122,7 @@ def test_a_worker_restarted_on_its_host_takes_its_killed_predecessors_lease_at_o
     assert not restarted.lead()  # another host's process: it may well run
     clock.advance(seconds=LEASE_SECONDS)
     with app.app_context():
-        lease.hold(lease.SCHEDULER, f"{worker_module.host_name()}:{ended.pid}:0b", clock(), 30)
+        lease.hold(lease.SCHEDULER, f"{host_name()}:{ended.pid}:0b", clock(), 30)
     assert restarted.lead() and restarted.token == 3
     clock.advance(seconds=LEASE_SECONDS)
     with app.app_context():  # a host of that name in another PID namespace (another container)
@@ -316,7 +315,7 @@ def test_two_worker_processes_one_schedules_and_a_killed_leader_is_replaced(app,
                 process.kill()
                 process.wait(timeout=30)
         if shared:
-            worker_module.make_huey({"WORKER_QUEUE_URL": shared}, tmp_path, name).flush()
+            make_huey({"WORKER_QUEUE_URL": shared}, tmp_path, name).flush()
     a, b = output(tmp_path, "a"), output(tmp_path, "b")
     assert not traceback_in(a) and not traceback_in(b), traceback_in(a) or traceback_in(b)
     assert enqueued(a) == ["2026-11-23 09:17:00+00:00", "2026-11-23 09:18:00+00:00"]

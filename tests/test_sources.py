@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engine import oddsapi
+from services.feeds.formats import oddsapi
 from services.feeds.sources import http, odds_api
 
 EVENT = {

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engine import merkle, notes
+from engine.ledger import merkle, notes
 from models import LedgerEntry
 from services.record import signed_log, tiles
 from store.database import db

@@ -18,7 +18,7 @@ import urllib.request
 import pytest
 
 import config
-from engine import notes
+from engine.ledger import notes
 from services.record import witnesses
 from tests.verifier import load_verifier
 from tests.witness_servers import SCRIPT, load_witness_tool, post, witnessing

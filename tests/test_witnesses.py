@@ -12,8 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from peewee import DatabaseError
 
-from engine import ledger as entries_engine
-from engine import merkle, notes
+from engine.ledger import entries, merkle, notes
 from models import LedgerCheckpoint, LedgerCosignature
 from services.operations import health
 from services.record import signed_log, witnesses
@@ -183,7 +182,7 @@ def fork_checkpoint(bodies, extra=()):
     leaves = [merkle.leaf_hash(body) for body in bodies]
     root = merkle.root(leaves)
     text = notes.Checkpoint(
-        LOG.name, len(leaves), root, (f"time {entries_engine.instant(T0)}", *extra)
+        LOG.name, len(leaves), root, (f"time {entries.instant(T0)}", *extra)
     ).text()
     return LOG.sign(text), leaves
 

@@ -998,7 +998,7 @@ RESULTS = {"won": 1.0, "half-won": 0.5, "void": 0.0, "half-lost": -0.5, "lost": 
 
 
 def line_result(market: str, selection: str, line: float, home: int, away: int) -> float:
-    """A line bet's result (engine.lines.results): the mean over its two half stakes (at line
+    """A line bet's result (engine.model.lines.results): the mean over its two half stakes (at line
     ∓ 0.25 for a quarter line, both at the line otherwise) of +1 won, 0 pushed, -1 lost. The
     Asian handicap's "home" wins a half at h when home − away + h > 0; "over" when the total
     goals exceed h; the second selection is the opposite bet."""

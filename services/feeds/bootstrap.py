@@ -18,16 +18,16 @@ with nothing new, skips the backfill: it changes nothing.
 import time
 from datetime import datetime
 
-from engine import footballdata
 from errors import SourceNotConfigured
 from models import Prediction
 from services.feeds import sync
+from services.feeds.formats import footballdata
 from services.feeds.sources import football_data, http
 from services.forecasting import predictions
 from store.database import writing
 
 #: Earlier seasons fetched by default: the goal model's window is three seasons
-#: (``engine.walkforward.ModelConfig.window_days``).
+#: (``engine.model.walkforward.ModelConfig.window_days``).
 DEFAULT_SEASONS = 3
 
 #: The most earlier seasons one bootstrap fetches (football-data's files go back to 1993/94).

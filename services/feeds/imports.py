@@ -10,11 +10,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from clock import utcnow
-from engine import footballdata, text
 from enums import SOURCE_LINE
 from models import League, Match, OddsQuote, Team, stored_line
 from services import routes
 from services.feeds import kickoffs, meetings, names
+from services.feeds.formats import footballdata, text
 from services.market import price_cubes
 from services.webhooks import events
 from store.bulk import insert_rows, update_rows
@@ -35,7 +35,8 @@ class ImportSummary:
     prices_skipped: int = 0
     rejected: list[dict] = field(default_factory=list)  # {"file", "line", "reason"}
     #: What a file was read as ("utf-8", "utf-8-sig", "utf-16-le", "utf-16-be" or "cp1252", see
-    #: ``engine.text.decode``); None for records from no file, and for a total of several.
+    #: ``services.feeds.formats.text.decode``); None for records from no file, and for a total of
+    #: several.
     encoding: str | None = None
 
     def add(self, other):
@@ -64,7 +65,7 @@ def import_file(path, now=None) -> ImportSummary:
     today = (now or utcnow()).date()
     decoded = text.decode(path.read_bytes())
     parsed = footballdata.parse(decoded.text, today=today)
-    footballdata.screen(parsed)  # sets outside engine.bounds counted in prices_skipped
+    footballdata.screen(parsed)  # sets outside the formats' bounds counted in prices_skipped
     with db.atomic():
         summary = store_records(parsed.matches, now)
     summary.encoding = decoded.encoding

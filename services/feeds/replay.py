@@ -38,7 +38,6 @@ from pathlib import Path
 import numpy as np
 from peewee import Case, fn
 
-from engine import footballdata, text
 from engine.records import MatchRecord
 from enums import KICKED_OFF_STATUSES
 from errors import CommandError
@@ -52,6 +51,7 @@ from models import (
     Prediction,
 )
 from services.feeds import imports
+from services.feeds.formats import footballdata, text
 from services.forecasting import forecast, predictions, publication
 from services.record import publishing, settling, signed_log
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from engine import backtest
+from engine.betting import backtest
 from models import League, Match, Pick
 from store.bulk import epoch_seconds, fetch_rows
 

@@ -6,8 +6,7 @@ from datetime import timedelta
 import numpy as np
 
 from clock import utcnow
-from engine import calibration
-from engine import odds as odds_engine
+from engine.betting import calibration, odds
 from engine.markets import FIXED_MARKETS, ORDERED_MARKETS, outcome_indices
 from models import Match, Prediction
 from services.market import price_cubes
@@ -67,6 +66,6 @@ def _closing_lines(match_ids, method) -> dict:
     average's) of ``match_ids``, rows in that order, and their de-margined probabilities."""
     lines = {}
     for market, cube in price_cubes.load(match_ids, closing=True).items():
-        prices, _ = odds_engine.closing_prices(cube.prices, cube.bookmakers)
-        lines[market] = (odds_engine.remove_margin(prices, method=method), prices)
+        prices, _ = odds.closing_prices(cube.prices, cube.bookmakers)
+        lines[market] = (odds.remove_margin(prices, method=method), prices)
     return lines

@@ -1,4 +1,4 @@
-"""The forecast: the walk-forward model over the stored matches (see ``engine.walkforward``),
+"""The forecast: the walk-forward model over the stored matches (see ``engine.model.walkforward``),
 pooled with the sharp pre-match line, and the pick and rating of each market at the best price."""
 
 from dataclasses import dataclass, replace
@@ -8,10 +8,10 @@ from operator import itemgetter
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from engine import lines, market_ratings, picks, pooling, timeline, walkforward
-from engine import odds as odds_engine
+from engine.betting import odds, picks
 from engine.markets import FIXED_MARKETS, outcome_indices
-from engine.timeline import DAY
+from engine.model import lines, market_ratings, pooling, timeline, walkforward
+from engine.model.timeline import DAY
 from enums import LINE_MARKETS, MARKET_SELECTIONS
 from models import Match, Prediction
 from services.forecasting import line_forecast, stored
@@ -45,13 +45,13 @@ class Forecast:
 def _model_input(history: History, quotes: Quotes, now, method: str):
     """The walk-forward model's input, and the de-margined sharp pre-match line per market."""
     market_probs = {
-        market: odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
+        market: odds.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
         for market, cube in quotes.pre_match.items()
     }
     closing_probs = {
         market: np.where(
             history.finished[:, None],
-            odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0],
+            odds.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0],
             np.nan,
         )
         for market, cube in quotes.closing.items()
@@ -120,13 +120,13 @@ def _choose_picks(published, quotes: Quotes, history, settings) -> tuple[dict, d
     best, quality, choice = {}, {}, {}
     for market in FIXED_MARKETS:
         cube = quotes.pre_match[market]
-        prices, book = odds_engine.best_prices(cube.prices, cube.bookmakers)
+        prices, book = odds.best_prices(cube.prices, cube.bookmakers)
         names = np.array([*cube.bookmakers, None], dtype=object)  # index -1: no bookmaker
         best[market] = (prices, names[book])
         quality[market] = picks.data_quality(
             *history,
-            odds_engine.quoting_count(cube.prices, cube.bookmakers),
-            odds_engine.sharp_quotes(cube.prices, cube.bookmakers),
+            odds.quoting_count(cube.prices, cube.bookmakers),
+            odds.sharp_quotes(cube.prices, cube.bookmakers),
         )
         selection, edge, growth = picks.choose(
             published[market], prices, settings["PICK_MIN_EDGE"], settings["PICK_MIN_GROWTH"]

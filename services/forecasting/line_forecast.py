@@ -1,14 +1,14 @@
 """Markets quoted at a line (Asian handicap, over/under beyond 2.5 goals): one row per match and
 line the bookmakers quote, forecast from the goal model's score grid and pooled with the
-de-margined market line by line (``engine.lines``), then at most one pick per match and market:
-the line and selection with the largest expected log growth."""
+de-margined market line by line (``engine.model.lines``), then at most one pick per match and
+market: the line and selection with the largest expected log growth."""
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from engine import lines, picks
-from engine import odds as odds_engine
+from engine.betting import odds, picks
+from engine.model import lines
 from enums import LINE_MARKETS
 from services.market import price_cubes
 
@@ -52,7 +52,7 @@ def main_lines(n: int, cubes, method: str, played) -> dict[str, tuple[np.ndarray
     ratings learn from."""
     found = {}
     for market, cube in cubes.items():
-        fair = odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
+        fair = odds.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
         fair = np.where(played[cube.match_row, None], fair, np.nan)
         main = lines.main_rows(cube.match_row, fair, n)
         known = main >= 0
@@ -76,13 +76,13 @@ def _choose(goal_history, allowed, cube, published, at_risk, settings, threshold
     """Best prices, data quality, and the pick of each match: the line row and selection with
     the largest expected log growth among those ``picks.choose`` would take."""
     history_home, history_away = goal_history
-    prices, book = odds_engine.best_prices(cube.prices, cube.bookmakers)
+    prices, book = odds.best_prices(cube.prices, cube.bookmakers)
     names = np.array([*cube.bookmakers, None], dtype=object)
     quality = picks.data_quality(
         history_home[cube.match_row],
         history_away[cube.match_row],
-        odds_engine.quoting_count(cube.prices, cube.bookmakers),
-        odds_engine.sharp_quotes(cube.prices, cube.bookmakers),
+        odds.quoting_count(cube.prices, cube.bookmakers),
+        odds.sharp_quotes(cube.prices, cube.bookmakers),
     )
     selection, edge, growth = picks.choose(
         published, prices, settings["PICK_MIN_EDGE"], settings["PICK_MIN_GROWTH"]
@@ -127,9 +127,7 @@ def forecast(
     found = {}
     for market in LINE_MARKETS:
         cube = cubes[market]
-        market_probs = odds_engine.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[
-            0
-        ]
+        market_probs = odds.sharp_probabilities(cube.prices, cube.bookmakers, method=method)[0]
         result = lines.forecast(
             market,
             cube.match_row,

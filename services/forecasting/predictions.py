@@ -3,8 +3,8 @@
 ``backfill`` predicts every match walk-forward (each from fits on matches that kicked off
 before it), rates the edge at the best pre-match price into picks, settles what can be settled
 and stores the match intelligence. ``refresh`` redoes one open match from its own group's fits
-only. The goal model is a chain (see ``engine.walkforward``): market-implied ratings where both
-teams have priced history, else Dixon-Coles; the published forecast pools it with the sharp
+only. The goal model is a chain (see ``engine.model.walkforward``): market-implied ratings where
+both teams have priced history, else Dixon-Coles; the published forecast pools it with the sharp
 pre-match line, and each prediction records which of them made it.
 
 What was published stays published: a stored prediction of a match that has kicked off is never

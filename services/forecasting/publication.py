@@ -6,7 +6,7 @@ from datetime import datetime
 
 import numpy as np
 
-from engine import walkforward
+from engine.model import walkforward
 from enums import KICKED_OFF_STATUSES, LINE_MARKETS
 from models import MatchIntelligence, Pick, Prediction
 from services import routes

@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from engine import intelligence, walkforward
 from engine.markets import FIXED_MARKETS
+from engine.model import intelligence, walkforward
 from enums import MARKET_SELECTIONS
 from models import stored_line
 from schemas.common import dump_known

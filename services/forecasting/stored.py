@@ -5,8 +5,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engine import walkforward
-from engine.timeline import DAY
+from engine.model import walkforward
+from engine.model.timeline import DAY
 from models import League, Match
 from services.market import price_cubes
 

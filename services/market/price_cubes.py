@@ -6,9 +6,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from clock import utcnow
-from engine import lines
-from engine import odds as odds_engine
+from engine.betting import odds
 from engine.markets import FIXED_MARKETS
+from engine.model import lines
 from enums import KICKED_OFF_STATUSES, LINE_MARKETS, MARKET_SELECTIONS
 from models import Match, OddsQuote, OddsSummary, stored_line
 from store.bulk import fetch_rows, insert_rows
@@ -127,10 +127,11 @@ def load_lines(match_ids, closing: bool, only_listed: bool = True) -> dict[str, 
 def closing_rates(closing: dict[str, Cube], method: str):
     """Per row of the closing cubes ``closing`` (:func:`load`), the score model's goal rates
     reproducing the close's 1x2 and over/under 2.5, de-margined by ``method``
-    (``engine.lines.close_rates``): what carries a line's closing probability to another line."""
+    (``engine.model.lines.close_rates``): what carries a line's closing probability to another
+    line."""
     fair = {
-        name: odds_engine.remove_margin(
-            odds_engine.closing_prices(closing[name].prices, closing[name].bookmakers)[0],
+        name: odds.remove_margin(
+            odds.closing_prices(closing[name].prices, closing[name].bookmakers)[0],
             method=method,
         )
         for name in ("1x2", "ou25")
@@ -234,10 +235,10 @@ def _aligned_lines(lines) -> dict[str, tuple[LineCube, Cube]]:
 def _summaries(market, selections, match_ids, line, pre_match, closed: Cube) -> list[tuple]:
     """The summary rows of one market: ``match_ids`` and ``line`` per row of the cubes."""
     prices, books = pre_match
-    best, best_book = odds_engine.best_prices(prices, books)
-    sharp, sharp_book = odds_engine.sharp_prices(prices, books)
-    close, close_book = odds_engine.closing_prices(closed.prices, closed.bookmakers)
-    quoting = odds_engine.quoting_count(prices, books)
+    best, best_book = odds.best_prices(prices, books)
+    sharp, sharp_book = odds.sharp_prices(prices, books)
+    close, close_book = odds.closing_prices(closed.prices, closed.bookmakers)
+    quoting = odds.quoting_count(prices, books)
     names = np.array([*books, None], dtype=object)  # index -1: nobody
     closing_names = np.array([*closed.bookmakers, None], dtype=object)
     priced = np.isfinite(best).any(axis=1) | np.isfinite(close).any(axis=1)

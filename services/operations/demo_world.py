@@ -9,7 +9,7 @@ recorded as the schedule's jobs (so it sits with them, above the feeds it builds
 
 from datetime import timedelta
 
-from engine import demo
+from engine.demo import football
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS
 from errors import CommandError
 from models import League, Match, Team
@@ -32,7 +32,7 @@ def load(now) -> dict:
     """Replace the demo leagues with the world at ``now`` as it stands, with no prediction (the
     tests' quick world; ``build`` is the demo). Only the demo's own leagues and teams are
     replaced, never imported data."""
-    world = demo.generate(now, SEED)
+    world = football.generate(now, SEED)
     codes = [league.code for league in world.leagues]
     countries = sorted({league.country for league in world.leagues})
     with db.atomic():
@@ -48,13 +48,13 @@ def load(now) -> dict:
 
 def present() -> int:
     """How many matches of the demo world the database holds (0: none)."""
-    return Match.select().join(League).where(League.code.in_(list(demo.LEAGUES))).count()
+    return Match.select().join(League).where(League.code.in_(list(football.LEAGUES))).count()
 
 
 def other_leagues() -> list[str]:
     """The codes of the leagues the database holds that are not the demo's (imported ones),
     in order."""
-    others = League.select(League.code).where(League.code.not_in(list(demo.LEAGUES)))
+    others = League.select(League.code).where(League.code.not_in(list(football.LEAGUES)))
     return sorted(code for (code,) in others.tuples())
 
 
@@ -69,7 +69,7 @@ def build(now, settings, live_days: int = LIVE_DAYS, seed: int = SEED, progress=
     """
     if present():
         raise CommandError("the database already holds the demo world")
-    world = demo.generate(now, seed)
+    world = football.generate(now, seed)
     total = live_days + 1
     seen = []
 

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import comparable as comparable_engine
-from engine import picks as picks_engine
+from engine.betting import picks
+from engine.betting.comparable import nearest
 from engine.markets import FIXED_MARKETS, outcome_indices
 from enums import COMPARABLE_DEFAULT
 from models import Match, Prediction, data_version
@@ -50,9 +50,7 @@ def _selections(market, prediction, odds) -> list[dict]:
     shares = prediction["probabilities"] if prediction else None  # None too when locked
     probability = [shares[name] if shares else None for name in names]
     best = [prices[name]["best_price"] if name in prices else None for name in names]
-    edge = picks_engine.edges(
-        np.array(probability, dtype=float), np.array(best, dtype=float)
-    ).tolist()
+    edge = picks.edges(np.array(probability, dtype=float), np.array(best, dtype=float)).tolist()
     return [
         {
             "selection": name,
@@ -183,7 +181,7 @@ def comparable(
         candidates = np.zeros((0, len(names)))
         outcome = np.zeros(0, dtype=np.intp)
         wanted = [0.0] * len(names)
-    near = comparable_engine.nearest(wanted, candidates, outcome, limit)
+    near = nearest(wanted, candidates, outcome, limit)
     ids = [int(history.match_id[positions[i]]) for i in near.index] if history else []
     matches = {card["id"]: card for card in cards.load(ids, include=())}
     found["items"] = [

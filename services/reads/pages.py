@@ -6,8 +6,8 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from peewee import fn
 
-from engine import lines
 from engine.markets import FIXED_MARKETS, outcome
+from engine.model import lines
 from enums import GOAL_SOURCES, LINE_MARKETS, MARKET_SELECTIONS, MARKETS, PICK_RATINGS
 from errors import NotFound
 from models import LedgerCheckpoint, Match, Operation, Pick, Prediction

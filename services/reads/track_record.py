@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 from peewee import fn
 
-from engine import metrics
+from engine.betting import metrics
 from enums import COMPETITION_TYPES, MARKETS, NOT_LIVE_REASONS, PICK_RATINGS
 from models import League, Match, Pick
 from services.queries import within

@@ -1,8 +1,8 @@
 """Settlement: pending picks become won, lost or void, with their profit, closing odds and CLV.
 
 A pick stored as live is checked against the live rule as it settles
-(:func:`engine.ledger.not_live_reasons`): made before its match's kick-off as finally known, and
-its ``pick.published`` entry first signed before that kick-off. One that fails (a fixture moved
+(:func:`engine.ledger.entries.not_live_reasons`): made before its match's kick-off as finally known,
+and its ``pick.published`` entry first signed before that kick-off. One that fails (a fixture moved
 before the pick was made, an entry appended late, a row written without one) is settled but set
 apart with the reason, in the same transaction, whichever path brought its match here.
 The kick-off is the earliest the live sources report (``Match.kickoff_at``; see
@@ -15,10 +15,10 @@ import numpy as np
 from peewee import JOIN
 
 from clock import utcnow
-from engine import ledger as entries_engine
-from engine import lines, settlement
-from engine import odds as odds_engine
+from engine.betting import odds, settlement
+from engine.ledger import entries
 from engine.markets import FIXED_MARKETS
+from engine.model import lines
 from enums import LINE_MARKETS, MARKET_SELECTIONS, SEEN_LINE, SETTLED_STATUSES, SOURCE_LINE
 from models import Contradiction, LedgerSeal, Match, OddsQuote, Pick
 from services.market import price_cubes
@@ -184,7 +184,7 @@ def _not_live(pick_id, checked, made_at, kickoff_at, published) -> np.ndarray:
         return reasons
     ids = pick_id[checked].astype(np.int64).tolist()
     signed = signed_log.first_signed(ids)
-    reasons[checked] = entries_engine.not_live_reasons(
+    reasons[checked] = entries.not_live_reasons(
         made_at[checked],
         [int(signed[value].timestamp()) if value in signed else np.nan for value in ids],
         kickoff_at[checked],
@@ -240,8 +240,8 @@ def _closing(match_ids, market, handicap, selection, rows, method):
         mine = rows & (market == name)
         if not mine.any():
             continue
-        prices, source = odds_engine.closing_prices(cube.prices, cube.bookmakers)
-        fair = odds_engine.remove_margin(prices, method=method)  # the same close, fair
+        prices, source = odds.closing_prices(cube.prices, cube.bookmakers)
+        fair = odds.remove_margin(prices, method=method)  # the same close, fair
         at = position[mine]
         column = np.array([selections.index(value) for value in selection[mine]])
         price[mine] = prices[at, column]
@@ -258,7 +258,7 @@ def _closing(match_ids, market, handicap, selection, rows, method):
 def _closing_at_lines(picks, wanted, cubes, seen, method, closed) -> None:
     """The close of each line-market pick in ``picks`` (match ids, markets, lines, selections,
     which rows), written into ``closed`` (price, bookmaker, probability, closing line): at the
-    pick's own line (``engine.lines.closing_at``), through a score model whose goal rates
+    pick's own line (``engine.model.lines.closing_at``), through a score model whose goal rates
     reproduce the close's 1x2 and over/under 2.5 where the line moved."""
     match_ids, market, handicap, selection, rows = picks
     price, bookmaker, probability, source_line = closed
@@ -269,8 +269,8 @@ def _closing_at_lines(picks, wanted, cubes, seen, method, closed) -> None:
         if not len(mine):
             continue
         cube = line_cubes[name]
-        prices, source = odds_engine.closing_prices(cube.prices, cube.bookmakers)
-        fair = odds_engine.remove_margin(prices, method=method)
+        prices, source = odds.closing_prices(cube.prices, cube.bookmakers)
+        fair = odds.remove_margin(prices, method=method)
         side = np.array([MARKET_SELECTIONS[name].index(value) for value in selection[mine]])
         price[mine], probability[mine], row = lines.closing_at(
             name,

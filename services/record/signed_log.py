@@ -21,8 +21,7 @@ from datetime import datetime, timedelta
 
 from peewee import JOIN
 
-from engine import ledger as entries_engine
-from engine import merkle, notes
+from engine.ledger import entries, merkle, notes
 from errors import ValidationFailed
 from models import (
     League,
@@ -86,7 +85,7 @@ def size() -> int:
 
 def published_count() -> int:
     """How many picks the ledger has published."""
-    return LedgerEntry.select().where(LedgerEntry.kind == entries_engine.PUBLISHED).count()
+    return LedgerEntry.select().where(LedgerEntry.kind == entries.PUBLISHED).count()
 
 
 def _lookup(addresses):
@@ -192,8 +191,8 @@ def publish_new(match_ids, now, model_version: str) -> int:
         pick["match_id"] = pick.pop("match")
         if kickoff_at <= now:
             raise ValueError(f"pick {pick['id']} cannot be published: its match has kicked off")
-        salt = secrets.token_bytes(entries_engine.SALT_BYTES)
-        body = entries_engine.published_entry(
+        salt = secrets.token_bytes(entries.SALT_BYTES)
+        body = entries.published_entry(
             pick,
             salt,
             kickoff_at=kickoff_at,
@@ -212,15 +211,15 @@ def publish_new(match_ids, now, model_version: str) -> int:
             "published_hash": [leaf.hex() for leaf in leaves],
         },
     )
-    _append([entries_engine.PUBLISHED] * len(bodies), pick_ids, bodies, now, leaves)
+    _append([entries.PUBLISHED] * len(bodies), pick_ids, bodies, now, leaves)
     return len(bodies)
 
 
 def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now, **settled_by):
     """Append the outcome entries of settled live picks (``published``: the leaf hashes, hex,
     of their ``pick.published`` entries), with what settled each (``settled_by``: the columns
-    and margin method :func:`engine.ledger.outcome_entries` takes); returns how many."""
-    bodies = entries_engine.outcome_entries(
+    and margin method :func:`engine.ledger.entries.outcome_entries` takes); returns how many."""
+    bodies = entries.outcome_entries(
         pick_ids,
         published,
         status,
@@ -230,9 +229,7 @@ def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now,
         now,
         **settled_by,
     )
-    kinds = [
-        entries_engine.VOIDED if state == "void" else entries_engine.SETTLED for state in status
-    ]
+    kinds = [entries.VOIDED if state == "void" else entries.SETTLED for state in status]
     _append(kinds, list(pick_ids), bodies, now)
     return len(bodies)
 
@@ -243,7 +240,7 @@ def first_signed(pick_ids) -> dict:
     left out)."""
     wanted = set(pick_ids)
     published = LedgerEntry.select(LedgerEntry.pick_id, LedgerEntry.position).where(
-        LedgerEntry.kind == entries_engine.PUBLISHED
+        LedgerEntry.kind == entries.PUBLISHED
     )
     positions = {}
     if len(wanted) <= BATCH:
@@ -284,7 +281,7 @@ def checkpoint(now: datetime, settings) -> dict | None:
     # A checkpoint is never signed earlier than the one before it.
     at = max(now, last.published_at) if last is not None else now
     root = merkle.tree_root(current, _lookup)
-    text = notes.Checkpoint(key.name, current, root, (f"time {entries_engine.instant(at)}",)).text()
+    text = notes.Checkpoint(key.name, current, root, (f"time {entries.instant(at)}",)).text()
     row = LedgerCheckpoint.create(
         size=current,
         root_hash=root.hex(),
@@ -456,9 +453,7 @@ def page(start: int, end: int | None, now) -> dict:
         .order_by(LedgerEntry.position)
         .tuples()
     )
-    reveals = _reveals(
-        [pick_id for _, kind, pick_id, _ in rows if kind == entries_engine.PUBLISHED], now
-    )
+    reveals = _reveals([pick_id for _, kind, pick_id, _ in rows if kind == entries.PUBLISHED], now)
     covering = _covering(start, end)
     items, cited = [], set()
     for position, kind, pick_id, body in rows:
@@ -469,7 +464,7 @@ def page(start: int, end: int | None, now) -> dict:
                 "index": position,
                 "entry": body,
                 "leaf_hash": merkle.leaf_hash(body.encode()).hex(),
-                "reveal": reveals.get(pick_id) if kind == entries_engine.PUBLISHED else None,
+                "reveal": reveals.get(pick_id) if kind == entries.PUBLISHED else None,
                 "checkpoint_size": size_,
             }
         )
@@ -521,7 +516,7 @@ def _reveals(pick_ids, now) -> dict:
         if premium.pick_locked(pick, locked, pick["match"]):
             continue
         pick["match_id"] = pick.pop("match")
-        found[pick["id"]] = entries_engine.reveal(bytes.fromhex(salt), pick)
+        found[pick["id"]] = entries.reveal(bytes.fromhex(salt), pick)
     return found
 
 

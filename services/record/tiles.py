@@ -21,8 +21,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from peewee import fn
 
-from engine import ledger as entries_engine
-from engine import merkle
+from engine.ledger import entries, merkle
 from errors import NotFound, ValidationFailed
 from models import LedgerCheckpoint, LedgerEntry, LedgerNode, Match, node_address
 from services.record import signed_log, witnesses
@@ -215,7 +214,7 @@ def reveals(start: int, end: int | None, now) -> dict:
         .where(
             (LedgerEntry.position >= start)
             & (LedgerEntry.position < end)
-            & (LedgerEntry.kind == entries_engine.PUBLISHED)
+            & (LedgerEntry.kind == entries.PUBLISHED)
         )
         .tuples()
     )

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from engine import merkle, notes
+from engine.ledger import merkle, notes
 from models import LedgerCheckpoint, LedgerCosignature
 from store.database import db
 

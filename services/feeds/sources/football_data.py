@@ -5,7 +5,7 @@
 
 from datetime import datetime, timedelta
 
-from engine import footballdata, text
+from services.feeds.formats import footballdata, text
 from services.feeds.sources import fetching
 
 #: A season file the source answered 404 for is asked for again only after this: a league a

@@ -7,8 +7,8 @@ import json
 from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
-from engine import oddsapi
 from models import League, Match
+from services.feeds.formats import oddsapi
 from services.feeds.sources import credits, fetching
 
 #: How long after kick-off a match is taken to await its result from the scores endpoint.

@@ -1,15 +1,14 @@
-"""A deterministic synthetic football world: leagues, fixtures, results and odds for demos."""
+"""A deterministic synthetic football world: leagues, fixtures and results for demos, with the
+odds its bookmakers (``engine.demo.bookmakers``) quote."""
 
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
 import numpy as np
 
-from engine import lines
-from engine.markets import MARKETS
+from engine.demo.bookmakers import MatchTruth, compute_truths, quote_odds
+from engine.model.scores import MAX_GOALS, score_matrix
 from engine.records import LeagueRecord, MatchRecord, OddsRecord
-from engine.scores import MAX_GOALS, market_probabilities, score_matrix
-from enums import LINE_MARKETS, MARKET_SELECTIONS
 
 #: The competitions of the world, by their stable codes.
 LEAGUES: dict[str, LeagueRecord] = {
@@ -112,12 +111,6 @@ SOUTHLAND_CUP = ((1, 19, 30, 1), (2, 19, 30, 1), (3, 19, 30, 1))
 #: Copa Southland: the Southland clubs' single round robin, one round a week from the second.
 SOUTHLAND_CUP_FIRST_WEEK = 1
 
-#: The lines a demo bookmaker may quote, of which each match gets its most balanced: Asian
-#: handicaps from −3 to +3 in quarter goals, and over/under totals beside the 2.5 of "ou25".
-DEMO_LINES = {
-    "ah": tuple(np.arange(-12, 13) / 4),
-    "ou": (1.5, 1.75, 2.0, 2.25, 2.75, 3.0, 3.25, 3.5),
-}
 #: Clubs in Northland's top flight; the rest of NORTHLAND_CLUBS play in NL2.
 TOP_FLIGHT_CLUBS = 18
 #: Weeks of the season with a cup round (Tuesday/Wednesday), from the first round to the final:
@@ -184,18 +177,6 @@ class DemoSettings:
     closing_book_factor: float = 0.3
     #: Lowest price a book offers.
     min_price: float = 1.02
-
-
-@dataclass(frozen=True)
-class MatchTruth:
-    """The process behind one match: its true goal rates and market probabilities."""
-
-    home_rate: float
-    away_rate: float
-    probabilities: dict[str, tuple[float, ...]]  # market → selections in MARKETS order
-    #: The line each market with one is quoted at ("ah": the home side's handicap; "ou"), the
-    #: most balanced of :data:`DEMO_LINES` (its probabilities are in ``probabilities``).
-    lines: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -296,9 +277,9 @@ def generate(
 
     fixtures.sort(key=lambda f: (f.kickoff, f.code, f.home))
     statuses = _statuses(results_rng, fixtures, now, starts[-1])
-    truths = _truths(fixtures, settings.rho)
+    truths = compute_truths(fixtures, settings.rho)
     closed = [status in ("finished", "live") for status in statuses]
-    odds = _odds(odds_rng, truths, closed, settings)
+    odds = quote_odds(odds_rng, truths, closed, settings)
     matches = [
         _record(fixture, status, quotes)
         for fixture, status, quotes in zip(fixtures, statuses, odds, strict=True)
@@ -556,120 +537,6 @@ def _statuses(rng, fixtures: list[_Fixture], now: datetime, current_start: date)
         statuses[postponed] = "postponed"
         statuses[cancelled] = "cancelled"
     return statuses
-
-
-def _main_lines(matrix) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per market with a line, each match's most balanced line of :data:`DEMO_LINES` (the one a
-    bookmaker would quote) and the true fair probabilities there: ``{market: (line, probs)}``."""
-    found = {}
-    for market, candidates in DEMO_LINES.items():
-        fair = np.stack([lines.fair_probabilities(market, matrix, line)[0] for line in candidates])
-        best = np.abs(fair[:, :, 0] - 0.5).argmin(axis=0)
-        rows = np.arange(matrix.shape[0])
-        found[market] = (np.asarray(candidates)[best], fair[best, rows])
-    return found
-
-
-def _truths(fixtures: list[_Fixture], rho: float) -> list[MatchTruth]:
-    """The true rates and market probabilities of every fixture (at its main lines)."""
-    home_rate = np.array([f.home_rate for f in fixtures])
-    away_rate = np.array([f.away_rate for f in fixtures])
-    matrix = score_matrix(home_rate, away_rate, rho)
-    probabilities = market_probabilities(matrix)
-    columns = {market: probabilities[market].tolist() for market in MARKETS}
-    main = _main_lines(matrix)
-    for market, (_, fair) in main.items():
-        columns[market] = fair.tolist()
-    line_of = {market: line.tolist() for market, (line, _) in main.items()}
-    return [
-        MatchTruth(
-            home_rate=home,
-            away_rate=away,
-            probabilities={market: tuple(values[i]) for market, values in columns.items()},
-            lines={market: values[i] for market, values in line_of.items()},
-        )
-        for i, (home, away) in enumerate(zip(home_rate.tolist(), away_rate.tolist(), strict=True))
-    ]
-
-
-def _odds(rng, truths, closed, settings: DemoSettings) -> list[list[OddsRecord]]:
-    """Every match's pre-match odds, and closing odds where ``closed``, from noisy truth.
-
-    Each book prices log(true probability) + a shared market error + its own error, takes its
-    margin by the power method (implied probabilities q**k summing to 1 + margin) and rounds
-    the price down to two decimals. At the close the errors keep ``closing_carry`` of their
-    pre-match value and add smaller fresh ones, so closing prices are nearer the truth and the
-    line really moves between the two.
-    """
-    size = len(truths)
-    books = settings.bookmakers
-    margins = np.array([margin for _, margin, _ in books])
-    noises = np.array([noise for _, _, noise in books])
-    quotes: list[list[OddsRecord]] = [[] for _ in range(size)]
-    for market, selections in MARKET_SELECTIONS.items():
-        truth = np.array([t.probabilities[market] for t in truths]).reshape(size, 1, -1)
-        legs = len(selections)
-        shared = rng.normal(0.0, settings.market_noise, (size, 1, legs))
-        own = rng.normal(0.0, 1.0, (size, len(books), legs)) * noises[:, None]
-        shared_close = settings.closing_carry * shared + rng.normal(
-            0.0, settings.closing_noise, (size, 1, legs)
-        )
-        own_close = settings.closing_carry * own + rng.normal(
-            0.0, 1.0, (size, len(books), legs)
-        ) * (settings.closing_book_factor * noises[:, None])
-        for is_closing, error in ((False, shared + own), (True, shared_close + own_close)):
-            prices = _prices(np.log(truth) + error, margins, settings.min_price)
-            if market in LINE_MARKETS:
-                _line_quotes(quotes, truths, closed, market, prices, books, is_closing)
-                continue
-            # Records are immutable: one per distinct price of each (book, selection), shared.
-            table = np.empty((size, len(books) * legs), dtype=object)
-            for b, (slug, _, _) in enumerate(books):
-                for leg, selection in enumerate(selections):
-                    distinct, where = np.unique(prices[:, b, leg], return_inverse=True)
-                    made = np.empty(len(distinct), dtype=object)
-                    made[:] = [
-                        OddsRecord(slug, market, selection, price, is_closing)
-                        for price in distinct.tolist()
-                    ]
-                    table[:, b * legs + leg] = made[where]
-            for i, row in enumerate(table.tolist()):
-                if closed[i] or not is_closing:
-                    quotes[i].extend(row)
-    return quotes
-
-
-def _line_quotes(quotes, truths, closed, market, prices, books, is_closing) -> None:
-    """Append each match's quotes of a market with a line, at the match's main line."""
-    selections = MARKET_SELECTIONS[market]
-    for i, truth in enumerate(truths):
-        if is_closing and not closed[i]:
-            continue
-        line = truth.lines[market]
-        quotes[i].extend(
-            OddsRecord(slug, market, selection, float(prices[i, b, leg]), is_closing, line)
-            for b, (slug, _, _) in enumerate(books)
-            for leg, selection in enumerate(selections)
-        )
-
-
-def _prices(log_probability, margins, min_price: float) -> np.ndarray:
-    """Decimal prices (…, legs) from noisy log-probabilities, with each book's margin."""
-    fair = np.exp(log_probability)
-    fair /= fair.sum(axis=-1, keepdims=True)
-    target = (1.0 + margins)[None, :, None]
-    log_fair = np.log(fair)
-    # Power method: find k in (0, 1] with sum(fair**k) = 1 + margin, by bisection (to ~1e-9).
-    low = np.full((*fair.shape[:-1], 1), 0.05)
-    high = np.ones_like(low)
-    for _ in range(30):
-        middle = (low + high) / 2
-        over = np.exp(middle * log_fair).sum(axis=-1, keepdims=True) > target
-        low = np.where(over, middle, low)
-        high = np.where(over, high, middle)
-    price = np.exp(-(low + high) / 2 * log_fair)
-    # Books round prices down, which only ever adds to their margin.
-    return np.maximum(np.floor(price * 100 + 1e-9) / 100, min_price)
 
 
 def _record(fixture: _Fixture, status: str, odds: list[OddsRecord]) -> MatchRecord:

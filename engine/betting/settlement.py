@@ -6,8 +6,8 @@ inputs gives the same answer: the services may re-run it as often as they like.
 
 import numpy as np
 
-from engine import lines
 from engine.markets import FIXED_MARKETS, outcome_indices
+from engine.model import lines
 from enums import LINE_MARKETS, MARKET_SELECTIONS
 
 _SECONDS_PER_HOUR = 3600.0
@@ -18,7 +18,7 @@ def winning_selection(market, home_goals, away_goals):
     (engine.markets.outcome).
 
     ``market`` is a str array, goals numeric arrays; rows without a score, or of a line market
-    (whose outcome needs its line: engine.lines), get an empty string.
+    (whose outcome needs its line: engine.model.lines), get an empty string.
     """
     market = np.asarray(market, dtype=str)
     indices = outcome_indices(home_goals, away_goals)
@@ -60,8 +60,8 @@ def settle(
     once more than ``void_after_hours`` have passed since the original ``kickoff`` (epoch seconds,
     like ``now``). Everything else stays ``pending`` with a NaN profit. Picks of a line market
     ("ah", "ou") settle at their ``line`` (a float array, NaN for the fixed markets' rows) through
-    ``engine.lines``: also ``half-won`` or ``half-lost``, and a push is ``void`` with profit 0.
-    Returns ``(status, profit)``: a str array and a float array.
+    ``engine.model.lines``: also ``half-won`` or ``half-lost``, and a push is ``void`` with
+    profit 0. Returns ``(status, profit)``: a str array and a float array.
     """
     market = np.asarray(market, dtype=str)
     selection = np.asarray(selection, dtype=str)

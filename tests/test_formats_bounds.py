@@ -1,12 +1,12 @@
-"""Sane bounds of a quoted market (engine.bounds): prices, lines and overround, and the whole
-market refused with a reason when one of them is out."""
+"""Sane bounds of a quoted market (services.feeds.formats.bounds): prices, lines and overround, and
+the whole market refused with a reason when one of them is out."""
 
 import math
 
 import pytest
 
-from engine import bounds, footballdata
 from engine.records import OddsRecord
+from services.feeds.formats import bounds, footballdata
 from tests.data import FOOTBALL_DATA, needs_football_data
 
 

@@ -3,7 +3,7 @@ forecast (the bookmakers' closing implied probabilities) scored on the same matc
 
 import numpy as np
 
-from engine import metrics
+from engine.betting import metrics
 
 
 def _figures(probs, outcome, ordered, bins, prices):
@@ -29,7 +29,7 @@ def evaluate(probs, outcome, reference=None, ordered=False, bins=10, prices=None
     least one remaining row, the model and the reference are both scored on exactly the rows where
     both exist, so they compare like with like; otherwise the model is scored on all its rows and
     ``reference`` is None. ``prices`` (n, k), the selections' prices (NaN where unknown), add
-    reliability by price band (:func:`engine.metrics.reliability_by_price`) to both. Returns
+    reliability by price band (:func:`engine.betting.metrics.reliability_by_price`) to both. Returns
     ``{"count", "brier", "log_loss", "rps", "ece", "bins", "price_bands", "reference"}``,
     ``reference`` holding the same figures (its own ``reference`` omitted); scores are None when
     no row is left, ``price_bands`` None without prices.

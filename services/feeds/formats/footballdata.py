@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from engine import bounds
-from engine.records import LeagueRecord, MatchRecord, OddsRecord, RejectedRow
-from engine.text import hidden_character
-from enums import MARKET_SELECTIONS, OU25_LINE, TEAM_NAME_MAX
+from engine.records import LeagueRecord, MatchRecord, RejectedRow
+from enums import TEAM_NAME_MAX
+from services.feeds.formats import bounds
+from services.feeds.formats.footballdata_odds import OddsReader, find_price_sets
+from services.feeds.formats.text import hidden_character
 
 #: football-data's division codes and the competitions they stand for.
 DIVISIONS: dict[str, LeagueRecord] = {
@@ -42,55 +43,6 @@ DIVISIONS: dict[str, LeagueRecord] = {
     )
 }
 
-#: Column prefixes of the 1x2 prices and the canonical bookmaker each stands for. Earlier entries
-#: win when two prefixes give the same bookmaker (``Avg`` over the older Betbrain ``BbAv``).
-PREFIXES_1X2: dict[str, str] = {
-    "B365": "bet365",
-    "BW": "bwin",
-    "IW": "interwetten",
-    "PS": "pinnacle",
-    "WH": "william-hill",
-    "VC": "vc-bet",
-    "LB": "ladbrokes",
-    "BFD": "betfred",
-    "BMGM": "betmgm",
-    "BV": "betvictor",
-    "CL": "coral",
-    "1XB": "1xbet",
-    "Avg": "market-average",
-    "BbAv": "market-average",
-}
-
-#: Column prefixes of the over/under 2.5 goals prices (Pinnacle is ``P`` here, not ``PS``).
-PREFIXES_OU25: dict[str, str] = {**PREFIXES_1X2, "P": "pinnacle"}
-del PREFIXES_OU25["PS"]
-
-#: Column prefixes of the Asian handicap prices: as over/under 2.5's (``PAHH`` is Pinnacle's).
-#: ``Max`` and Betbrain's ``BbMx`` (best of the market, like the 1x2 ``Max``) are not prices
-#: anyone can take at once and are not read.
-PREFIXES_AH: dict[str, str] = PREFIXES_OU25
-
-#: Column suffix of each selection, per market.
-SUFFIXES: dict[str, dict[str, str]] = {
-    "1x2": {"home": "H", "draw": "D", "away": "A"},
-    "ou25": {"over": ">2.5", "under": "<2.5"},
-    "ah": {"home": "AHH", "away": "AHA"},
-}
-
-#: The column of the Asian handicap line (the home side's handicap, in goals) each price set is
-#: quoted at, by (Betbrain's prefix or not, closing): one line per row for all bookmakers.
-AH_LINE_COLUMNS: dict[tuple[bool, bool], str] = {
-    (False, False): "AHh",
-    (False, True): "AHCh",
-    (True, False): "BbAHh",  # files before 2019/20
-}
-
-#: A handicap line as written: ASCII digits, an optional sign and decimal part.
-LINE_TEXT = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
-
-#: The largest handicap taken (goals, either side); lines are whole, half or quarter goals.
-LINE_MAX = bounds.HANDICAP_MAX
-
 #: Kick-off assumed, in Europe/London, for rows without a ``Time`` (every file before 2019/20).
 DEFAULT_KICKOFF = time(15, 0)
 
@@ -111,15 +63,6 @@ GOALS_MAX = 99
 #: pandas writes ``2.0``). Python's ``int`` and ``float`` also read ``1_0``, ``1e1`` and other
 #: scripts' digits (``١``).
 GOALS_TEXT = re.compile(r"([0-9]+)(?:\.0+)?")
-
-#: A decimal price as written: ASCII digits with an optional decimal part (``float`` also reads
-#: ``nan``, ``inf``, ``1e400``, ``1_5`` and other scripts' digits).
-PRICE_TEXT = re.compile(r"[0-9]+(?:\.[0-9]+)?")
-
-#: The lowest and highest price taken (``engine.bounds``): no bookmaker or exchange quotes
-#: outside them (the real files: 1.02 to 61.0), so a price beyond is a typo.
-PRICE_MIN = bounds.PRICE_MIN
-PRICE_MAX = bounds.PRICE_MAX
 
 #: The dates a file may hold: football (and football-data's two-digit years, 1969–2068) lies
 #: well within them.
@@ -150,41 +93,8 @@ class ParsedFile:
     prices_skipped: int = 0  # non-blank odds cells dropped because their set was not valid
 
 
-@dataclass(frozen=True)
-class _PriceSet:
-    """Where one bookmaker's prices for one market (pre-match or closing) sit in the row."""
-
-    bookmaker: str
-    market: str
-    is_closing: bool
-    legs: tuple[tuple[int, str], ...]  # (column index, selection) in MARKETS order
-    line: int | None = None  # column index of the line, for a market quoted at one ("ah")
-
-
 class _RowError(Exception):
     """A row that cannot be loaded; the message is the reason reported for it."""
-
-
-def _odds_layout(positions: dict[str, int]) -> list[_PriceSet]:
-    """The complete price sets a header offers, one per (bookmaker, market, closing)."""
-    layout: dict[tuple[str, str, bool], _PriceSet] = {}
-    for market, prefixes in (("1x2", PREFIXES_1X2), ("ou25", PREFIXES_OU25), ("ah", PREFIXES_AH)):
-        suffixes = SUFFIXES[market]
-        for prefix, bookmaker in prefixes.items():
-            for closing in (False, True):
-                key = (bookmaker, market, closing)
-                stem = prefix + ("C" if closing else "")
-                columns = [positions.get(stem + suffixes[s]) for s in MARKET_SELECTIONS[market]]
-                line = None
-                if market == "ah":
-                    name = AH_LINE_COLUMNS.get((prefix.startswith("Bb"), closing))
-                    line = positions.get(name, -1) if name else -1
-                # A set the header only half offers is useless for de-margining; ignore it.
-                if key in layout or None in columns or line == -1:
-                    continue
-                legs = tuple(zip(columns, MARKET_SELECTIONS[market], strict=True))
-                layout[key] = _PriceSet(bookmaker, market, closing, legs, line)
-    return list(layout.values())
 
 
 def _season_start(day: date) -> int:
@@ -296,21 +206,21 @@ def parse(
     of its dates, ties going to the later one. A row is rejected, with its 1-based physical line
     number, when its line is not CSV, Div, Date or a team is missing, Div is unknown, Div or a
     team holds a control character, a lone surrogate, a bidirectional control, another invisible
-    format character or U+FFFD (``engine.text.hidden_character``), a team's name is longer than
+    format character or U+FFFD (``text.hidden_character``), a team's name is longer than
     ``TEAM_NAME_MAX``, the teams are the same, the date or time cannot be read (ASCII digits),
     the date lies before ``EARLIEST_DATE``, after ``LATEST_DATE`` or more than
     ``FIXTURES_AHEAD`` after ``today`` (when given), or outside the file's season, goals are not
     0 to ``GOALS_MAX`` in ASCII digits, a score is half given, half-time goals exceed full-time
     goals, or FTR disagrees with the goals. A price set (bookmaker, market, pre-match or
-    closing) with any leg blank, not a decimal number in ASCII digits, below ``PRICE_MIN`` or above
-    ``PRICE_MAX`` is dropped whole and its non-blank cells counted in ``prices_skipped``; the
-    row still loads. Asian handicap sets (market "ah", bookmakers as for over/under 2.5) carry
-    the row's line (``AH_LINE_COLUMNS``: ``AHh`` pre-match, ``AHCh`` closing, Betbrain's
-    ``BbAHh`` before 2019/20) as the records' ``line``; a line that is not a multiple of 0.25
-    within ±``LINE_MAX`` drops the set like a bad price. Over/under 2.5 records have line 2.5,
-    1x2's none. Raises FootballDataError when the header is missing, is not CSV or lacks
-    one of Div, Date, HomeTeam, AwayTeam. ``divisions`` are the codes known (``DIVISIONS``
-    unless given).
+    closing; its columns, bounds and reading are ``footballdata_odds``') with any leg blank, not a
+    decimal number in ASCII digits, below ``PRICE_MIN`` or above ``PRICE_MAX`` is dropped whole and
+    its non-blank cells counted in ``prices_skipped``; the row still loads. Asian handicap sets
+    (market "ah", bookmakers as for over/under 2.5) carry the row's line (``AH_LINE_COLUMNS``:
+    ``AHh`` pre-match, ``AHCh`` closing, Betbrain's ``BbAHh`` before 2019/20) as the records'
+    ``line``; a line that is not a multiple of 0.25 within ±``LINE_MAX`` drops the set like a bad
+    price. Over/under 2.5 records have line 2.5, 1x2's none. Raises FootballDataError when the
+    header is missing, is not CSV or lacks one of Div, Date, HomeTeam, AwayTeam. ``divisions`` are
+    the codes known (``DIVISIONS`` unless given).
     """
     divisions = DIVISIONS if divisions is None else divisions
     lines = io.StringIO(text.removeprefix("\ufeff"), newline="")
@@ -327,7 +237,7 @@ def parse(
     missing = [name for name in REQUIRED_COLUMNS if name not in positions]
     if missing:
         raise FootballDataError(f"Not a football-data file: no {', '.join(missing)} column.")
-    layout = _odds_layout(positions)
+    layout = find_price_sets(positions)
     width = len(header)
     columns = [
         (name, positions.get(name))
@@ -335,7 +245,7 @@ def parse(
     ]
     latest = LATEST_DATE if today is None else min(LATEST_DATE, today + FIXTURES_AHEAD)
     kickoffs: dict[tuple[str, str], datetime] = {}
-    odds_reader = _OddsReader(layout)
+    odds_reader = OddsReader(layout)
     parsed = ParsedFile()
     loaded: list[tuple[date, str, MatchRecord, int]] = []  # UK date, its text, match, skipped
     for line, written in enumerate(lines, start=2):
@@ -446,7 +356,7 @@ def parse_new_leagues(text: str, today: date | None = None) -> ParsedFile:
 
 
 def screen(parsed: ParsedFile) -> list[RejectedRow]:
-    """Leave out of ``parsed``'s matches every price set outside ``engine.bounds`` (its
+    """Leave out of ``parsed``'s matches every price set outside ``bounds`` (its
     overround, or a price or line out of range), counting its prices in ``prices_skipped``; a
     reason for each set left out, with its row's line (the row itself still loads)."""
     notes = []
@@ -538,94 +448,3 @@ def _kickoff(date_text: str, time_text: str, default_kickoff: time, latest: date
     except ValueError:
         raise _RowError(f"Time {_shown(time_text)} is not HH:MM") from None
     return datetime.combine(day, clock, SOURCE_TIMEZONE).astimezone(UTC)
-
-
-class _OddsReader:
-    """Reads a row's price sets through a per-leg cache of records built once per file.
-
-    Records are immutable and a file repeats the same prices over and over, so
-    each distinct (leg, cell text) is parsed once; a row whose every leg is a valid price (most
-    rows) then costs one dictionary look-up per cell.
-    """
-
-    def __init__(self, layout: list[_PriceSet]):
-        self.layout = layout
-        self.legs = [
-            (price_set, selection) for price_set in layout for _, selection in price_set.legs
-        ]
-        self.columns = [
-            (index, price_set.line) for price_set in layout for index, _ in price_set.legs
-        ]
-        # A leg's key is its cell's text, or (line text, price text) for a market with a line.
-        self.caches: list[dict[str | tuple[str, str], OddsRecord | None]] = [{} for _ in self.legs]
-
-    def read(self, row: list[str], odds: list[OddsRecord]) -> int:
-        """Append the row's valid price sets to ``odds``; the number of non-blank cells dropped."""
-        texts = [
-            row[index] if line is None else (row[line], row[index]) for index, line in self.columns
-        ]
-        # False: a cell text not seen yet in this leg; None: seen, and not a valid price.
-        records = [cache.get(text, False) for cache, text in zip(self.caches, texts, strict=True)]
-        if all(records):
-            odds.extend(records)
-            return 0
-        for position in [i for i, record in enumerate(records) if record is False]:
-            price_set, selection = self.legs[position]
-            record = _price(texts[position], price_set, selection)
-            self.caches[position][texts[position]] = record
-            records[position] = record
-        if all(records):
-            odds.extend(records)
-            return 0
-        skipped = 0
-        start = 0
-        for price_set in self.layout:
-            stop = start + len(price_set.legs)
-            if all(records[start:stop]):
-                odds.extend(records[start:stop])
-            else:
-                skipped += sum(1 for text in texts[start:stop] if _price_text(text).strip())
-            start = stop
-        return skipped
-
-
-def _price_text(key: str | tuple[str, str]) -> str:
-    """The price cell's text of a leg's key."""
-    return key if isinstance(key, str) else key[1]
-
-
-def _line(text: str) -> float | None:
-    """A handicap line from a cell, or None unless a multiple of 0.25 within ±LINE_MAX."""
-    written = text.strip()
-    if not LINE_TEXT.fullmatch(written):
-        return None
-    line = float(written)
-    if abs(line) > LINE_MAX or (4 * line) % 1 != 0:
-        return None
-    return line + 0.0  # "-0" is the line 0
-
-
-def _price(key: str | tuple[str, str], price_set: _PriceSet, selection: str) -> OddsRecord | None:
-    """The record of one odds cell (with its line's cell for a market with a line), or None
-    when the price is blank, not a decimal number in ASCII digits, below PRICE_MIN or above
-    PRICE_MAX, or the line is not one (``_line``)."""
-    written = _price_text(key).strip()
-    if not PRICE_TEXT.fullmatch(written):
-        return None
-    price = float(written)
-    if not PRICE_MIN <= price <= PRICE_MAX:
-        return None
-    if price_set.line is not None:
-        line = _line(key[0])
-        if line is None:
-            return None
-    else:
-        line = OU25_LINE if price_set.market == "ou25" else None
-    return OddsRecord(
-        bookmaker=price_set.bookmaker,
-        market=price_set.market,
-        selection=selection,
-        price=price,
-        is_closing=price_set.is_closing,
-        line=line,
-    )

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.metrics import grouped_figures, pick_columns
+from engine.betting.metrics import grouped_figures, pick_columns
 
 #: The arrays a pick frame holds, one entry per pick.
 PICK_FRAME_COLUMNS = (

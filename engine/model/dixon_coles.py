@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import minimize
 
-from engine.scores import market_probabilities, score_matrix
+from engine.model.scores import market_probabilities, score_matrix
 
 #: Rates of an average team with no data at all: about 1.2 away goals and 1.5 home goals.
 PRIOR_INTERCEPT = float(np.log(1.2))

@@ -21,7 +21,7 @@ are a function of its content, and anyone re-encoding what they parsed gets the 
 
 A pick of a market with a line (``LINE_MARKETS``: Asian handicap, over/under at a line but 2.5)
 carries ``line`` (a decimal string) in its committed pick, its ``pick.published`` entry and its
-outcome, which may then be ``half-won`` or ``half-lost`` too (``engine.lines``), a push being
+outcome, which may then be ``half-won`` or ``half-lost`` too (``engine.model.lines``), a push being
 ``void``. Picks of the other markets carry no ``line`` key, so their entries keep the shape and
 bytes they always had.
 

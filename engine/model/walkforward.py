@@ -1,6 +1,6 @@
 """Walk-forward forecasts: a goal model per group, pooled with the sharp market.
 
-The goal model is a chain: market-implied team ratings (``engine.market_ratings``, fitted on
+The goal model is a chain: market-implied team ratings (``engine.model.market_ratings``, fitted on
 past closing lines) where both teams have priced history in the window, else Dixon-Coles fitted
 on past goals. Every row is predicted by fits of its group on matches that kicked off strictly
 before the row's cutoff (the Monday 00:00 UTC that starts its kick-off week, capped at ``now``),
@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engine import dixon_coles, market_ratings, pooling, timeline
 from engine.markets import MARKETS, outcome_indices
-from engine.scores import market_probabilities, score_matrix
-from engine.timeline import DAY, needed_cutoffs, weeks
+from engine.model import dixon_coles, market_ratings, pooling, timeline
+from engine.model.scores import market_probabilities, score_matrix
+from engine.model.timeline import DAY, needed_cutoffs, weeks
 from enums import GOAL_SOURCES
 
 MODEL_NAME = "goal-chain-market-pool"
@@ -34,8 +34,8 @@ MODEL_VERSION = "3.0.0"
 RATINGS_CONFIG = market_ratings.RatingsConfig()
 
 #: Ten rounds of a 20-team league: each side has about ten results in the window, half the
-#: data-quality history target (``engine.picks``), and a new league's goal model has left the
-#: prior it starts from (``ModelConfig.min_matches``) five times over. See docs/method.md.
+#: data-quality history target (``engine.betting.picks``), and a new league's goal model has left
+#: the prior it starts from (``ModelConfig.min_matches``) five times over. See docs/method.md.
 MIN_LEAGUE_MATCHES = 100
 
 #: Where a goal-model row came from: the market-implied ratings, or Dixon-Coles on goals.
@@ -118,7 +118,7 @@ class WalkForwardOutput:
     expected_goals: np.ndarray  # (n, 2) the model's home and away goal rates
     #: (n, 2) and (n,): the goal model the chain used per row, the market-implied ratings'
     #: expected goals and ``RATINGS_CONFIG.rho`` where covered, else Dixon-Coles' rates and rho
-    #: (what ``engine.lines`` reads line markets from).
+    #: (what ``engine.model.lines`` reads line markets from).
     goal_rates: np.ndarray
     goal_rho: np.ndarray
     fits: int = 0  # Dixon-Coles fits run, all groups

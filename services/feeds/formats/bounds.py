@@ -17,8 +17,8 @@ The figures (measured over the 30 shared football-data files, 2017/18–2023/24:
   −3.75 to 3.0), an over/under line a multiple of 0.25 within [``TOTAL_MIN``, ``TOTAL_MAX``] =
   [0.5, 10.5].
 
-Plain Python: the parsers of both sources (``engine.oddsapi``, ``engine.footballdata``) and the
-sync's collection (``services.feeds.sources``) call it.
+Plain Python: the parsers of both sources (``oddsapi``, ``footballdata``) and the sync's
+collection (``services.feeds.sources``) call it.
 """
 
 import math

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import market_ratings, pooling
-from engine.scores import score_matrix
+from engine.model import market_ratings, pooling
+from engine.model.scores import score_matrix
 from enums import LINE_MARKETS, MARKET_SELECTIONS
 
 #: Each result fraction's status, and the status of a row without a result.
@@ -237,13 +237,13 @@ def forecast(
     """Walk-forward forecasts of one line market's rows (one per match and line quoted).
 
     The model is each row's match's score matrix (``goal_rates`` (n, 2), ``goal_rho`` (n,), as
-    ``engine.walkforward`` used them) read at the row's line; it is pooled with the de-margined
-    market line ``market_probs`` (m, 2) by a weight fitted (``engine.pooling.fit_weight``) on the
-    rows of the same line whose match kicked off before the row's match's cutoff, and whose
-    match has a result (``has_result``). With ``pool_weights`` (line → weight, fitted on earlier
-    matches by the caller) those are used, ``prior`` for a line it lacks. Rows of matches not
-    ``eligible`` (n,) (a league the goal model has not seen) get weight 0, the market alone, and
-    train no weight.
+    ``engine.model.walkforward`` used them) read at the row's line; it is pooled with the
+    de-margined market line ``market_probs`` (m, 2) by a weight fitted
+    (``engine.model.pooling.fit_weight``) on the rows of the same line whose match kicked off before
+    the row's match's cutoff, and whose match has a result (``has_result``). With ``pool_weights``
+    (line → weight, fitted on earlier matches by the caller) those are used, ``prior`` for a line it
+    lacks. Rows of matches not ``eligible`` (n,) (a league the goal model has not seen) get weight
+    0, the market alone, and train no weight.
     """
     _check_market(market)
     match_row = np.asarray(match_row, dtype=np.intp)

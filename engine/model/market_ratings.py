@@ -10,8 +10,8 @@ squares on
     log lambda_home = intercept + home + attack[home] - defence[away]
     log lambda_away = intercept + attack[away] - defence[home]
 
-with a short exponential time decay. Walk-forward exactly as ``engine.walkforward``: one fit per
-group and weekly cutoff, trained on matches that kicked off strictly before it, so a row never
+with a short exponential time decay. Walk-forward exactly as ``engine.model.walkforward``: one fit
+per group and weekly cutoff, trained on matches that kicked off strictly before it, so a row never
 sees its own prices or anything later, and appending later matches never changes earlier rows.
 """
 
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import dixon_coles, timeline
 from engine.markets import MARKETS
-from engine.scores import market_probabilities, score_matrix
-from engine.timeline import DAY, needed_cutoffs, weeks
+from engine.model import dixon_coles, timeline
+from engine.model.scores import market_probabilities, score_matrix
+from engine.model.timeline import DAY, needed_cutoffs, weeks
 
 #: The markets whose closing lines the ratings learn from: match-indexed ones, and those quoted
 #: at a line (``RatingsInput.closing_lines``).
@@ -227,7 +227,7 @@ def _fair_and_jacobian(matrix, d_home, d_away, market: str, line: np.ndarray):
 
     With W and Lo the expected fractions of a first-selection stake won and lost, its fair
     probability is W / (W + Lo), the second's Lo / (W + Lo): the same definition as
-    ``engine.lines.fair_probabilities``."""
+    ``engine.model.lines.fair_probabilities``."""
     won, lost = _stake_masks(market, np.asarray(line, dtype=float), matrix.shape[-1])
     w = np.einsum("nij,nij->n", matrix, won)
     lo = np.einsum("nij,nij->n", matrix, lost)

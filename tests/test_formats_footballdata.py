@@ -4,22 +4,22 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from engine import footballdata
-from enums import MARKET_SELECTIONS as MARKETS
-from tests.data import FOOTBALL_DATA as DATA
+from enums import MARKET_SELECTIONS
+from services.feeds.formats import footballdata
+from tests.data import FOOTBALL_DATA
 
 
 def _files():
     """The shared files, or a skip when the folder is not there."""
-    if not DATA.is_dir():
-        pytest.skip(f"the shared football-data set is not at {DATA}")
-    return sorted(DATA.glob("*.csv"))
+    if not FOOTBALL_DATA.is_dir():
+        pytest.skip(f"the shared football-data set is not at {FOOTBALL_DATA}")
+    return sorted(FOOTBALL_DATA.glob("*.csv"))
 
 
 def _read(name: str) -> str:
     """One shared file's text, line endings untouched."""
     _files()
-    with open(DATA / name, encoding="utf-8", newline="") as handle:
+    with open(FOOTBALL_DATA / name, encoding="utf-8", newline="") as handle:
         return handle.read()
 
 
@@ -310,7 +310,7 @@ def test_a_2024_25_style_file_with_bom_new_columns_and_empty_rows():
     assert _odds(first, "pinnacle", "ah") == {"home": 1.9, "away": 2.0}
     assert _lines(first, "pinnacle", "ah") == {-0.75}
     for odd in first.odds:
-        assert odd.selection in MARKETS[odd.market]
+        assert odd.selection in MARKET_SELECTIONS[odd.market]
 
 
 def test_crlf_and_lf_give_the_same_records():

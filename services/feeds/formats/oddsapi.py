@@ -13,15 +13,17 @@ scores call 1, or 2 with ``daysFrom``.
 
 Neither parser raises on an answer that is a list, whatever its events hold: an event not in the
 documented shape is refused with why, a bookmaker's market that is not (or whose prices, line or
-overround lie outside ``engine.bounds``) is left out with why, and the rest is read.
+overround lie outside ``services.feeds.formats.bounds``) is left out with why, and the rest is read.
 """
 
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
-from engine import bounds
-from engine.footballdata import (
+from engine.records import MatchRecord, OddsRecord, RejectedRow
+from enums import OU25_LINE, TEAM_NAME_MAX
+from services.feeds.formats import bounds
+from services.feeds.formats.footballdata import (
     DIVISIONS,
     EARLIEST_DATE,
     FIXTURES_AHEAD,
@@ -31,9 +33,7 @@ from engine.footballdata import (
     SOURCE_TIMEZONE,
     season_label,
 )
-from engine.records import MatchRecord, OddsRecord, RejectedRow
-from engine.text import hidden_character
-from enums import OU25_LINE, TEAM_NAME_MAX
+from services.feeds.formats.text import hidden_character
 
 #: The Odds API's bookmaker keys that name a bookmaker football-data also quotes, in its
 #: canonical slug; other keys are kept with ``_`` as ``-``.
@@ -195,7 +195,7 @@ def _event(item, division: str, today: date | None = None) -> MatchRecord:
 
 def _line(value) -> float | None:
     """A ``point`` as a line: a finite number in quarter goals, else None (its bounds per market
-    are ``engine.bounds``')."""
+    are ``services.feeds.formats.bounds``')."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     try:
@@ -368,7 +368,7 @@ def parse_odds(payload, division: str, today: date | None = None) -> ParsedEvent
     a fixture may have, ``today`` given) or ``bookmakers`` are not the documented shape, is
     refused with its position (1-based) in ``rejected``; a bookmaker, market or line that is
     not (a leg missing, a name or price of the wrong type, a price, line or overround outside
-    ``engine.bounds``) is left out whole and listed in ``refused``, the event's other markets
+    ``bounds``) is left out whole and listed in ``refused``, the event's other markets
     kept. OddsApiError when the answer is not a list. Never raises otherwise."""
     if not isinstance(payload, list):
         raise OddsApiError(f"the odds answer is {_kind(payload)}, not a list of events")

@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from services.feeds.formats.oddsapi import DEFAULT_SPORTS
+from tests.helpers import SHUTDOWN_POLL
 
 #: The Odds API's keys of our bookmakers (the reverse of
 #: services.feeds.formats.oddsapi.BOOKMAKERS, and more).
@@ -49,7 +50,9 @@ class SourceServer:
 
         self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, args=(SHUTDOWN_POLL,), daemon=True
+        )
 
     def __enter__(self):
         self.thread.start()

@@ -164,7 +164,9 @@ def dripping():
     """A local server whose answers drip (see :class:`_Dripping`); its base URL."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Dripping)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, args=(helpers.SHUTDOWN_POLL,), daemon=True
+    )
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()

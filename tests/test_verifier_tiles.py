@@ -13,7 +13,7 @@ import pytest
 from bench.common import build_picks
 from services.record import settling, signed_log
 from store.database import db
-from tests import factories
+from tests import factories, helpers
 from tests.verifier import load_verifier
 
 verifier = load_verifier()
@@ -169,7 +169,9 @@ class Limited(BaseHTTPRequestHandler):
 def test_the_fetcher_waits_out_a_429_and_an_emptied_counter():
     Limited.calls = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), Limited)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, args=(helpers.SHUTDOWN_POLL,), daemon=True
+    )
     thread.start()
     slept = []
     now = [0.0]

@@ -14,15 +14,28 @@ from unittest import mock
 
 import pytest
 
+from app import create_app
+from tests import helpers
 from tests.servers import ROOT, call, flask, gunicorn
 from web.gunicorn_worker import DRAINED
 
 pytestmark = pytest.mark.slow  # real gunicorn processes
 
 
-@pytest.fixture
-def served(app):
-    """gunicorn on a free loopback port, sharing the test database; its environment too."""
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, schema_template):
+    """gunicorn on a free loopback port with a database of its own; its environment too.
+
+    Starting one takes seconds, so the tests that need nothing of their own share it: each
+    registers the users it calls with, and none changes the server's settings (those that do
+    start their own)."""
+    folder = tmp_path_factory.mktemp("served")
+    if schema_template is not None:
+        helpers.copy_sqlite(schema_template, folder / "test.db")
+    app = create_app(helpers.settings(folder))
+    if schema_template is None:
+        with app.app_context():
+            helpers.reset_tables()
     with gunicorn(app) as server:
         yield server
 

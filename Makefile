@@ -4,7 +4,9 @@
 #   default (make run PORT=8080).
 # make demo: build the demo world again, at this moment, in an emptied database.
 # make worker: the worker beside it (the schedule and the webhooks), on the same database.
-# make test: install, run the test suite.
+# make test: install, run the test suite (all of it).
+# make test-fast: the suite without the tests marked slow: the loop to run while working.
+# make test-figures: time make test-fast, write its figures into docs/testing.md.
 # make requirements: requirements.txt, the runtime dependencies pinned for a platform to install,
 #   resolved from setup.cfg by pip-tools (a tool of this target only); pins that still fit are
 #   kept (make requirements UPGRADE=1 moves each to the newest release in its range).
@@ -17,7 +19,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 PIP_TOOLS := pip-tools==7.6.2
 
-.PHONY: install run demo worker test lint bench bench-smoke clean requirements check-requirements mutate
+.PHONY: install run demo worker test test-fast test-figures lint bench bench-smoke clean requirements check-requirements mutate
 
 $(PYTHON):
 	python3 -m venv $(VENV)
@@ -43,6 +45,12 @@ worker: install
 
 test: install
 	$(PYTHON) -m pytest
+
+test-fast: install
+	$(PYTHON) -m pytest -m "not slow" -q
+
+test-figures: install
+	$(PYTHON) tools/test_figures.py --write $(if $(CI_LOG),--ci-log $(CI_LOG))
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -1,6 +1,6 @@
 """A month on autopilot: April 2024 of the Premier League played by two web processes and two
 workers on one database, football-data and The Odds API served locally on a clock the bench
-advances (``tests.month``, the harness ``tests/test_autopilot.py`` plays a few days of).
+advances (``tests.month``, the harness ``tests/feeds/test_autopilot.py`` plays a few days of).
 
     python -m bench.autopilot [--days N] [--database-url URL] [--redis-url URL]
                               [--regular MIN] [--near MIN] [--verbose] [--smoke]

@@ -2,7 +2,7 @@
 dropping them (the test suite's fast reset).
 
 A real database gets its schema from the migrations (``store/migrations/``, ``flask db
-upgrade``); ``tests/test_migrations.py`` proves the two make the same schema, on SQLite and on
+upgrade``); ``tests/store/test_migrations.py`` proves the two make the same schema, on SQLite and on
 PostgreSQL, so a model changed without its migration fails the suite.
 """
 

@@ -1,6 +1,6 @@
 """The API paths that answers, events and links name, spelt once: the blueprints mount their
 groups at these prefixes and the services write links with these functions
-(``tests/test_architecture.py`` checks each link routes to the endpoint it names)."""
+(``tests/system/test_architecture.py`` checks each link routes to the endpoint it names)."""
 
 API = "/api"
 MATCHES = f"{API}/matches"

@@ -1,4 +1,4 @@
-"""A month on autopilot (``tests/test_autopilot.py`` plays a few days of it, ``python -m
+"""A month on autopilot (``tests/feeds/test_autopilot.py`` plays a few days of it, ``python -m
 bench.autopilot`` the whole month): the real processes on one database, the month's two
 upstreams (``tests.month``), a clock the harness advances, and the rules a month must keep.
 

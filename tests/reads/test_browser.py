@@ -135,7 +135,7 @@ def test_the_docs_render_in_a_browser_under_their_policy(app, tmp_path):
 # The public pages, rendered by Chromium through Playwright (its Python package driving the
 # system's Chromium: no browser is downloaded).
 
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "screenshots"
 WIDTHS = (1280, 390)
 #: The smallest chart text a reader must be able to read, at either width (CSS px).
 MIN_TEXT_PX = 12

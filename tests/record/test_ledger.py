@@ -43,7 +43,7 @@ from tests.tsa import authority
 from tests.verifier import SCRIPT, client_fetcher, load_verifier
 
 verifier = load_verifier()
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ODDS = [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Top-level packages and modules of the project (a module's first dotted name).
 PROJECT = {
@@ -87,6 +87,24 @@ def test_the_formats_are_pure(path):
     assert found & PROJECT <= {"engine", "enums", "errors", "services"}, found
     reached = {name for name in imported(path) if name.startswith("services")}
     assert all(name.startswith("services.feeds.formats") for name in reached), reached
+
+
+@pytest.mark.parametrize("leaf", ["enums.py", "errors.py", "clock.py"])
+def test_the_leaves_import_nothing_of_the_project(leaf):
+    assert not roots(imported(ROOT / leaf)) & PROJECT
+
+
+def test_the_configuration_imports_the_leaves_and_what_it_checks_settings_against():
+    found = {name for name in imported(ROOT / "config.py") if name.split(".")[0] in PROJECT}
+    leaves = ("enums", "errors", "clock", "services.feeds.formats")
+    notes = {"engine.ledger", "engine.ledger.notes"}  # from engine.ledger import notes
+    beyond = {
+        name
+        for name in found
+        if name not in notes
+        and not any(name == leaf or name.startswith(f"{leaf}.") for leaf in leaves)
+    }
+    assert beyond == set(), found
 
 
 def test_enums_import_nothing():
@@ -339,6 +357,10 @@ def test_the_alias_check_sees_every_spelling(source, expected):
     assert aliased_imports(source, {"engine", "worker", "tests"}) == expected
 
 
+#: The folders of ``tests/`` grouping test modules by wing (packages: ``tests.feeds.test_sync``).
+TEST_FOLDERS = {path.parent.name for path in (ROOT / "tests").glob("*/__init__.py")}
+
+
 def test_modules_imported(source: str) -> set[str]:
     """The test modules (``test_*``) and ``conftest`` that ``source`` (a module of ``tests/``)
     imports, however it spells the import."""
@@ -355,7 +377,11 @@ def test_modules_imported(source: str) -> set[str]:
     found = set()
     for name in names:
         parts = name.split(".")
-        module = parts[1] if parts[0] == "tests" and len(parts) > 1 else parts[0]
+        if parts[0] == "tests" and len(parts) > 1:
+            # tests.<module> or tests.<folder>.<module>; what follows is a name in the module
+            module = parts[2] if parts[1] in TEST_FOLDERS and len(parts) > 2 else parts[1]
+        else:
+            module = parts[0]
         if module.startswith("test_") or module == "conftest":
             found.add(module)
     return found
@@ -369,10 +395,10 @@ def test_no_test_module_imports_another():
     importing a test module or ``conftest`` runs it again under another name, and its tests
     and fixtures come along."""
     found = {}
-    for path in sorted((ROOT / "tests").glob("*.py")):
+    for path in sorted((ROOT / "tests").rglob("*.py")):
         imports = test_modules_imported(path.read_text(encoding="utf-8"))
         if imports:
-            found[path.name] = sorted(imports)
+            found[label(path)] = sorted(imports)
     assert found == {}
 
 
@@ -385,9 +411,18 @@ def test_no_test_module_imports_another():
         ("from tests.conftest import settings", {"conftest"}),
         ("from .test_cards import counted_queries", {"test_cards"}),
         ("from . import conftest", {"conftest"}),
+        ("from tests.feeds.test_sync import KEY", {"test_sync"}),
+        ("from tests.feeds import test_sync", {"test_sync"}),
         ("from tests.helpers import test_database_url", set()),
         ("from tests import factories, helpers", set()),
     ],
 )
 def test_the_import_check_sees_every_spelling(source, expected):
     assert test_modules_imported(source) == expected
+
+
+def test_every_test_module_sits_in_the_folder_of_what_it_tests():
+    """``tests/`` holds what the suite shares; each test module lives in a folder named after the
+    wing or layer it tests (``tests/feeds/``, ``tests/web/``, ...)."""
+    assert sorted(path.name for path in (ROOT / "tests").glob("test_*.py")) == []
+    assert TEST_FOLDERS, "no folder of test modules found"

@@ -25,8 +25,8 @@ from tests.helpers import LEDGER_KEY, SECRET, WEBHOOK_KEY
 from tests.schema_state import differences, schema_of, wipe
 from web.paths import id_param
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
 RELEASE = "4826b13"
 #: The instant the release database's world was built around (its demo "today").
 RELEASE_NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 import config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 #: The documents whose relative links are checked here (mkdocs checks docs/ again, in CI).

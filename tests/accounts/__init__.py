@@ -1,0 +1,1 @@
+"""Accounts: registration and sign-in, users as operators see them, quotas."""

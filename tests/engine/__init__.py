@@ -1,0 +1,1 @@
+"""The engine: the mathematics, pure (no database, no web)."""

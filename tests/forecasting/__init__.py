@@ -1,0 +1,1 @@
+"""Forecasting: predictions, backfills and the pipeline from import to published picks."""

@@ -1,0 +1,1 @@
+"""Operations: jobs, the worker and its schedule, health, the ops API, the demo world."""

@@ -1,0 +1,1 @@
+"""The store: connections, bulk rows, schema migrations, on SQLite and PostgreSQL."""

@@ -1,0 +1,1 @@
+"""Webhooks: endpoints, events, deliveries, the way out, secrets at rest."""

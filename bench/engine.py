@@ -248,9 +248,9 @@ def bench_without_sharp_line(smoke=False):
             .where(~OddsQuote.is_closing & OddsQuote.bookmaker.in_(["pinnacle", "market-average"]))
             .execute()
         )
-        fc = forecast.forecast(utcnow(), current_app.config)
+        run = forecast.forecast(utcnow(), current_app.config)
         transaction.rollback()
-    position = {match_id: row for row, match_id in enumerate(fc.match_id.tolist())}
+    position = {match_id: row for row, match_id in enumerate(run.match_id.tolist())}
     at = np.array([position[match_id] for match_id in match_ids])
     print(f"with every sharp pre-match line hidden ({hidden:,} quotes), the published forecast:")
     for market, score, name in (
@@ -259,10 +259,10 @@ def bench_without_sharp_line(smoke=False):
     ):
         close = _pinnacle(match_ids, market, closing=True)
         outcome = outcome_indices(hg, ag)[market]
-        published = fc.output.published[market][at]
+        published = run.output.published[market][at]
         rows = np.isfinite(close).all(1) & (outcome >= 0)
         ratio = score(published[rows], outcome[rows]) / score(close[rows], outcome[rows])
-        sources = np.unique(fc.source[market][at][rows], return_counts=True)
+        sources = np.unique(run.source[market][at][rows], return_counts=True)
         made = ", ".join(f"{source} {count}" for source, count in zip(*sources, strict=True))
         print(f"  {market} {name} ratio {ratio:.4f} over {rows.sum()} matches (made by: {made})")
 

@@ -129,17 +129,17 @@ def parts(league, season) -> np.ndarray:
     return part
 
 
-def _line_candidates(fc, columns, fair) -> None:
+def _line_candidates(forecasted, columns, fair) -> None:
     """Append the candidates of the markets with a line: each finished match's line and
     selection the service would pick (every market enabled), valued at the close of its own
     line as settlement values it (``engine.model.lines.closing_at``)."""
-    n = len(fc.match_id)
-    closing = price_cubes.load(fc.match_id, closing=True, only_listed=False)
-    closing_lines = price_cubes.load_lines(fc.match_id, closing=True, only_listed=False)
-    played = np.isfinite(fc.home_goals) & np.isfinite(fc.away_goals)
+    n = len(forecasted.match_id)
+    closing = price_cubes.load(forecasted.match_id, closing=True, only_listed=False)
+    closing_lines = price_cubes.load_lines(forecasted.match_id, closing=True, only_listed=False)
+    played = np.isfinite(forecasted.home_goals) & np.isfinite(forecasted.away_goals)
     for method in METHODS:
         rates = price_cubes.closing_rates(closing, method)
-        for market, lm in fc.lines.items():
+        for market, lm in forecasted.lines.items():
             at = lm.picked(n)
             rows = np.flatnonzero((at >= 0) & played)
             picked = at[rows]
@@ -160,8 +160,8 @@ def _line_candidates(fc, columns, fair) -> None:
                 market,
                 np.array(MARKET_SELECTIONS[market])[side],
                 lm.line[picked],
-                fc.home_goals[rows],
-                fc.away_goals[rows],
+                forecasted.home_goals[rows],
+                forecasted.away_goals[rows],
             )
             columns["market"].append(np.full(len(rows), market))
             columns["line"].append(lm.line[picked])
@@ -176,29 +176,29 @@ def _line_candidates(fc, columns, fair) -> None:
 def candidates(settings) -> Candidates:
     """The candidate picks of every finished match, from the service's own forecast (every
     market enabled: ``PICK_MARKETS`` is what this bench chooses)."""
-    fc = forecast.forecast(utcnow(), {**settings, "PICK_MARKETS": MARKETS})
+    forecasted = forecast.forecast(utcnow(), {**settings, "PICK_MARKETS": MARKETS})
     facts = {
         match_id: (code, season)
         for match_id, code, season in Match.select(Match.id, League.code, Match.season)
         .join(League)
         .tuples()
     }
-    league = np.array([facts[m][0] for m in fc.match_id.tolist()])
-    season = np.array([facts[m][1] for m in fc.match_id.tolist()])
-    closing = price_cubes.load(fc.match_id, closing=True, only_listed=False)
+    league = np.array([facts[m][0] for m in forecasted.match_id.tolist()])
+    season = np.array([facts[m][1] for m in forecasted.match_id.tolist()])
+    closing = price_cubes.load(forecasted.match_id, closing=True, only_listed=False)
     names = ("market", "line", "row", "odds", "edge", "growth", "quality", "profit")
     columns = {name: [] for name in names}
     fair = {method: [] for method in METHODS}
-    for market, (prices, _) in fc.best.items():
+    for market, (prices, _) in forecasted.best.items():
         close, _ = closing_prices(closing[market].prices, closing[market].bookmakers)
         if not np.isfinite(close).any():
             continue  # nothing to value its picks at (football-data quotes no close for it)
         selection, edge, growth = picks.choose(
-            fc.output.published[market], prices, settings["PICK_MIN_EDGE"]
+            forecasted.output.published[market], prices, settings["PICK_MIN_EDGE"]
         )
-        outcome = outcome_indices(fc.home_goals, fc.away_goals)[market]
+        outcome = outcome_indices(forecasted.home_goals, forecasted.away_goals)[market]
         # As the service: no candidate where the goal model has not seen the league.
-        seen = fc.output.league_history >= settings["MODEL_MIN_LEAGUE_MATCHES"]
+        seen = forecasted.output.league_history >= settings["MODEL_MIN_LEAGUE_MATCHES"]
         rows = np.flatnonzero((selection >= 0) & (outcome >= 0) & seen)
         chosen = selection[rows]
         for method in METHODS:
@@ -210,9 +210,9 @@ def candidates(settings) -> Candidates:
         columns["odds"].append(odds)
         columns["edge"].append(edge[rows])
         columns["growth"].append(growth[rows])
-        columns["quality"].append(fc.quality[market][0][rows])
+        columns["quality"].append(forecasted.quality[market][0][rows])
         columns["profit"].append(np.where(outcome[rows] == chosen, odds - 1.0, -1.0))
-    _line_candidates(fc, columns, fair)
+    _line_candidates(forecasted, columns, fair)
     joined = {name: np.concatenate(values) for name, values in columns.items()}
     row = joined.pop("row")
     return Candidates(

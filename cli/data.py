@@ -32,24 +32,23 @@ data_group.add_command(data_contradictions)
 def data_import(files):
     """Import football-data.co.uk CSV files (re-importing changes nothing)."""
     total, failed = imports.ImportSummary(), []
-    bar = progress.Progress("importing", unit="rows")
     lines = [_data_lines(path) for path in files]  # the bar counts rows, known before reading
     done = 0
-    for path, count in zip(files, lines, strict=True):
-        bar.update(done, sum(lines), f"importing {Path(path).name}")
-        done += count
-        try:
-            summary = imports.import_file(path, now=current_app.extensions["clock"]())
-        except (OSError, ValueError, DatabaseError) as error:  # the file's transaction rolled back
-            failed.append(path)
-            bar.echo(f"{path}: not imported: {error}", err=True)
-            continue
-        for row in summary.rejected:
-            bar.echo(f"{row['file']}:{row['line']}: rejected: {row['reason']}", err=True)
-        bar.echo(f"{path}: {_describe(summary)} (read as {summary.encoding})")
-        total.add(summary)
-    bar.update(done, sum(lines), "imported")
-    bar.close()
+    with progress.Progress("importing", unit="rows") as bar:
+        for path, count in zip(files, lines, strict=True):
+            bar.update(done, sum(lines), f"importing {Path(path).name}")
+            done += count
+            try:
+                summary = imports.import_file(path, now=current_app.extensions["clock"]())
+            except (OSError, ValueError, DatabaseError) as error:  # its transaction rolled back
+                failed.append(path)
+                bar.echo(f"{path}: not imported: {error}", err=True)
+                continue
+            for row in summary.rejected:
+                bar.echo(f"{row['file']}:{row['line']}: rejected: {row['reason']}", err=True)
+            bar.echo(f"{path}: {_describe(summary)} (read as {summary.encoding})")
+            total.add(summary)
+        bar.update(done, sum(lines), "imported")
     click.echo(f"total: {_describe(total)}")
     if failed:
         raise click.ClickException(f"{len(failed)} of {len(files)} files could not be imported")
@@ -101,15 +100,16 @@ def data_bootstrap(seasons):
     """The first day: fetch the current and earlier seasons of FOOTBALL_DATA_LEAGUES from
     football-data's season files through the sync, then run the first model backfill. Safe to
     run again: the files are asked for conditionally and nothing new changes nothing."""
-    bar = progress.Progress("fitting weeks")
     try:
-        operation = jobs.data_bootstrap(
-            seasons, current_app.config, now=current_app.extensions["clock"](), progress=bar.update
-        )
+        with progress.Progress("fitting weeks") as bar:
+            operation = jobs.data_bootstrap(
+                seasons,
+                current_app.config,
+                now=current_app.extensions["clock"](),
+                progress=bar.update,
+            )
     except AppError as error:
         fail(CommandError(error.detail))
-    finally:
-        bar.close()
     click.echo(f"operation {operation['id']} {operation['kind']}: {operation['status']}")
     if operation["status"] == "failed":
         raise click.ClickException(operation["error"])
@@ -184,15 +184,14 @@ def data_demo(rebuild, if_empty):
             f"({', '.join(others)}): served as it is, without the demo world"
         )
         return
-    bar = progress.Progress("replaying the demo world's last days")
     started = time.monotonic()
     try:
-        built = (demo_world.rebuild if rebuild else demo_world.build)(
-            now, current_app.config, progress=bar.update
-        )
+        with progress.Progress("replaying the demo world's last days") as bar:
+            built = (demo_world.rebuild if rebuild else demo_world.build)(
+                now, current_app.config, progress=bar.update
+            )
     except CommandError as error:
         fail(error)
-    bar.close()
     click.echo(
         f"demo world at {now:%Y-%m-%d %H:%M} UTC: {len(built['leagues'])} leagues, "
         f"{built['matches']} matches, {built['days']} days replayed live, "

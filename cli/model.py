@@ -22,7 +22,6 @@ def model_group():
 )
 def model_backfill(rebuild):
     """Predict every match walk-forward, make the picks and settle what has finished."""
-    bar = progress.Progress("fitting weeks")
-    operation = jobs.backfill(current_app.config, rebuild=rebuild, progress=bar.update)
-    bar.close()
+    with progress.Progress("fitting weeks") as bar:
+        operation = jobs.backfill(current_app.config, rebuild=rebuild, progress=bar.update)
     report_operation(operation)

@@ -13,7 +13,8 @@ class Progress:
     Elsewhere (logs, CI, pipes) it writes nothing: the commands' plain summary lines say what
     happened. click's bar knows nothing of logging, so while it is drawn every log handler first
     erases it and draws it again after its record, and so does ``echo``: a line never lands on
-    the bar's line.
+    the bar's line. Used as a context manager, so the bar's line is ended (and the cursor click
+    hides while it draws shown again) however the command ends.
     """
 
     WIDTH = 30
@@ -66,6 +67,12 @@ class Progress:
         self.clear()
         click.echo(message, err=err)
         self.redraw()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def close(self) -> None:
         """End the bar's line and give the log handlers back."""

@@ -6,7 +6,7 @@ from peewee import CharField, DateField, ForeignKeyField, IntegerField
 
 from clock import utcnow
 from enums import EXPORT_FORMATS, EXPORT_RESOURCES, USER_PLANS, USER_ROLES, USER_STATUSES
-from models.base import BaseModel, _choices
+from models.base import BaseModel, choices_of
 from store.fields import JSONField, UTCDateTimeField
 
 
@@ -23,9 +23,11 @@ class User(BaseModel):
     #: Carried by every access token, which is good only while it matches: renewed with the
     #: password, so a new password ends the old tokens. Null on rows made before it existed.
     token_stamp = CharField(max_length=32, null=True, default=new_token_stamp)
-    role = CharField(max_length=16, default="user", index=True, choices=_choices(USER_ROLES))
-    plan = CharField(max_length=16, default="free", index=True, choices=_choices(USER_PLANS))
-    status = CharField(max_length=16, default="active", index=True, choices=_choices(USER_STATUSES))
+    role = CharField(max_length=16, default="user", index=True, choices=choices_of(USER_ROLES))
+    plan = CharField(max_length=16, default="free", index=True, choices=choices_of(USER_PLANS))
+    status = CharField(
+        max_length=16, default="active", index=True, choices=choices_of(USER_STATUSES)
+    )
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
 
@@ -58,8 +60,8 @@ class Export(BaseModel):
     """A Data API export: who asked for what, in which format, and how many rows it held."""
 
     user = ForeignKeyField(User, null=True, backref="exports", on_delete="SET NULL")
-    resource = CharField(max_length=16, choices=_choices(EXPORT_RESOURCES))
-    format = CharField(max_length=8, choices=_choices(EXPORT_FORMATS))
+    resource = CharField(max_length=16, choices=choices_of(EXPORT_RESOURCES))
+    format = CharField(max_length=8, choices=choices_of(EXPORT_FORMATS))
     parameters = JSONField()  # the filters, as the request gave them (wire names)
     row_count = IntegerField()
     created_at = UTCDateTimeField(default=utcnow)

@@ -13,7 +13,7 @@ from errors import NotFound
 from store.database import db
 
 
-def _choices(values):
+def choices_of(values):
     """Peewee's ``choices`` (documentation of a column's allowed values) from an enumeration."""
     return [(value, value) for value in values]
 

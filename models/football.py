@@ -25,7 +25,7 @@ from enums import (
     SELECTIONS,
     TEAM_NAME_MAX,
 )
-from models.base import BaseModel, _choices, slugify
+from models.base import BaseModel, choices_of, slugify
 from store.fields import JSONField, UTCDateTimeField
 
 
@@ -35,7 +35,7 @@ class League(BaseModel):
     code = CharField(max_length=16, unique=True)
     name = CharField(max_length=100)
     country = CharField(max_length=64)
-    competition_type = CharField(max_length=16, index=True, choices=_choices(COMPETITION_TYPES))
+    competition_type = CharField(max_length=16, index=True, choices=choices_of(COMPETITION_TYPES))
 
 
 class Team(BaseModel):
@@ -57,7 +57,7 @@ class Match(BaseModel):
     home_team = ForeignKeyField(Team, backref="home_matches", on_delete="CASCADE", index=False)
     away_team = ForeignKeyField(Team, backref="away_matches", on_delete="CASCADE", index=False)
     kickoff_at = UTCDateTimeField(index=True)
-    status = CharField(max_length=16, default="scheduled", choices=_choices(MATCH_STATUSES))
+    status = CharField(max_length=16, default="scheduled", choices=choices_of(MATCH_STATUSES))
     home_goals = IntegerField(null=True)
     away_goals = IntegerField(null=True)
     ht_home_goals = IntegerField(null=True)
@@ -123,16 +123,16 @@ class OddsQuote(BaseModel):
 
     match = ForeignKeyField(Match, backref="odds", on_delete="CASCADE", index=False)
     bookmaker = CharField(max_length=32)
-    market = CharField(max_length=8, choices=_choices(MARKETS))
+    market = CharField(max_length=8, choices=choices_of(MARKETS))
     line = line_column()  # see stored_line: 0 for 1x2 and btts, 2.5 for ou25
-    selection = CharField(max_length=8, choices=_choices(SELECTIONS))
+    selection = CharField(max_length=8, choices=choices_of(SELECTIONS))
     price = DoubleField()
     is_closing = BooleanField(default=False)
     #: Where a closing quote came from: the source's closing columns (``source``; also null on
     #: quotes stored before this was recorded, which only a source's columns wrote) or the
     #: service's own closing line, the latest price seen before kick-off (``seen``). Null on
     #: pre-match quotes.
-    closing_line = CharField(max_length=8, null=True, choices=_choices(CLOSING_LINES))
+    closing_line = CharField(max_length=8, null=True, choices=choices_of(CLOSING_LINES))
 
     class Meta:
         indexes = ((("match", "market", "line", "is_closing", "bookmaker", "selection"), True),)
@@ -148,9 +148,9 @@ class OddsSummary(BaseModel):
     """
 
     match = ForeignKeyField(Match, backref="odds_summary", on_delete="CASCADE", index=False)
-    market = CharField(max_length=8, choices=_choices(MARKETS))
+    market = CharField(max_length=8, choices=choices_of(MARKETS))
     line = line_column()  # see stored_line
-    selection = CharField(max_length=8, choices=_choices(SELECTIONS))
+    selection = CharField(max_length=8, choices=choices_of(SELECTIONS))
     best_price = DoubleField(null=True)
     best_bookmaker = CharField(max_length=32, null=True)
     sharp_price = DoubleField(null=True)
@@ -168,19 +168,19 @@ class Prediction(BaseModel):
     made from: a line market ("ah", "ou") may have a prediction per line quoted."""
 
     match = ForeignKeyField(Match, backref="predictions", on_delete="CASCADE", index=False)
-    market = CharField(max_length=8, choices=_choices(MARKETS))
+    market = CharField(max_length=8, choices=choices_of(MARKETS))
     line = line_column()  # see stored_line
     probabilities = JSONField()  # {selection: published probability}
     model_probabilities = JSONField()  # the goal model alone
     market_probabilities = JSONField(null=True)  # de-margined sharp pre-match odds
     pool_weight = DoubleField()  # weight of the goal model in the pool
     #: What made the published probabilities (null for predictions made before sources).
-    source = CharField(max_length=16, null=True, choices=_choices(PREDICTION_SOURCES))
+    source = CharField(max_length=16, null=True, choices=choices_of(PREDICTION_SOURCES))
     model_name = CharField(max_length=64)
     model_version = CharField(max_length=32)
     #: How the margin was taken off every price behind it (null for predictions made before the
     #: method was recorded: proportional removal, model versions before 3.0.0).
-    margin_method = CharField(max_length=16, null=True, choices=_choices(MARGIN_METHODS))
+    margin_method = CharField(max_length=16, null=True, choices=choices_of(MARGIN_METHODS))
     made_at = UTCDateTimeField(default=utcnow)
     fitted_at = UTCDateTimeField()  # results up to this instant fed the model
     data_quality = DoubleField()
@@ -197,20 +197,20 @@ class Pick(BaseModel):
     :func:`stored_line`, so a pick joins its prediction and quotes on equal values)."""
 
     match = ForeignKeyField(Match, backref="picks", on_delete="CASCADE", index=False)
-    market = CharField(max_length=8, choices=_choices(MARKETS))
+    market = CharField(max_length=8, choices=choices_of(MARKETS))
     line = line_column()  # see stored_line
-    selection = CharField(max_length=8, choices=_choices(SELECTIONS))
+    selection = CharField(max_length=8, choices=choices_of(SELECTIONS))
     bookmaker = CharField(max_length=32)
     odds = DoubleField()
     probability = DoubleField()
     edge = DoubleField()
-    rating = CharField(max_length=1, choices=_choices(PICK_RATINGS))
+    rating = CharField(max_length=1, choices=choices_of(PICK_RATINGS))
     data_quality = DoubleField()
     stake = DoubleField(default=1.0)
     is_live = BooleanField(default=False)
     #: Sixteen characters: "half-lost" (a quarter line) is longer than the eight of before.
     status = CharField(
-        max_length=16, default="pending", index=True, choices=_choices(PICK_STATUSES)
+        max_length=16, default="pending", index=True, choices=choices_of(PICK_STATUSES)
     )
     profit = DoubleField(null=True)
     closing_odds = DoubleField(null=True)
@@ -220,14 +220,14 @@ class Pick(BaseModel):
     closing_probability = DoubleField(null=True)
     #: Which closing line settled it (``CLOSING_LINES``): the source's, or the service's own;
     #: null without a closing price, or for picks settled before this was recorded.
-    closing_line = CharField(max_length=8, null=True, choices=_choices(CLOSING_LINES))
+    closing_line = CharField(max_length=8, null=True, choices=choices_of(CLOSING_LINES))
     clv = DoubleField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
     settled_at = UTCDateTimeField(null=True)
     #: Why a pick stored as live was set apart when it settled
     #: (engine.ledger.entries.NOT_LIVE_REASONS): it then counts in neither the live nor the
     #: backfilled record.
-    not_live_reason = CharField(max_length=32, null=True, choices=_choices(NOT_LIVE_REASONS))
+    not_live_reason = CharField(max_length=32, null=True, choices=choices_of(NOT_LIVE_REASONS))
 
     class Meta:
         indexes = ((("match", "market"), True),)
@@ -276,9 +276,9 @@ class PriceSeen(BaseModel):
 
     match = ForeignKeyField(Match, on_delete="CASCADE", index=False)
     bookmaker = CharField(max_length=32)
-    market = CharField(max_length=8, choices=_choices(MARKETS))
+    market = CharField(max_length=8, choices=choices_of(MARKETS))
     line = line_column()  # see stored_line
-    selection = CharField(max_length=8, choices=_choices(SELECTIONS))
+    selection = CharField(max_length=8, choices=choices_of(SELECTIONS))
     price = DoubleField()
     source = CharField(max_length=32)
     first_seen_at = UTCDateTimeField()
@@ -300,11 +300,11 @@ class Contradiction(BaseModel):
     ``services.feeds.contradictions``."""
 
     match = ForeignKeyField(Match, on_delete="CASCADE", index=False)
-    field = CharField(max_length=16, choices=_choices(CONTRADICTION_FIELDS))
+    field = CharField(max_length=16, choices=choices_of(CONTRADICTION_FIELDS))
     stored_value = CharField(max_length=64)  # "5-0" for a score
     source_value = CharField(max_length=64)  # what ``source`` says instead
     source = CharField(max_length=32)
-    status = CharField(max_length=16, default="open", choices=_choices(CONTRADICTION_STATUSES))
+    status = CharField(max_length=16, default="open", choices=choices_of(CONTRADICTION_STATUSES))
     opened_at = UTCDateTimeField()
     updated_at = UTCDateTimeField()  # when the source last gave a new value
     resolved_at = UTCDateTimeField(null=True)

@@ -5,7 +5,7 @@ cosignatures, and the seals of live picks."""
 from peewee import BigIntegerField, CharField, IntegerField, TextField
 
 from enums import LEDGER_KINDS
-from models.base import BaseModel, _choices
+from models.base import BaseModel, choices_of
 from store.fields import UTCDateTimeField
 
 
@@ -15,7 +15,7 @@ class LedgerEntry(BaseModel):
     refuses it)."""
 
     position = BigIntegerField(primary_key=True)  # SQLite: the rowid itself, no extra index
-    kind = CharField(max_length=16, choices=_choices(LEDGER_KINDS))
+    kind = CharField(max_length=16, choices=choices_of(LEDGER_KINDS))
     #: No foreign key: the ledger outlives any change to the picks it records.
     pick_id = BigIntegerField()
     body = TextField()

@@ -6,15 +6,15 @@ from peewee import BigIntegerField, CharField, DateField, ForeignKeyField, Integ
 from clock import utcnow
 from enums import OPERATION_KINDS, OPERATION_STATUSES
 from models.accounts import User
-from models.base import BaseModel, _choices
+from models.base import BaseModel, choices_of
 from store.fields import JSONField, UTCDateTimeField
 
 
 class Operation(BaseModel):
     """A long-running job (refresh, settlement, calibration): its parameters, state and result."""
 
-    kind = CharField(max_length=32, choices=_choices(OPERATION_KINDS))
-    status = CharField(max_length=16, default="queued", choices=_choices(OPERATION_STATUSES))
+    kind = CharField(max_length=32, choices=choices_of(OPERATION_KINDS))
+    status = CharField(max_length=16, default="queued", choices=choices_of(OPERATION_STATUSES))
     params = JSONField()
     result = JSONField(null=True)
     error = TextField(null=True)

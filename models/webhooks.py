@@ -5,7 +5,7 @@ from peewee import BooleanField, CharField, ForeignKeyField, IntegerField, TextF
 from clock import utcnow
 from enums import DELIVERY_STATUSES, EVENT_AUDIENCES, EVENT_TYPES
 from models.accounts import User
-from models.base import BaseModel, _choices
+from models.base import BaseModel, choices_of
 from store.fields import JSONField, SequenceField, UTCDateTimeField
 
 
@@ -36,14 +36,14 @@ class Event(BaseModel):
     happen. The worker fans each out to the endpoints that subscribe (``dispatched_at``)."""
 
     id = SequenceField()
-    type = CharField(max_length=32, choices=_choices(EVENT_TYPES))
+    type = CharField(max_length=32, choices=choices_of(EVENT_TYPES))
     occurred_at = UTCDateTimeField(default=utcnow)
     #: The payload's ``data``, snake_case; null for events written in bulk, one row for many
     #: causes: their ``subjects`` (the ids of the picks a settlement settled), whose data is read
     #: when each is sent.
     data = JSONField(null=True)
     subjects = JSONField(null=True)
-    audience = CharField(max_length=16, default="subscribers", choices=_choices(EVENT_AUDIENCES))
+    audience = CharField(max_length=16, default="subscribers", choices=choices_of(EVENT_AUDIENCES))
     #: An event for one endpoint only (an endpoint's test ping); null for everyone's events.
     endpoint = ForeignKeyField(WebhookEndpoint, null=True, on_delete="CASCADE", index=False)
     dispatched_at = UTCDateTimeField(null=True)
@@ -65,7 +65,7 @@ class Delivery(BaseModel):
     endpoint = ForeignKeyField(
         WebhookEndpoint, backref="deliveries", on_delete="CASCADE", index=False
     )
-    status = CharField(max_length=16, default="pending", choices=_choices(DELIVERY_STATUSES))
+    status = CharField(max_length=16, default="pending", choices=choices_of(DELIVERY_STATUSES))
     attempts = IntegerField(default=0)
     next_attempt_at = UTCDateTimeField(null=True)
     leased_until = UTCDateTimeField(null=True)

@@ -253,6 +253,23 @@ def test_a_wing_imports_only_the_wings_below_it(path):
     assert climbs(path) == []
 
 
+def wing_rows() -> dict[str, str]:
+    """Each wing's row of the services' table in ``docs/architecture.md``: its modules' cell."""
+    picture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = picture.split("\n## The services' wings\n", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^\| `(\w+)/` \| ([^|]+) \|", section, flags=re.MULTILINE))
+
+
+@pytest.mark.parametrize("wing", wing_order())
+def test_each_wing_row_names_every_module_of_its_wing(wing):
+    """The table says what each wing holds, every module of it (a subpackage's by its name)."""
+    folder = ROOT / "services" / wing
+    names = {path.stem for path in folder.glob("*.py")} - {"__init__"}
+    names |= {path.name for path in folder.iterdir() if (path / "__init__.py").exists()}
+    row = wing_rows()[wing]
+    assert sorted(name for name in names if f"`{name}" not in row) == []
+
+
 def test_the_wings_table_lists_each_wing_once():
     order = wing_order()
     assert order

@@ -4,7 +4,7 @@
 #   default (make run PORT=8080).
 # make demo: build the demo world again, at this moment, in an emptied database.
 # make worker: the worker beside it (the schedule and the webhooks), on the same database.
-# make test: install, run the test suite (all of it).
+# make test: install, run the test suite (all of it; PYTEST_ARGS=... adds pytest's options).
 # make test-fast: the suite without the tests marked slow: the loop to run while working.
 # make test-figures: time make test-fast, write its figures into docs/testing.md.
 # make requirements: requirements.txt, the runtime dependencies pinned for a platform to install,
@@ -44,7 +44,7 @@ worker: install
 	$(PYTHON) -m worker
 
 test: install
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
 test-fast: install
 	$(PYTHON) -m pytest -m "not slow" -q

@@ -15,7 +15,6 @@ means, e.g. a below-average one for teams new to a league.
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import minimize
 
 from engine.model.scores import market_probabilities, score_matrix
 
@@ -226,6 +225,8 @@ def fit(
         + [(-rho_bound, rho_bound)]
     )
     start = np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])
+    from scipy.optimize import minimize  # SciPy loads with the first fit (engine.model)
+
     result = minimize(
         _objective,
         start,

@@ -6,8 +6,6 @@ it only where the two disagree. ``w`` is fitted by minimising log loss on past m
 """
 
 import numpy as np
-from scipy.optimize import minimize_scalar
-from scipy.stats import norm
 
 #: Weight on the model while there is too little history to fit one. Measured walk-forward on
 #: five leagues and seven seasons, the fitted weights of 1x2 and over/under 2.5 are 0 at every
@@ -122,7 +120,11 @@ def fit_weight(
 def family_gain_t(tests: int) -> float:
     """The t a weight's gain must exceed when ``tests`` weights of one family are tested at
     once: :data:`MIN_GAIN_T` for one, a one-sided 5 % ÷ ``tests`` otherwise."""
-    return MIN_GAIN_T if tests <= 1 else float(norm.ppf(1.0 - FAMILY_ALPHA / tests))
+    if tests <= 1:
+        return MIN_GAIN_T
+    from scipy.stats import norm  # SciPy loads with the first model run (engine.model)
+
+    return float(norm.ppf(1.0 - FAMILY_ALPHA / tests))
 
 
 def family_weights(
@@ -252,6 +254,8 @@ def _log_loss(model, market, outcome, shares):
 def _best_weight(model, market, outcome, shares) -> float:
     """The weight in [0, 1] minimising the pooled log loss of usable rows, weighed by ``shares``."""
     loss = _log_loss(model, market, outcome, shares)
+    from scipy.optimize import minimize_scalar  # SciPy loads with the first fit (engine.model)
+
     result = minimize_scalar(loss, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-5})
     # The bounded search never lands exactly on a bound; the loss is convex in w, so when the
     # optimum is a bound that bound itself is the answer.

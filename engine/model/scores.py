@@ -2,7 +2,6 @@
 probabilities (1x2, over/under 2.5, both teams to score) it implies."""
 
 import numpy as np
-from scipy.special import gammaln
 
 #: Goals per side the matrices cover; the mass beyond is below 1e-6 for any realistic rate.
 MAX_GOALS = 10
@@ -31,6 +30,8 @@ def score_matrix(home_rate, away_rate, rho=0.0, max_goals=MAX_GOALS):
     correction ``rho`` on 0-0, 0-1, 1-0 and 1-1, truncated at ``max_goals`` and renormalised so
     each matrix sums to exactly 1.
     """
+    from scipy.special import gammaln  # SciPy loads with the first model run (engine.model)
+
     lam = np.atleast_1d(np.asarray(home_rate, dtype=float))
     mu = np.atleast_1d(np.asarray(away_rate, dtype=float))
     goals = np.arange(max_goals + 1)

@@ -360,7 +360,7 @@ def test_two_processes_appending_at_once_sign_one_root_per_size(app, tmp_path):
             )
             factories.pick(match, is_live=True)
     go = tmp_path / "go"
-    code = "import sys; from tests.test_scheduler import append; append(*sys.argv[1:])"
+    code = "import sys; from tests.operations.test_scheduler import append; append(*sys.argv[1:])"
     processes = [
         subprocess.Popen(
             [sys.executable, "-c", code, app.config["DATABASE_URL"], str(go), str(parity)],

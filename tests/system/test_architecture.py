@@ -1,6 +1,7 @@
 """The layout's one direction of imports (docs/architecture.md), read from the source itself."""
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -171,6 +172,29 @@ def test_no_layer_below_the_web_loads_it_indirectly():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("entry", ["app", "worker", "wsgi"])
+def test_starting_a_process_loads_no_scipy(entry, tmp_path):
+    """SciPy is loaded by the first model fit, not by a web process, the CLI or the worker
+    starting (about half of their start-up): see ``engine/model/__init__.py``."""
+    probe = f"import sys, {entry}; print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    environment = {
+        **os.environ,
+        "APP_ENV": "test",
+        "JWT_SECRET_KEY": "x" * 48,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'probe.db'}",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environment,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
 
 
 def engine_names() -> set[str]:

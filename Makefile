@@ -5,7 +5,8 @@
 # make demo: build the demo world again, at this moment, in an emptied database.
 # make worker: the worker beside it (the schedule and the webhooks), on the same database.
 # make test: install, run the test suite (all of it; PYTEST_ARGS=... adds pytest's options).
-# make test-fast: the suite without the tests marked slow: the loop to run while working.
+# make test-fast: the suite without the tests marked slow, on every core (pytest-xdist): the loop
+#   to run while working.
 # make test-figures: time make test-fast, write its figures into docs/testing.md.
 # make requirements: requirements.txt, the runtime dependencies pinned for a platform to install,
 #   resolved from setup.cfg by pip-tools (a tool of this target only); pins that still fit are
@@ -47,7 +48,7 @@ test: install
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
 test-fast: install
-	$(PYTHON) -m pytest -m "not slow" -q
+	$(PYTHON) -m pytest -m "not slow" -q -n auto
 
 test-figures: install
 	$(PYTHON) tools/test_figures.py --write $(if $(CI_LOG),--ci-log $(CI_LOG))

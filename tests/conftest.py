@@ -15,6 +15,15 @@ from tests.syncing import Waits
 from web.extensions import limiter
 
 
+def pytest_configure(config):
+    """Under pytest-xdist (``-n``), each worker gets a database and a Redis database of its own,
+    made from TEST_DATABASE_URL and RATELIMIT_STORAGE_URI (``test`` → ``test_gw1``, Redis
+    ``/0`` → ``/1``): the suite empties them between tests, so workers never share one."""
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker is not None:
+        os.environ.update(helpers.worker_settings(worker, os.environ))
+
+
 @pytest.fixture(scope="session")
 def schema_template(tmp_path_factory):
     """An SQLite file holding the empty schema, made once per run and copied for each test

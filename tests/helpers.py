@@ -13,8 +13,10 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import numpy as np
+import psycopg2
 import psycopg2.extensions
 import redis
 from limits import parse
@@ -54,6 +56,33 @@ def test_database_url(tmp_path):
 
 # Not a test, whatever its name says.
 test_database_url.__test__ = False
+
+
+def worker_settings(worker: str, environment) -> dict[str, str]:
+    """The TEST_DATABASE_URL and RATELIMIT_STORAGE_URI of pytest-xdist's ``worker`` (``gw0``,
+    ``gw1``, …): a PostgreSQL database of its own beside the one given (made when missing) and the
+    Redis database that many above the one given; nothing for what is not set."""
+    number = int(worker.removeprefix("gw"))
+    found = {}
+    if url := environment.get("TEST_DATABASE_URL"):
+        parts = urlsplit(url)
+        name = f"{parts.path.lstrip('/')}_{worker}"
+        server = psycopg2.connect(parts._replace(path="/postgres").geturl())
+        try:
+            server.autocommit = True
+            with server.cursor() as cursor:
+                cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+                if cursor.fetchone() is None:
+                    cursor.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            server.close()
+        found["TEST_DATABASE_URL"] = parts._replace(path=f"/{name}").geturl()
+    storage = environment.get("RATELIMIT_STORAGE_URI", "")
+    if storage.startswith("redis://"):
+        parts = urlsplit(storage)
+        base = int(parts.path.lstrip("/") or 0)
+        found["RATELIMIT_STORAGE_URI"] = parts._replace(path=f"/{base + number}").geturl()
+    return found
 
 
 def settings(tmp_path, **overrides):

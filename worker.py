@@ -33,6 +33,10 @@ a row in the database with an expiry and a fencing token) enqueues the minute's 
 stead: each worker takes or renews the lease every :data:`LEASE_POLL_SECONDS`; one that dies is
 replaced once its :data:`LEASE_SECONDS` have passed unrenewed; what a deposed holder still
 tries to record is refused by the token.
+
+A worker starts only on a database whose schema is current and with the web processes' home for
+the data version's copy (``RATELIMIT_STORAGE_URI``, see ``web/versions.py``): its changes must
+reach the copy the web reads. Otherwise it exits at once, in one line.
 """
 
 import logging
@@ -56,6 +60,7 @@ from services.operations import lease, schedule
 from services.webhooks import deliveries
 from store import migrate
 from store.database import db
+from web import versions
 
 log = logging.getLogger("picks.worker")
 
@@ -342,6 +347,10 @@ def main():
             "the database's schema is behind this version (pending migration steps: "
             f"{', '.join(missing)}): run `flask db upgrade` (the release step)"
         )
+    # Its changes must reach the data version's copy the web processes read, or the web serves
+    # answers older than them (see web/versions.py): one line, exit status 1, as for settings.
+    if refusal := versions.home_refusal(app):
+        raise SystemExit(f"Error: {refusal}")
     for name in ("huey", "picks"):
         logging.getLogger(name).setLevel(app.config["LOG_LEVEL"])
     handler = next(iter(logging.getLogger("picks").handlers), None)

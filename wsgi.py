@@ -6,6 +6,10 @@ exits with status 1, so a worker meets a refused one only when its environment d
 given with ``-e``, a ``.env`` changed before a reload): the worker then exits with gunicorn's
 "app failed to load" status, which stops the master; any other status would have the master
 start the worker again, and again.
+
+Once made, the app records where it keeps the data version's copy (its home, see
+``web/versions.py``), which a worker or a command that writes must share to start; a database
+not migrated yet, or unavailable, is logged and fails nothing.
 """
 
 import sys
@@ -14,6 +18,7 @@ from dotenv import load_dotenv
 
 from app import create_app
 from config import ConfigError
+from web import versions
 
 #: gunicorn's exit status for a worker whose app cannot load (``Arbiter.APP_LOAD_ERROR``).
 APP_LOAD_ERROR = 4
@@ -24,3 +29,4 @@ try:
 except ConfigError as error:
     print(f"Error: {error}", file=sys.stderr, flush=True)
     sys.exit(APP_LOAD_ERROR)
+versions.record_home(app)

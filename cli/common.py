@@ -1,6 +1,7 @@
 """What the command groups share: the group class whose commands need the app's
-configuration and the one answering for an app whose configuration was refused, the
-parameter types (text, a start day), and how a command fails or reports an operation."""
+configuration (and, when they write, the web processes' home for the data version's copy) and
+the one answering for an app whose configuration was refused, the parameter types (text, a
+start day), and how a command fails or reports an operation."""
 
 import functools
 import json
@@ -14,6 +15,7 @@ from flask.cli import AppGroup
 
 from schemas.ops import OperationResultSchema
 from services.operations import jobs
+from web import versions
 
 
 def fail(error):
@@ -28,20 +30,28 @@ REFUSED = "refused_configuration"
 class Commands(AppGroup):
     """A group of the app's commands. Each needs the app's configuration unless declared with
     ``needs_config=False``: on an app whose configuration was refused (``unconfigured``) it says
-    the refusal instead of running."""
+    the refusal instead of running. Each may write unless declared with ``writes=False`` (the
+    migrations, the listings): before it runs, its home for the data version's copy is compared
+    with the web processes' (:func:`web.versions.home_refusal`), and where they differ it says
+    so instead, since the web would not hear of its changes."""
 
-    def command(self, *args, needs_config=True, **kwargs):
+    def command(self, *args, needs_config=True, writes=True, **kwargs):
         register = super().command(*args, **kwargs)
-        return lambda callback: register(_configured(callback) if needs_config else callback)
+        return lambda callback: register(
+            _configured(callback, writes) if needs_config else callback
+        )
 
 
-def _configured(callback):
-    """``callback``, run only on an app whose configuration was accepted."""
+def _configured(callback, writes):
+    """``callback``, run only on an app whose configuration was accepted and, when it
+    ``writes``, whose home for the data version's copy is the web processes'."""
 
     @functools.wraps(callback)
     def run(*args, **kwargs):
         if (refused := current_app.extensions.get(REFUSED)) is not None:
             raise click.ClickException(str(refused))
+        if writes and (refusal := versions.home_refusal(current_app)) is not None:
+            raise click.ClickException(refusal)
         return callback(*args, **kwargs)
 
     return run

@@ -19,7 +19,7 @@ def data_contradictions():
     resolved."""
 
 
-@data_contradictions.command("list")
+@data_contradictions.command("list", writes=False)
 @click.option(
     "--status",
     type=click.Choice([*CONTRADICTION_STATUSES, "all"]),

@@ -14,14 +14,14 @@ def db_group():
     """The database."""
 
 
-@db_group.command("upgrade")
+@db_group.command("upgrade", writes=False)
 def db_upgrade():
     """Apply the pending migration steps (safe to run again, and from two places at once: the
     second waits for the first, then finds nothing to do). The release step."""
     _upgrade()
 
 
-@db_group.command("init")
+@db_group.command("init", writes=False)
 def db_init():
     """Make the database, or bring it to the newest schema: the same as `db upgrade`."""
     _upgrade()
@@ -41,7 +41,7 @@ def _upgrade():
     click.echo("database ready")
 
 
-@db_group.command("status")
+@db_group.command("status", writes=False)
 def db_status():
     """The migration steps applied and pending; exits 1 while some are pending."""
     done = set(migrate.applied())

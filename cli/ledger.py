@@ -20,7 +20,7 @@ def ledger_group():
     """The signed ledger of live picks."""
 
 
-@ledger_group.command("key")
+@ledger_group.command("key", writes=False)
 def ledger_key():
     """Print the public key that verifies the ledger's checkpoints."""
     click.echo(signed_log.signing_key(current_app.config).verifier_key)

@@ -29,7 +29,7 @@ def data_teams(ctx, source):
         click.echo(f"{len(found)} unmatched")
 
 
-@data_teams.command("list")
+@data_teams.command("list", writes=False)
 @click.option("--country", type=TEXT, help="Only the teams and names of this country.")
 @click.option("--unmapped", is_flag=True, help="Only the names no team maps yet.")
 def data_teams_list(country, unmapped):

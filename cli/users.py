@@ -51,7 +51,7 @@ def users_create(email, password, role, plan):
     click.echo(f"{'created' if created else 'updated'} {user.email} ({user.role}, {user.plan})")
 
 
-@users_group.command("list")
+@users_group.command("list", writes=False)
 @click.option("--search", type=TEXT, help="Part of the email.")
 @click.option("--plan", type=click.Choice(USER_PLANS))
 @click.option("--status", type=click.Choice(USER_STATUSES))

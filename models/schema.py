@@ -34,6 +34,7 @@ from models import (
     WebhookEndpoint,
     WorkerBeat,
 )
+from models.versions import new_tag
 from store import migrate
 from store.database import create_database_file, db, is_sqlite
 
@@ -77,7 +78,7 @@ def create_tables():
             model._schema.create_table(safe=True)
             model._schema.create_indexes(safe=True)
     _append_only([*LEDGER_TABLES, LedgerCosignature])
-    DataVersion.insert(id=1, value=0).on_conflict_ignore().execute()
+    DataVersion.insert(id=1, value=0, tag=new_tag()).on_conflict_ignore().execute()
     migrate.stamp()
 
 

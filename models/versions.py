@@ -1,8 +1,11 @@
 """The data version: its one-row table, the tables whose changes move it (:data:`VERSIONED`),
 reading it, and switching on the database's watch of those tables (the mechanism is
-:mod:`store.versioning`)."""
+:mod:`store.versioning`); the tag naming it for every process and the home the web processes
+keep its copy in (:mod:`web.versions`)."""
 
-from peewee import BigIntegerField
+import secrets
+
+from peewee import BigIntegerField, CharField, TextField
 
 from models.base import BaseModel
 from models.football import (
@@ -26,6 +29,47 @@ class DataVersion(BaseModel):
     it, so none outlives the data."""
 
     value = BigIntegerField(default=0)
+    #: What names this database's data version for every process using it, however each spells
+    #: the database's address: random, written once (step 016, or ``create_tables``).
+    tag = CharField(max_length=32, null=True)
+    #: Where the web processes keep the data version's copy, as they said when they started
+    #: (:func:`web.versions.home`); None when they keep none, or none has started yet.
+    home = TextField(null=True)
+
+
+def new_tag() -> str:
+    """A data version tag for a database that has none (a new one, or a copy of another's)."""
+    return secrets.token_hex(16)
+
+
+def _data_version_row() -> dict:
+    """The data version's row by column name ({} without one), whichever columns its table has:
+    a process may start before its release's ``flask db upgrade`` has added step 016's."""
+    cursor = db.execute_sql('SELECT * FROM "data_version" WHERE "id" = 1')
+    row = cursor.fetchone()
+    return dict(zip((column[0] for column in cursor.description), row, strict=True)) if row else {}
+
+
+def data_version_tag() -> str | None:
+    """The database's data version tag; None while it has none (not migrated yet)."""
+    return _data_version_row().get("tag")
+
+
+def data_version_home() -> str | None:
+    """Where the web processes keep the data version's copy, as the latest to start said; None
+    when they keep none, none has said yet, or the database is not migrated yet."""
+    return _data_version_row().get("home")
+
+
+def record_data_version_home(home: str | None) -> bool:
+    """Record ``home`` as where the web processes keep the data version's copy (None: nowhere);
+    False when the database is not migrated yet and cannot hold it."""
+    if "tag" not in _data_version_row():
+        return False
+    DataVersion.insert(id=1, value=0, tag=new_tag(), home=home).on_conflict(
+        conflict_target=[DataVersion.id], update={DataVersion.home: home}
+    ).execute()
+    return True
 
 
 def data_version() -> int:

@@ -27,6 +27,7 @@ from app import create_app
 from engine.model import timeline
 from models import DataVersion, Match, OddsQuote, Team
 from models.schema import TABLES, create_tables, drop_tables
+from models.versions import new_tag
 from store import migrate
 from store.database import db, is_sqlite
 from web.extensions import limiter
@@ -174,8 +175,10 @@ def reset_tables() -> None:
             for (sequence,) in sequences:
                 db.execute_sql("SELECT setval(%s, 1, false)", (sequence,))
         # After the commit, which wrote the next data version for the rows it deleted.
-        DataVersion.insert(id=1, value=0).on_conflict(
-            conflict_target=[DataVersion.id], update={DataVersion.value: 0}
+        # (That version's row has no tag: the one the next process reads is written here.)
+        tag = new_tag()
+        DataVersion.insert(id=1, value=0, tag=tag).on_conflict(
+            conflict_target=[DataVersion.id], update={DataVersion.value: 0, DataVersion.tag: tag}
         ).execute()
         return
     drop_tables()
@@ -209,12 +212,15 @@ def demo_template(folder: Path):
 
 def copy_sqlite(source: Path, target: Path) -> None:
     """Copy a SQLite database file whole, through SQLite's backup (so nothing is left behind in
-    its write-ahead log)."""
+    its write-ahead log), with a data version tag of its own: copies of one template must not
+    share their data version's copy on Redis."""
     with (
         contextlib.closing(sqlite3.connect(source)) as read,
         contextlib.closing(sqlite3.connect(target)) as write,
     ):
         read.backup(write)
+        write.execute('UPDATE "data_version" SET "tag" = ? WHERE "id" = 1', (new_tag(),))
+        write.commit()
 
 
 #: The tables a :class:`Snapshot` copies; the data version's one row is written apart.

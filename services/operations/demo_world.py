@@ -12,7 +12,7 @@ from datetime import timedelta
 from engine.demo import football
 from enums import CALIBRATION_DAYS, SETTLEMENT_DAYS
 from errors import CommandError
-from models import League, Match, Team
+from models import DataVersion, League, Match, Team
 from models.schema import create_tables, drop_tables
 from services.feeds import imports, replay
 from services.operations import jobs
@@ -102,12 +102,18 @@ def build(now, settings, live_days: int = LIVE_DAYS, seed: int = SEED, progress=
 def rebuild(now, settings, live_days: int = LIVE_DAYS, seed: int = SEED, progress=None) -> dict:
     """``build`` on an emptied database. The ledger is append-only, so the only way to build
     the world again is a new database: every table is dropped and made again (users too),
-    which is refused when the database holds any league that is not the demo's."""
+    which is refused when the database holds any league that is not the demo's (the data
+    version's tag and home are kept)."""
     if others := other_leagues():
         raise CommandError(
             f"the database holds other leagues than the demo's ({', '.join(others)}): "
             "rebuild the demo world in a database of its own"
         )
+    # The data version's tag and home outlive the tables: the web processes, which read the tag
+    # once, go on reading the copy this rebuild's changes are told to.
+    kept = DataVersion.get_or_none(DataVersion.id == 1)
     drop_tables()
     create_tables()
+    if kept is not None and kept.tag is not None:
+        DataVersion.update(tag=kept.tag, home=kept.home).where(DataVersion.id == 1).execute()
     return build(now, settings, live_days, seed, progress)

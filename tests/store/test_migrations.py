@@ -394,3 +394,24 @@ def test_the_worker_refuses_to_start_on_a_database_behind(app, url, monkeypatch)
         SystemExit, match=r"pending migration steps: 002_since_release\): run `flask db upgrade`"
     ):
         worker.main()
+
+
+def test_step_016_gives_the_data_version_a_tag_of_its_own_and_keeps_its_value(app, url):
+    """The tag the copy on Redis is keyed by: written once, random per database, the version
+    kept; a database whose data version was never written gets its row."""
+    tags = []
+    for version in (7, None):
+        wipe(url)
+        migrate.upgrade(url, "015_witness_cosignatures")
+        with app.app_context():
+            db.execute_sql('DELETE FROM "data_version"')
+            if version is not None:
+                db.execute_sql(f'INSERT INTO "data_version" ("id", "value") VALUES (1, {version})')
+        assert migrate.upgrade(url) == ["016_data_version_home"]
+        with app.app_context():
+            rows = db.execute_sql('SELECT "value", "tag", "home" FROM "data_version"').fetchall()
+        ((value, tag, home),) = rows
+        assert value == (version or 0) and home is None
+        assert len(tag) == 32 and int(tag, 16) >= 0
+        tags.append(tag)
+    assert tags[0] != tags[1]

@@ -5,15 +5,19 @@ once a change has committed, and never filled with what a change began after."""
 
 import os
 from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import redis
 
+from app import create_app
 from models import Team, User, bump_data_version, data_version
+from models.schema import create_tables
 from store.bulk import insert_rows, update_rows
 from store.database import db
 from tests import factories
-from tests.helpers import counted_queries, redis_commands_sent
+from tests.helpers import counted_queries, redis_commands_sent, settings
 from web import versions
 
 REDIS = os.environ.get("RATELIMIT_STORAGE_URI", "")
@@ -124,7 +128,42 @@ def test_a_change_outside_a_transaction_is_told_at_once(app, shared):
         assert held(shared) == (None, 0, generation + 2) and data_version() == value + 1
 
 
-def test_each_database_has_its_own_copy(tmp_path, monkeypatch):
+def other_spelling(url: str, tmp_path) -> str:
+    """Another address of the database at ``url``: PostgreSQL's host by another name, an SQLite
+    file by another path (a hard link), neither of which the real path of a file tells apart."""
+    if url.startswith("sqlite"):
+        path = Path(url.split(":///", 1)[1])
+        link = tmp_path / "another-name.db"
+        os.link(path, link)
+        return f"sqlite:///{link}"
+    parsed = urlsplit(url)
+    host = "localhost" if parsed.hostname in ("127.0.0.1", "::1") else "127.0.0.1"
+    netloc = parsed.netloc.rpartition("@")
+    place = f"{host}:{parsed.port}" if parsed.port else host
+    return urlunsplit(parsed._replace(netloc=f"{netloc[0]}{netloc[1]}{place}"))
+
+
+@ON_REDIS
+def test_the_copy_is_named_by_the_database_however_its_address_is_spelt(app, tmp_path):
+    """Every process finds the same keys from the tag the database holds, whatever spelling of
+    its address it was given; another database has keys of its own."""
+    keys = app.extensions["shared_version"].keys
+    assert keys and all("/data-version/" in key for key in keys)
+    url = app.config["DATABASE_URL"]
+    elsewhere = create_app(settings(tmp_path, DATABASE_URL=other_spelling(url, tmp_path)))
+    assert versions.database_name(elsewhere.config["DATABASE_URL"]) != versions.database_name(url)
+    assert elsewhere.extensions["shared_version"].keys == keys
+    if url.startswith("sqlite"):  # (one PostgreSQL database for the suite)
+        other = tmp_path / "other"
+        other.mkdir()
+        another = create_app(settings(other, DATABASE_URL=f"sqlite:///{other / 'other.db'}"))
+        with another.app_context():
+            create_tables()
+        assert another.extensions["shared_version"].keys not in ((), keys)
+    db.close()
+
+
+def test_the_database_is_named_by_its_address_for_the_export_streams(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     name = versions.database_name
     assert name("sqlite:///picks.db") == name(f"sqlite:///{tmp_path}/picks.db")

@@ -1,0 +1,43 @@
+"""The suite under pytest-xdist: each worker's PostgreSQL database and Redis database are its own,
+made from the ones the run was given (``helpers.worker_settings``)."""
+
+import os
+
+import psycopg2
+import pytest
+
+from tests import helpers
+
+
+def test_a_worker_takes_the_redis_databases_after_the_one_given():
+    given = {"RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379/2"}
+    assert helpers.worker_settings("gw0", given) == {
+        "RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379/2"
+    }
+    assert helpers.worker_settings("gw3", given) == {
+        "RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379/5"
+    }
+    bare = {"RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379"}
+    assert helpers.worker_settings("gw1", bare)["RATELIMIT_STORAGE_URI"].endswith(":6379/1")
+
+
+def test_nothing_is_changed_where_nothing_is_shared():
+    assert helpers.worker_settings("gw1", {"RATELIMIT_STORAGE_URI": "memory://"}) == {}
+    assert helpers.worker_settings("gw1", {}) == {}
+
+
+@pytest.mark.skipif(
+    not os.environ.get("TEST_DATABASE_URL"), reason="needs TEST_DATABASE_URL (PostgreSQL)"
+)
+def test_a_worker_gets_a_postgresql_database_of_its_own_made_when_missing():
+    url = os.environ["TEST_DATABASE_URL"]
+    made = helpers.worker_settings("gw7", {"TEST_DATABASE_URL": url})["TEST_DATABASE_URL"]
+    assert made.rsplit("/", 1)[1] == f"{url.rsplit('/', 1)[1]}_gw7"
+    connection = psycopg2.connect(made)  # it exists
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_database()")
+            assert cursor.fetchone()[0].endswith("_gw7")
+    finally:
+        connection.close()
+    assert helpers.worker_settings("gw7", {"TEST_DATABASE_URL": url})["TEST_DATABASE_URL"] == made

@@ -51,7 +51,7 @@ test-fast: install
 	$(PYTHON) -m pytest -m "not slow" -q -n auto
 
 test-figures: install
-	$(PYTHON) tools/test_figures.py --write $(if $(CI_LOG),--ci-log $(CI_LOG))
+	$(PYTHON) -m tools.test_figures --write $(if $(CI_LOG),--ci-log $(CI_LOG))
 
 lint: install
 	$(VENV)/bin/ruff check .

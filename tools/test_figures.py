@@ -1,25 +1,25 @@
 """Today's figures of the test suite, measured and written into docs/testing.md.
 
-    python tools/test_figures.py                 # time the fast loop (make test-fast), print
-    python tools/test_figures.py --write         # ... and write the figures into docs/testing.md
-    python tools/test_figures.py --ci-log FILE   # add a CI run's figures, read from its log
+    python -m tools.test_figures                 # time the fast loop (make test-fast), print
+    python -m tools.test_figures --write         # ... and write the figures into docs/testing.md
+    python -m tools.test_figures --ci-log FILE   # add a CI run's figures, read from its log
 
 The fast loop is timed here, on this machine. A CI run's figures (the suite on SQLite, on
 PostgreSQL with Redis, each phase and the whole) are read from the log `.ci/run` printed, since a
 run takes the better part of a quarter of an hour. What is written replaces the block between
-the two markers in docs/testing.md, with the commit and the machine they were measured on; the
-rest of the document is left as it is. Standard library only.
+the two markers in docs/testing.md, with the commit and the machine they were measured on (as
+the benches name them: ``bench.common``); the rest of the document is left as it is.
 """
 
 import argparse
-import os
-import platform
 import re
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from bench.common import commit, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENT = ROOT / "docs" / "testing.md"
@@ -88,25 +88,6 @@ def ci_figures(log: str) -> list[str]:
     if not any("the whole run" in item for item in items):
         raise SystemExit("the log holds no passed CI run (no 'CI passed in N s' line)")
     return [header, *items]
-
-
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores, {model}"
-
-
-def commit() -> str:
-    run = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    )
-    return run.stdout.strip() or "unknown"
 
 
 def block(fast, ci_lines, previous_ci: list[str]) -> str:

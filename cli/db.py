@@ -4,6 +4,7 @@ import click
 from flask import current_app
 
 from cli.common import Commands
+from models import versions
 from services.market import price_cubes
 from services.webhooks import encryption
 from store import migrate
@@ -49,3 +50,14 @@ def db_status():
         click.echo(f"{'applied' if name in done else 'pending'} {name}")
     if not done.issuperset(migrate.steps()):
         raise click.ClickException("migration steps pending: run `flask db upgrade`")
+
+
+@db_group.command("retag", writes=False)
+def db_retag():
+    """Give the database a new data version tag: for a copy (a restored backup, a staging
+    database) that runs beside its original on one Redis, so neither is told of the other's
+    changes. Run it before the copy's processes start."""
+    tag = versions.retag()
+    if tag is None:
+        raise click.ClickException("the database is not migrated yet: run `flask db upgrade`")
+    click.echo(f"data version tag {tag}")

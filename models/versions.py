@@ -72,6 +72,20 @@ def record_data_version_home(home: str | None) -> bool:
     return True
 
 
+def retag() -> str | None:
+    """Give the database a new data version tag, so that a copy served beside its original (a
+    restored backup, a staging copy) never shares its data version's copy on Redis with it; the
+    new tag, or None when the database is not migrated yet. Processes read the tag once, as
+    they start: retag before the copy's processes start."""
+    if "tag" not in _data_version_row():
+        return None
+    tag = new_tag()
+    DataVersion.insert(id=1, value=0, tag=tag).on_conflict(
+        conflict_target=[DataVersion.id], update={DataVersion.tag: tag}
+    ).execute()
+    return tag
+
+
 def data_version() -> int:
     """The current data version (0 before anything was stored).
 

@@ -415,3 +415,11 @@ def test_step_016_gives_the_data_version_a_tag_of_its_own_and_keeps_its_value(ap
         assert len(tag) == 32 and int(tag, 16) >= 0
         tags.append(tag)
     assert tags[0] != tags[1]
+
+
+def test_the_operations_guide_lists_every_step_in_order():
+    """docs/operations.md's table of steps names each file of store/migrations/, in order."""
+    steps = sorted(path.stem for path in (ROOT / "store" / "migrations").glob("[0-9]*.py"))
+    guide = (ROOT / "docs" / "operations.md").read_text()
+    listed = [line.split("`")[1] for line in guide.splitlines() if line.startswith("| `0")]
+    assert listed == steps

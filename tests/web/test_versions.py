@@ -14,6 +14,7 @@ import redis
 from app import create_app
 from models import Team, User, bump_data_version, data_version
 from models.schema import create_tables
+from models.versions import data_version_tag
 from store.bulk import insert_rows, update_rows
 from store.database import db
 from tests import factories
@@ -161,6 +162,24 @@ def test_the_copy_is_named_by_the_database_however_its_address_is_spelt(app, tmp
             create_tables()
         assert another.extensions["shared_version"].keys not in ((), keys)
     db.close()
+
+
+def test_a_copy_retagged_by_the_cli_names_its_own_keys_and_keeps_its_version(app, tmp_path):
+    """`flask db retag` (for a restored copy served beside its original): a new tag, so a
+    process started after it reads other keys; the data version itself is kept."""
+    with app.app_context():
+        before = (data_version_tag(), data_version())
+    shared = app.extensions["shared_version"]  # (None where no copy is kept: memory://)
+    keys = shared and shared.keys  # read once by each process, here before the retag
+    result = app.test_cli_runner().invoke(args=["db", "retag"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        assert result.output == f"data version tag {data_version_tag()}\n"
+        assert data_version_tag() != before[0] and data_version() == before[1]
+    db.close()
+    if shared is not None:
+        restarted = create_app(settings(tmp_path, DATABASE_URL=app.config["DATABASE_URL"]))
+        assert restarted.extensions["shared_version"].keys not in ((), keys)
 
 
 def test_the_database_is_named_by_its_address_for_the_export_streams(tmp_path, monkeypatch):

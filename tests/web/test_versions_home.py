@@ -179,6 +179,8 @@ def test_a_database_not_migrated_yet_records_nothing_and_refuses_nothing(make_ap
         versions.record_home(web)
     assert "the database awaits its migration steps" in caplog.text
     assert versions.home_refusal(web) is None
+    retag = web.test_cli_runner().invoke(args=["db", "retag"])
+    assert retag.exit_code == 1 and "not migrated yet" in retag.output
     shared = web.extensions["shared_version"]
     if shared is not None:
         assert shared.keys == ()

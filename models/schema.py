@@ -8,6 +8,8 @@ PostgreSQL, so a model changed without its migration fails the suite.
 
 from models import (
     LEDGER_TABLES,
+    AlertMessage,
+    AlertSubscription,
     Contradiction,
     DataVersion,
     Delivery,
@@ -65,6 +67,8 @@ TABLES = [
     PriceSeen,
     Contradiction,
     KickoffReport,
+    AlertSubscription,
+    AlertMessage,
 ]
 
 

@@ -7,6 +7,7 @@ code and text (``451`` to RCPT: try later), the Bot API a status and body (a 429
 ``parameters.retry_after``).
 """
 
+import base64
 import email
 import email.policy
 import itertools
@@ -28,7 +29,8 @@ class SmtpServer:
     (``email.message.EmailMessage``) with its envelope in ``envelopes`` (sender, recipients).
 
     ``script`` maps a command (``"RCPT"``, ``"DATA"`` for the reply after the data) to a list of
-    ``(code, text)`` replies given first, in order; ``"QUIT"`` may be scripted too.
+    ``(code, text)`` replies given first, in order; ``"QUIT"`` may be scripted too. Given
+    ``credentials`` (user, password), it offers ``AUTH PLAIN`` and takes mail only after them.
     """
 
     def __init__(self):
@@ -36,6 +38,7 @@ class SmtpServer:
         self.envelopes = []
         self.commands = []
         self.script = {}
+        self.credentials = None
         self.lock = threading.Lock()
         owner = self
 
@@ -68,7 +71,7 @@ class SmtpServer:
             handler.wfile.write(f"{code} {text}\r\n".encode())
 
         reply(220, "alerts-test ESMTP")
-        sender, recipients = None, []
+        sender, recipients, signed_in = None, [], self.credentials is None
         while line := handler.rfile.readline():
             command = line.decode("ascii", "replace").strip()
             verb = command.split(" ", 1)[0].split(":", 1)[0].upper()
@@ -81,7 +84,14 @@ class SmtpServer:
                     return
                 continue
             if verb == "EHLO":
-                handler.wfile.write(b"250-alerts-test\r\n250 8BITMIME\r\n")
+                auth = b"250-AUTH PLAIN\r\n" if self.credentials else b""
+                handler.wfile.write(b"250-alerts-test\r\n" + auth + b"250 8BITMIME\r\n")
+            elif verb == "AUTH":
+                given = base64.b64decode(command.split()[-1]).split(b"\0")[1:]
+                signed_in = [part.decode() for part in given] == list(self.credentials or ())
+                reply(*((235, "Authenticated") if signed_in else (535, "Bad credentials")))
+            elif verb in ("MAIL", "RCPT", "DATA") and not signed_in:
+                reply(530, "Authentication required")
             elif verb in ("HELO", "RSET", "NOOP"):
                 reply(250, "OK")
             elif verb == "MAIL":

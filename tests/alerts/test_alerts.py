@@ -370,3 +370,23 @@ def test_the_unsubscribe_link_asks_on_get_and_unsubscribes_on_post(
     forged = client.post(path[:-2] + ("AA" if not path.endswith("AA") else "BB"))
     assert forged.status_code == 404
     assert forged.mimetype == "application/problem+json"
+
+
+def test_the_relay_login_comes_from_the_smtp_url(make_app, clock, smtp):
+    smtp.credentials = ("alerts@picks.example", "p@ss:word")
+    login = "alerts%40picks.example:p%40ss%3Aword"
+    app = make_app(
+        CLOCK=clock,
+        PUBLIC_BASE_URL=BASE,
+        SMTP_URL=f"smtp://{login}@{smtp.host}:{smtp.port}",
+        SMTP_FROM="alerts@picks.example",
+    )
+    with app.app_context():
+        _, headers = factories.people()["pro"]
+    subscribe(app.test_client(), headers)
+    clock.advance(minutes=1)
+    with app.app_context():
+        fixture()
+    assert run(app, clock)["alerts sent"] == 1
+    assert any(command.startswith("AUTH PLAIN") for command in smtp.commands)
+    assert len(smtp.messages) == 1

@@ -3,7 +3,14 @@ unsubscribe link every message carries (no token: the link is signed)."""
 
 from flask.views import MethodView
 
-from schemas.alerts import AlertCreateSchema, AlertListSchema, AlertSchema, UnsubscribeSchema
+from schemas.alerts import (
+    AlertCreateSchema,
+    AlertListSchema,
+    AlertMessagePageSchema,
+    AlertSchema,
+    UnsubscribeSchema,
+)
+from schemas.common import PageArgsSchema
 from services import routes
 from services.alerts import subscriptions
 from web import html
@@ -79,6 +86,17 @@ class AlertById(MethodView):
     def delete(self, subscription_id):
         """End an alert subscription; its messages not yet sent are never sent"""
         subscriptions.delete(current_viewer(), subscription_id)
+
+
+@blp.route(f"/{SUBSCRIPTION}/messages")
+class AlertMessages(MethodView):
+    @blp.arguments(PageArgsSchema, location="query")
+    @blp.response(200, AlertMessagePageSchema)
+    @blp.problems(404, "not-found")
+    @blp.doc(operationId="listAlertMessages")
+    def get(self, query, subscription_id):
+        """A subscription's messages, newest first: status, tries, last failure, next try"""
+        return subscriptions.messages(current_viewer(), subscription_id, **query)
 
 
 PAGE = {200: {"content": {"text/html": {"schema": {"type": "string"}}}}}

@@ -5,9 +5,9 @@ import re
 
 from marshmallow import ValidationError, fields, post_load, validate
 
-from enums import ALERT_CHANNELS, MARKETS, PICK_RATINGS
+from enums import ALERT_CHANNELS, ALERT_MOMENTS, ALERT_STATUSES, MARKETS, PICK_RATINGS
 from schemas.auth import EMAIL_MAX
-from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field, one_of
+from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field, one_of, page_of
 from schemas.numbers import Integer
 
 #: A Telegram chat id: a signed 64-bit integer (a group's is negative), in decimal digits.
@@ -94,6 +94,47 @@ class AlertListSchema(CamelSchema):
     limit = Integer(
         required=True, metadata={"description": "How many subscriptions the account may have."}
     )
+
+
+class AlertMessageSchema(CamelSchema):
+    """One message of a subscription: the pick it tells of, when, and how its sending went."""
+
+    id = Integer(required=True)
+    pick_id = Integer(required=True)
+    moment = enum_of(
+        ALERT_MOMENTS,
+        required=True,
+        metadata={
+            "description": "`publication`: sent when the pick was published; `kickoff`: sent "
+            "when its match kicked off and the pick unlocked for the subscriber."
+        },
+    )
+    status = enum_of(ALERT_STATUSES, required=True)
+    attempts = Integer(required=True, metadata={"description": "Tries made so far."})
+    last_attempt_at = UTCDateTime(required=True, allow_none=True)
+    last_error = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Why the last try failed: the mail server's reply (`SMTP 451: …`), "
+            "Telegram's (`Telegram 429: …`), no answer, `not sent: …` (the account suspended, "
+            "the channel no longer configured), or `interrupted: …` (the worker stopped during "
+            "the try, which is not made again, as the message may have gone out)."
+        },
+    )
+    next_attempt_at = UTCDateTime(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "When it is tried next (a message about a pick locked for its "
+            "reader waits for the kick-off); null once it is over."
+        },
+    )
+    created_at = UTCDateTime(required=True)
+    finished_at = UTCDateTime(required=True, allow_none=True)
+
+
+AlertMessagePageSchema = page_of(AlertMessageSchema, "AlertMessage")
 
 
 class UnsubscribeSchema(CamelSchema):

@@ -17,8 +17,9 @@ import hmac
 
 from enums import ALERT_SUBSCRIPTIONS_MAX
 from errors import AlertChannelUnavailable, AlertLimitReached, NotFound, ValidationFailed
-from models import AlertSubscription, League, User
+from models import AlertMessage, AlertSubscription, League, User
 from services import routes
+from services.queries import paginate
 from store.database import locked, writing
 
 #: What the unsubscribe signature signs, before the subscription's id (a key used elsewhere
@@ -136,6 +137,34 @@ def create(viewer, channel, address, league_ids, markets, ratings, settings, now
 def delete(viewer, subscription_id: int) -> None:
     """End one of the caller's subscriptions; its messages not yet sent are never sent."""
     _own(viewer, subscription_id).delete_instance()
+
+
+def messages(viewer, subscription_id: int, page: int, page_size: int) -> dict:
+    """A page of one of the caller's subscriptions' messages, newest first: the pick and moment
+    each is about, its status, tries, last failure and next try."""
+    _own(viewer, subscription_id)
+    query = (
+        AlertMessage.select(
+            AlertMessage.id,
+            AlertMessage.pick.alias("pick_id"),
+            AlertMessage.moment,
+            AlertMessage.status,
+            AlertMessage.attempts,
+            AlertMessage.last_attempt_at,
+            AlertMessage.last_error,
+            AlertMessage.next_attempt_at,
+            AlertMessage.created_at,
+            AlertMessage.finished_at,
+        )
+        .where(AlertMessage.subscription == subscription_id)
+        .order_by(AlertMessage.id.desc())
+        .dicts()
+    )
+    found = paginate(query, page, page_size)
+    for item in found["items"]:
+        if item["status"] != "pending":
+            item["next_attempt_at"] = None
+    return found
 
 
 def by_link(value: str, settings) -> dict:

@@ -205,10 +205,18 @@ def test_a_telegram_429_is_tried_again_after_its_retry_after(app, client, people
     assert (message["status"], message["attempts"]) == ("sent", 2)
 
 
+def listed(client, headers, subscription_id):
+    """A subscription's messages as its owner reads them."""
+    response = client.get(f"{ALERTS}/{subscription_id}/messages", headers=headers)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()["items"]
+
+
 def test_an_smtp_4xx_is_tried_again_and_a_5xx_fails_for_good(app, client, people, clock, smtp):
     _, headers = people["pro"]
-    subscribe(client, headers, address="first@example.com")
-    subscribe(client, headers, address="second@example.com")
+    _, other = people["free"]
+    first_id = subscribe(client, headers, address="first@example.com")["id"]
+    second_id = subscribe(client, headers, address="second@example.com")["id"]
     clock.advance(minutes=1)
     smtp.script["RCPT"] = [(451, "4.3.0 Mailbox busy, try later"), (550, "5.1.1 No such user")]
     with app.app_context():
@@ -229,6 +237,12 @@ def test_an_smtp_4xx_is_tried_again_and_a_5xx_fails_for_good(app, client, people
     assert (first["status"], first["attempts"]) == ("sent", 2)
     assert (second["status"], second["attempts"]) == ("failed", 1)
     assert [envelope[1] for envelope in smtp.envelopes] == [["<first@example.com>"]]
+    (shown,) = listed(client, headers, second_id)
+    assert shown["status"] == "failed" and shown["moment"] == "publication"
+    assert shown["lastError"] == "SMTP 550: 5.1.1 No such user" and shown["nextAttemptAt"] is None
+    (shown,) = listed(client, headers, first_id)
+    assert (shown["status"], shown["attempts"], shown["lastError"]) == ("sent", 2, None)
+    assert client.get(f"{ALERTS}/{first_id}/messages", headers=other).status_code == 404
 
 
 def test_the_last_try_fails_and_says_why(make_app, clock, smtp):

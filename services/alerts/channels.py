@@ -73,7 +73,10 @@ def send_email(alert: Alert, address: str, message_id: str, settings) -> Outcome
     """One try of ``alert`` to ``address`` through ``SMTP_URL``."""
     url = urlsplit(settings["SMTP_URL"])
     port = url.port or SMTP_PORTS[url.scheme]
-    email = email_message(alert, settings["SMTP_FROM"], address, message_id)
+    try:
+        email = email_message(alert, settings["SMTP_FROM"], address, message_id)
+    except (ValueError, TypeError) as refused:  # SMTP_FROM that is no address, say
+        return Outcome(False, f"not sent: the message could not be written: {refused}"[:500])
     timeout = settings["ALERT_TIMEOUT"]
     accepted = False
     server = None

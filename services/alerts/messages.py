@@ -74,4 +74,5 @@ def compose(pick: dict, moment: str, base_url: str, unsubscribe_url: str) -> Ale
         "",
         f"Stop these alerts: {unsubscribe_url}",
     ]
-    return Alert(subject, "\n".join(lines), unsubscribe_url)
+    # One line, whatever a source named a team: a header never holds a line break.
+    return Alert(" ".join(subject.split()), "\n".join(lines), unsubscribe_url)

@@ -321,6 +321,23 @@ def test_a_message_waits_when_its_reader_may_no_longer_see_the_pick(
     assert len(smtp.messages) == 1
 
 
+def test_a_suspended_subscriber_is_told_nothing(app, client, people, clock, smtp):
+    user, headers = people["pro"]
+    made = subscribe(client, headers)
+    clock.advance(minutes=1)
+    with app.app_context():
+        fixture()
+        outbox.fan_out(clock())
+        user.status = "suspended"
+        user.save()
+    assert run(app, clock)["alerts failed"] == 1
+    assert smtp.messages == []
+    with app.app_context():
+        (message,) = messages()
+    assert message["subscription"] == made["id"] and message["status"] == "failed"
+    assert message["last_error"] == "not sent: its owner's account is suspended"
+
+
 def test_a_try_cut_short_is_never_sent_again(app, client, people, clock, smtp):
     _, headers = people["pro"]
     subscribe(client, headers)

@@ -4,7 +4,7 @@ every table shares), ``football``, ``accounts``, ``webhooks``, ``alerts``, ``led
 table and helper is named from here (``from models import Match, User``)."""
 
 from models.accounts import Export, UsageCounter, User, new_token_stamp
-from models.alerts import AlertMessage, AlertSubscription
+from models.alerts import AlertFanout, AlertMessage, AlertSubscription
 from models.base import BaseModel, slugify
 from models.football import (
     NO_LINE,
@@ -49,6 +49,7 @@ __all__ = [
     "NO_LINE",
     "UNLINED_MARKETS",
     "VERSIONED",
+    "AlertFanout",
     "AlertMessage",
     "AlertSubscription",
     "BaseModel",

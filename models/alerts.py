@@ -51,3 +51,15 @@ class AlertMessage(BaseModel):
             (("subscription", "id"), False),
             (("status", "next_attempt_at"), False),
         )
+
+
+class AlertFanout(BaseModel):
+    """A pick whose messages of one moment are made: the fan-out looks at it no more for that
+    moment, so a round's work follows what is new, not every subscription times every pick."""
+
+    pick = ForeignKeyField(Pick, on_delete="CASCADE", index=False)
+    moment = CharField(max_length=16, choices=choices_of(ALERT_MOMENTS))
+    done_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("pick", "moment"), True),)

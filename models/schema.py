@@ -8,6 +8,7 @@ PostgreSQL, so a model changed without its migration fails the suite.
 
 from models import (
     LEDGER_TABLES,
+    AlertFanout,
     AlertMessage,
     AlertSubscription,
     Contradiction,
@@ -69,6 +70,7 @@ TABLES = [
     KickoffReport,
     AlertSubscription,
     AlertMessage,
+    AlertFanout,
 ]
 
 

@@ -15,9 +15,12 @@ subscription, at one of two moments:
 
 The fan-out (:func:`fan_out`, every round of the worker's pump) makes the messages due, one row
 per (subscription, pick, moment) under a unique key: a round made twice, or by two workers at
-once, makes each message once. A subscriber who no longer qualifies is checked again at every
-try: a suspended account's messages fail, sent to nobody; a message about a pick locked for its
-reader (a Pro user who became free since) waits until the kick-off that unlocks it.
+once, makes each message once. A pick whose messages of a moment are made is marked so
+(``alert_fanout``): later rounds look only at new picks and newly kicked-off matches, so a
+reader who becomes Pro after a pick was published hears of it at kick-off. A subscriber who no
+longer qualifies is checked again at every try: a suspended account's messages fail, sent to
+nobody; a message about a pick locked for its reader (a Pro user who became free since) waits
+until the kick-off that unlocks it.
 
 **Sending.** A message is claimed with a lease, sent, and its outcome recorded, one at a time:
 sent; failed for good (an SMTP 5xx reply, a Telegram chat that refuses); or tried again by
@@ -31,9 +34,19 @@ import logging
 from datetime import timedelta
 
 from clock import utcnow
-from models import AlertMessage, AlertSubscription, League, Match, Pick, Team, User
+from models import (
+    AlertFanout,
+    AlertMessage,
+    AlertSubscription,
+    League,
+    Match,
+    Pick,
+    Team,
+    User,
+)
 from services.alerts import channels, messages, subscriptions
 from services.market import premium
+from store.bulk import insert_rows
 from store.database import locked, writing
 
 log = logging.getLogger("picks.alerts")
@@ -91,33 +104,48 @@ def _wants(subscription, pick: dict) -> bool:
     )
 
 
+def _of_picks(query_of, pick_ids) -> set:
+    """The rows ``query_of(chunk)`` gives for ``pick_ids``, 500 ids at a time, as a set."""
+    found = set()
+    for start in range(0, len(pick_ids), 500):
+        found.update(query_of(pick_ids[start : start + 500]).tuples())
+    return found
+
+
 def fan_out(now) -> int:
-    """Make the messages due at ``now`` that are not made yet (see the module's description);
-    returns how many were new."""
+    """Make the messages due at ``now`` that are not made yet (see the module's description),
+    and mark each pick whose messages of a moment are made, so no later round looks at it again
+    for that moment; returns how many messages it made."""
     picks = _candidates(now)
-    if not picks:
+    done = _of_picks(
+        lambda ids: AlertFanout.select(AlertFanout.pick, AlertFanout.moment).where(
+            AlertFanout.pick.in_(ids)
+        ),
+        [pick["id"] for pick in picks],
+    )
+    due = []
+    for pick in picks:
+        moment = "kickoff" if now >= pick["unlock"] else "publication"
+        if (pick["id"], moment) not in done:
+            due.append((pick, moment))
+    if not due:
         return 0
     subscribers = list(
         AlertSubscription.select(AlertSubscription, User.role, User.plan, User.status)
         .join(User)
         .where(User.status == "active")
     )
-    if not subscribers:
-        return 0
-    pick_ids = [pick["id"] for pick in picks]
-    made = set()
-    for start in range(0, len(pick_ids), 500):
-        made.update(
-            AlertMessage.select(AlertMessage.subscription, AlertMessage.pick)
-            .where(AlertMessage.pick.in_(pick_ids[start : start + 500]))
-            .tuples()
-        )
-    upcoming = {pick["match"]: pick["unlock"] for pick in picks if now < pick["unlock"]}
+    made = _of_picks(
+        lambda ids: AlertMessage.select(AlertMessage.subscription, AlertMessage.pick).where(
+            AlertMessage.pick.in_(ids)
+        ),
+        [pick["id"] for pick, _ in due],
+    )
+    upcoming = {pick["match"]: pick["unlock"] for pick, moment in due if moment == "publication"}
     closed = premium.locked_matches(upcoming, None, now)
     rows = []
-    for pick in picks:
-        opened = now >= pick["unlock"]
-        hidden = premium.pick_locked(pick, closed, pick["match"])
+    for pick, moment in due:
+        hidden = moment == "publication" and premium.pick_locked(pick, closed, pick["match"])
         for subscription in subscribers:
             if (subscription.id, pick["id"]) in made or pick[
                 "created_at"
@@ -125,21 +153,23 @@ def fan_out(now) -> int:
                 continue
             if not _wants(subscription, pick):
                 continue
-            if opened:
-                rows.append((subscription.id, pick["id"], "kickoff"))
-            elif not hidden or premium.has_premium(subscription.user):
-                rows.append((subscription.id, pick["id"], "publication"))
-    if not rows:
-        return 0
-    fields = ("subscription", "pick", "moment", "status", "attempts", "next_attempt_at")
+            if not hidden or premium.has_premium(subscription.user):
+                rows.append((subscription.id, pick["id"], moment, "pending", 0, now, now))
+    # Every column without a null: a row the database refused would be skipped unsaid.
+    names = [
+        "subscription",
+        "pick",
+        "moment",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "created_at",
+    ]
+    marks = [(pick["id"], moment, now) for pick, moment in due]
     with writing():
-        before = AlertMessage.select().count()
-        for start in range(0, len(rows), 500):
-            AlertMessage.insert_many(
-                [(*row, "pending", 0, now) for row in rows[start : start + 500]],
-                fields=[getattr(AlertMessage, name) for name in fields],
-            ).on_conflict_ignore().execute()
-        return AlertMessage.select().count() - before
+        insert_rows(AlertMessage, names, rows, skip_taken=True)
+        insert_rows(AlertFanout, ["pick", "moment", "done_at"], marks, skip_taken=True)
+    return len(rows)
 
 
 def _claim(now, lease_seconds: float) -> int | None:

@@ -101,6 +101,20 @@ class AlertMessages(MethodView):
 
 PAGE = {200: {"content": {"text/html": {"schema": {"type": "string"}}}}}
 
+#: What a mail client's one-click unsubscribe sends (RFC 8058); any body, or none, does the same.
+ONE_CLICK = {
+    "required": False,
+    "description": "`List-Unsubscribe=One-Click`, as a mail client sends it; ignored.",
+    "content": {
+        "application/x-www-form-urlencoded": {
+            "schema": {
+                "type": "object",
+                "properties": {"List-Unsubscribe": {"type": "string", "enum": ["One-Click"]}},
+            }
+        }
+    },
+}
+
 
 def _answer(link: dict, token: str):
     """``link`` as JSON, or for a browser as a page (asking to confirm while it is subscribed)."""
@@ -128,7 +142,7 @@ class Unsubscribe(MethodView):
         return _answer(subscriptions.by_link(token, settings()), token)
 
     @links.response(200, UnsubscribeSchema)
-    @links.doc(responses=PAGE)
+    @links.doc(responses=PAGE, requestBody=ONE_CLICK)
     @links.problems(404, "not-found")
     @links.doc(operationId="unsubscribe")
     def post(self, token):

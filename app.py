@@ -113,6 +113,7 @@ def register_blueprints(app):
     """Every endpoint group."""
     from blueprints import (
         admin,
+        alerts,
         auth,
         backtest,
         data,
@@ -140,9 +141,11 @@ def register_blueprints(app):
         webhooks,
         ops,
         admin,
+        alerts,
         pages,
     ):
         api.register_blueprint(module.blp)
+    api.register_blueprint(alerts.links)
     api.document(webhooks.document_events)
     api.document(_document_results)
     app.register_blueprint(docs.blp)  # pages, not part of the API they describe

@@ -29,6 +29,9 @@ MIN_SECRET_BYTES = 32
 #: The shortest token lifetime accepted, seconds (0 would mean tokens that never expire).
 MIN_TOKEN_SECONDS = 60
 
+#: How ``SMTP_URL`` may reach its server: in the clear, upgraded by STARTTLS, or over TLS.
+SMTP_SCHEMES = ("smtp", "smtp+starttls", "smtps")
+
 #: The command that makes each secret production needs, said when one is missing or refused.
 SECRET_COMMANDS = {
     "JWT_SECRET_KEY": 'python -c "import secrets; print(secrets.token_urlsafe(48))"',
@@ -161,6 +164,13 @@ DEFAULTS: dict[str, object] = {
     # Fernet keys, newest first, encrypting the endpoints' signing secrets in the database;
     # generated once into the instance folder outside production.
     "WEBHOOK_SECRETS_KEY": None,
+    # Pick alerts (docs/configuration.md, Alerts): email over SMTP, Telegram's Bot API.
+    "SMTP_URL": None,  # smtp://, smtp+starttls:// or smtps://[user:password@]host[:port]
+    "SMTP_FROM": None,  # the alerts' From address; email alerts are off without both
+    "TELEGRAM_BOT_TOKEN": None,  # Telegram alerts are off without one
+    "TELEGRAM_API_BASE": "https://api.telegram.org",
+    "ALERT_RETRY_SCHEDULE": "0,30,120,600,1800,3600",
+    "ALERT_TIMEOUT": 15.0,
     "LEDGER_SIGNING_KEY": None,  # generated once into the instance folder outside production
     "LEDGER_TSA_URL": None,  # an RFC 3161 time-stamping authority for the checkpoints
     "LEDGER_TSA_TIMEOUT": 10.0,
@@ -329,19 +339,22 @@ def _making(name: str, settings=None) -> str:
 
 
 def check_worker(settings, production: bool) -> None:
-    """Refuse worker and webhook settings that cannot work, or that open a hole in production;
-    the retry schedule becomes a tuple of seconds."""
+    """Refuse worker, webhook and alert settings that cannot work, or that open a hole in
+    production; the retry schedules become tuples of seconds."""
     if production and settings["WEBHOOK_ALLOW_PRIVATE"]:
         raise ConfigError("WEBHOOK_ALLOW_PRIVATE must not be set when APP_ENV=production")
-    schedule = settings["WEBHOOK_RETRY_SCHEDULE"]
-    if isinstance(schedule, str):
-        try:
-            schedule = tuple(float(step) for step in schedule.split(","))
-        except ValueError as exc:
-            raise ConfigError(f"WEBHOOK_RETRY_SCHEDULE is not a list of seconds: {exc}") from exc
-    if not schedule or any(step < 0 for step in schedule):
-        raise ConfigError("WEBHOOK_RETRY_SCHEDULE needs at least one delay, none negative")
-    settings["WEBHOOK_RETRY_SCHEDULE"] = tuple(schedule)
+    for name in ("WEBHOOK_RETRY_SCHEDULE", "ALERT_RETRY_SCHEDULE"):
+        schedule = settings[name]
+        if isinstance(schedule, str):
+            try:
+                schedule = tuple(float(step) for step in schedule.split(","))
+            except ValueError as exc:
+                raise ConfigError(f"{name} is not a list of seconds: {exc}") from exc
+        if not schedule or any(step < 0 for step in schedule):
+            raise ConfigError(f"{name} needs at least one delay, none negative")
+        settings[name] = tuple(schedule)
+    if settings["SMTP_URL"] and urlparse(settings["SMTP_URL"]).scheme not in SMTP_SCHEMES:
+        raise ConfigError(f"SMTP_URL must start with one of {', '.join(SMTP_SCHEMES)}://")
     if settings["WEBHOOK_LEASE_SECONDS"] <= settings["WEBHOOK_TIMEOUT"]:
         raise ConfigError("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_TIMEOUT")
     for name in ("WORKER_THREADS", "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_CONCURRENCY"):

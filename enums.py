@@ -65,6 +65,13 @@ EVENT_TYPES = (*WEBHOOK_EVENTS, "ping")
 #: picks, or only operators and admins.
 EVENT_AUDIENCES = ("subscribers", "premium", "operators")
 DELIVERY_STATUSES = ("pending", "succeeded", "failed")
+#: How a pick alert reaches its subscriber, when it is sent (at the pick's publication, or at
+#: its match's kick-off for a pick locked until then) and where its message stands.
+ALERT_CHANNELS = ("email", "telegram")
+ALERT_MOMENTS = ("publication", "kickoff")
+ALERT_STATUSES = ("pending", "sent", "failed")
+#: How many alert subscriptions one account may have (each may send a message per pick).
+ALERT_SUBSCRIPTIONS_MAX = 20
 #: The ledger's entries: a live pick published before kick-off, then settled or voided.
 LEDGER_KINDS = ("pick.published", "pick.settled", "pick.voided")
 #: Why a pick stored as live is set apart when it settles (engine.ledger.entries.not_live_reasons).

@@ -97,6 +97,18 @@ PROBLEMS: dict[str, tuple[int, str, str]] = {
         "The endpoint is disabled (it answered 410, or a delivery failed its last try): enable it "
         'with PATCH `{"enabled": true}` before testing it or retrying a delivery.',
     ),
+    "alert-limit-reached": (
+        409,
+        "Alert limit reached",
+        "The account already has as many alert subscriptions as it may; delete one first.",
+    ),
+    "alert-channel-unavailable": (
+        409,
+        "Alert channel unavailable",
+        "This deployment does not send alerts by the channel asked for (email needs an SMTP "
+        "server, Telegram a bot, and both the service's public address for the unsubscribe "
+        "link); the detail says what is missing.",
+    ),
     "payload-too-large": (413, "Payload too large", "The request body is larger than 1 MiB."),
     "unsupported-media-type": (
         415,
@@ -291,6 +303,21 @@ class WebhookUrlRefused(AppError):
 
     def __init__(self, reason):
         super().__init__(f"The webhook URL is refused: {reason}.", errors={"url": [reason]})
+
+
+class AlertLimitReached(AppError):
+    """A user asked for one more alert subscription than they may have."""
+
+    problem = "alert-limit-reached"
+
+    def __init__(self, limit):
+        super().__init__(f"An account may have at most {limit} alert subscriptions.")
+
+
+class AlertChannelUnavailable(AppError):
+    """An alert subscription by a channel this deployment does not send by."""
+
+    problem = "alert-channel-unavailable"
 
 
 class UnsupportedMediaType(AppError):

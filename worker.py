@@ -1,5 +1,5 @@
 """The worker (``python -m worker``, the Procfile's ``worker:``): a huey consumer that runs the
-schedule and delivers webhooks.
+schedule and delivers webhooks and pick alerts.
 
 Why huey: it is small, kept by Peewee's author, and brings what this needs and nothing more —
 cron-style periodic tasks, task locks, delayed retries, a consumer with worker threads — on
@@ -18,7 +18,8 @@ Every minute the worker that holds the scheduler's lease enqueues two tasks:
 - ``schedule``: records the operations due (settlement hourly, calibration daily, by
   ``SCHEDULE_*``) and starts each as an ``operation`` task under its kind's lock;
 - ``deliveries``: one delivery pump at a time (its own lock) that fans events out and sends
-  what is due, looking again every ``WEBHOOK_POLL_SECONDS`` for most of the minute.
+  what is due, webhooks and pick alerts (``services.alerts.outbox``), looking again every
+  ``WEBHOOK_POLL_SECONDS`` for most of the minute.
 
 Locks: on SQLite the queue belongs to one worker process, which clears its locks when it
 starts (a killed worker's locks would otherwise stay); on Redis locks expire by themselves
@@ -56,6 +57,7 @@ from peewee import DatabaseError, InterfaceError
 
 from clock import utcnow
 from config import ConfigError
+from services.alerts import outbox
 from services.operations import lease, schedule
 from services.webhooks import deliveries
 from store import migrate
@@ -265,7 +267,11 @@ class Worker:
         try:
             with db.connection_context():
                 deliveries.pump(
-                    self.settings, self.clock, self.pump_seconds, stop=self.stopping.is_set
+                    self.settings,
+                    self.clock,
+                    self.pump_seconds,
+                    stop=self.stopping.is_set,
+                    rounds=(deliveries.deliver_due, outbox.deliver_due),
                 )
         finally:
             lock.release()

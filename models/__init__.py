@@ -1,9 +1,10 @@
 """The tables of the whole domain and their small lookups, a module per domain: ``base`` (what
-every table shares), ``football``, ``accounts``, ``webhooks``, ``ledger``, ``operations`` and
-``versions`` (the data version); ``schema`` creates and drops them all. Every table and helper
-is named from here (``from models import Match, User``)."""
+every table shares), ``football``, ``accounts``, ``webhooks``, ``alerts``, ``ledger``,
+``operations`` and ``versions`` (the data version); ``schema`` creates and drops them all. Every
+table and helper is named from here (``from models import Match, User``)."""
 
 from models.accounts import Export, UsageCounter, User, new_token_stamp
+from models.alerts import AlertFanout, AlertMessage, AlertSubscription
 from models.base import BaseModel, slugify
 from models.football import (
     NO_LINE,
@@ -48,6 +49,9 @@ __all__ = [
     "NO_LINE",
     "UNLINED_MARKETS",
     "VERSIONED",
+    "AlertFanout",
+    "AlertMessage",
+    "AlertSubscription",
     "BaseModel",
     "Contradiction",
     "DataVersion",

@@ -8,6 +8,9 @@ PostgreSQL, so a model changed without its migration fails the suite.
 
 from models import (
     LEDGER_TABLES,
+    AlertFanout,
+    AlertMessage,
+    AlertSubscription,
     Contradiction,
     DataVersion,
     Delivery,
@@ -65,6 +68,9 @@ TABLES = [
     PriceSeen,
     Contradiction,
     KickoffReport,
+    AlertSubscription,
+    AlertMessage,
+    AlertFanout,
 ]
 
 

@@ -8,6 +8,8 @@ SEO = f"{API}/v1/seo"
 DATA = f"{API}/v1/data"
 WEBHOOKS = f"{DATA}/webhooks"
 OPS = f"{API}/v1/ops"
+ALERTS = f"{API}/me/alerts"
+UNSUBSCRIBE = f"{API}/alerts/unsubscribe"
 
 #: The Data API resources an export reads, by their GET endpoint.
 DATA_MATCHES = f"{DATA}/matches"
@@ -32,3 +34,13 @@ def webhook(endpoint_id: int) -> str:
 def operation(operation_id: int) -> str:
     """An operation: ``GET /api/v1/ops/operations/{id}``."""
     return f"{OPS}/operations/{operation_id}"
+
+
+def alert(subscription_id: int) -> str:
+    """One of the caller's alert subscriptions: ``GET /api/me/alerts/{id}``."""
+    return f"{ALERTS}/{subscription_id}"
+
+
+def unsubscribe(token: str) -> str:
+    """An alert's one-click unsubscribe: ``GET`` (a page asking) or ``POST`` (done)."""
+    return f"{UNSUBSCRIBE}/{token}"

@@ -51,9 +51,12 @@ def json_documents(values) -> list:
     return json.loads("[" + ",".join("null" if text is None else text for text in values) + "]")
 
 
-def insert_rows(model, names: list[str], rows, page_size=5000, constants=None) -> None:
+def insert_rows(
+    model, names: list[str], rows, page_size=5000, constants=None, skip_taken=False
+) -> None:
     """Insert many plain tuples (values in ``names`` order) in few statements; ``constants``
-    are fields given one value for every row (converted once).
+    are fields given one value for every row (converted once). ``skip_taken`` leaves out, without
+    an error, a row whose unique key a stored row holds already.
 
     Peewee's ``insert_many`` builds its SQL value by value, which costs far more than the database
     does for hundreds of thousands of rows; this hands the driver one prepared statement
@@ -74,13 +77,15 @@ def insert_rows(model, names: list[str], rows, page_size=5000, constants=None) -
     cursor = db.cursor()
     if is_sqlite():
         marks = ", ".join("?" for _ in fields)
+        verb = "INSERT OR IGNORE" if skip_taken else "INSERT"
         cursor.executemany(
-            f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})', converted
+            f'{verb} INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})', converted
         )
         return
     execute_values(
         cursor,
-        f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES %s',
+        f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES %s'
+        + (" ON CONFLICT DO NOTHING" if skip_taken else ""),
         converted,
         page_size=page_size,
     )

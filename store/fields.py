@@ -40,6 +40,7 @@ class SequenceField(AutoField):
 
     def ddl(self, ctx):
         node = super().ddl(ctx)
-        if isinstance(self.model._meta.database.obj, SqliteDatabase):
+        database = self.model._meta.database  # the proxy, or a migration's own database
+        if isinstance(getattr(database, "obj", database), SqliteDatabase):
             return NodeList((node, SQL("AUTOINCREMENT")))
         return node

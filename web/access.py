@@ -116,6 +116,8 @@ REGISTER = Rule("Anyone", "none", "register", "ip")
 # season, each cacheable (a CDN may front them), under a generous limit of their own.
 TILES = Rule("Anyone", "none", "tiles", "ip")
 LOGIN = Rule("Anyone", "none", "auth", "ip")
+# An alert's unsubscribe link: no token (it is followed from an email or a chat), signed.
+UNSUBSCRIBE = Rule("Anyone holding the signed link an alert carries", "none", "public-read", "ip")
 SIGNED_IN = Rule("Any signed-in active user", "required", "auth", "user")
 # The Data API pages and exports by the hundred: a policy of its own, sized for that, with the
 # monthly quota as the real bound; logins and the other signed-in endpoints keep ``auth``.

@@ -352,18 +352,21 @@ def deliver_due(settings, clock=utcnow, pool=None) -> dict:
     return counts
 
 
-def pump(settings, clock=utcnow, seconds: float = 55.0, stop=None) -> dict:
+def pump(settings, clock=utcnow, seconds: float = 55.0, stop=None, rounds=(deliver_due,)) -> dict:
     """Deliver what is due, then again every ``WEBHOOK_POLL_SECONDS`` while nothing is, for
     ``seconds`` (at least one round; ``stop()`` ends it early). The worker runs one pump at a
-    time, a new one every minute; returns the totals."""
+    time, a new one every minute; returns the totals. Each round runs each of ``rounds`` (the
+    webhooks' :func:`deliver_due`, and the outboxes the worker adds: the alerts')."""
     totals = {"dispatched": 0, "succeeded": 0, "failed": 0, "pending": 0}
     ends = time.monotonic() + seconds
     poll = settings["WEBHOOK_POLL_SECONDS"]
     with ThreadPoolExecutor(settings["WEBHOOK_CONCURRENCY"]) as pool:
         while True:
-            counts = deliver_due(settings, clock, pool)
+            counts = {}
+            for deliver in rounds:
+                counts.update(deliver(settings, clock, pool))
             for name, value in counts.items():
-                totals[name] += value
+                totals[name] = totals.get(name, 0) + value
             if time.monotonic() >= ends or (stop is not None and stop()):
                 return totals
             if not any(counts.values()):

@@ -246,6 +246,8 @@ def test_a_release_database_with_data_upgrades_and_every_endpoint_answers(make_a
             .replace(id_param("delivery_id"), "1")
             .replace(id_param("user_id"), "1")
             .replace(id_param("contradiction_id"), "1")
+            .replace(id_param("subscription_id"), "1")
+            .replace("<token>", "1.not-a-signature")
             .replace("<slug:slug>", ids["slug"])
             .replace("<day:day>", "2026-11-20")
             .replace("<name>", "not-found")
@@ -407,7 +409,7 @@ def test_step_016_gives_the_data_version_a_tag_of_its_own_and_keeps_its_value(ap
             db.execute_sql('DELETE FROM "data_version"')
             if version is not None:
                 db.execute_sql(f'INSERT INTO "data_version" ("id", "value") VALUES (1, {version})')
-        assert migrate.upgrade(url) == ["016_data_version_home"]
+        assert migrate.upgrade(url, "016_data_version_home") == ["016_data_version_home"]
         with app.app_context():
             rows = db.execute_sql('SELECT "value", "tag", "home" FROM "data_version"').fetchall()
         ((value, tag, home),) = rows

@@ -225,3 +225,28 @@ def test_new_settings_have_safe_defaults(tmp_path):
 def test_an_ipv6_prefix_out_of_range_is_refused(tmp_path, prefix):
     with pytest.raises(ConfigError, match="RATELIMIT_IPV6_PREFIX"):
         config_from_env({"RATELIMIT_IPV6_PREFIX": prefix}, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("environ", "refused"),
+    [
+        ({"SMTP_URL": "http://mail.example.com"}, "SMTP_URL must start with one of"),
+        ({"SMTP_URL": "mail.example.com:25"}, "SMTP_URL must start with one of"),
+        ({"ALERT_RETRY_SCHEDULE": "0,soon"}, "ALERT_RETRY_SCHEDULE is not a list of seconds"),
+        ({"ALERT_RETRY_SCHEDULE": "0,-5"}, "ALERT_RETRY_SCHEDULE needs at least one delay"),
+    ],
+)
+def test_alert_settings_that_cannot_work_stop_the_service(tmp_path, environ, refused):
+    with pytest.raises(ConfigError, match=refused):
+        config_from_env(environ, tmp_path)
+
+
+def test_the_alert_settings_are_read(tmp_path):
+    settings = config_from_env(
+        {"SMTP_URL": "smtps://user:p%40ss@mail.example.com", "ALERT_RETRY_SCHEDULE": "0,60"},
+        tmp_path,
+    )
+    assert settings["SMTP_URL"] == "smtps://user:p%40ss@mail.example.com"
+    assert settings["ALERT_RETRY_SCHEDULE"] == (0.0, 60.0)
+    assert settings["TELEGRAM_API_BASE"] == "https://api.telegram.org"
+    assert settings["TELEGRAM_BOT_TOKEN"] is None

@@ -126,6 +126,8 @@ def test_the_schedule_is_the_specs():
     settings = {
         "WEBHOOK_ALLOW_PRIVATE": False,
         "WEBHOOK_RETRY_SCHEDULE": DEFAULTS["WEBHOOK_RETRY_SCHEDULE"],
+        "ALERT_RETRY_SCHEDULE": DEFAULTS["ALERT_RETRY_SCHEDULE"],
+        "SMTP_URL": None,
         "WEBHOOK_LEASE_SECONDS": 60.0,
         "WEBHOOK_TIMEOUT": 15.0,
         "WORKER_THREADS": 1,

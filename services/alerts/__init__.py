@@ -1,0 +1,1 @@
+"""Pick alerts: subscriptions users manage, their outbox and its delivery by email and Telegram."""

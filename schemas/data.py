@@ -7,10 +7,10 @@ from marshmallow import ValidationError, fields, post_load, validate, validates_
 
 from enums import (
     CARD_RELATIONS,
-    ID_RANGE,
     FEED_DEFAULT_LIMIT,
     FEED_LIMIT,
     FEED_RELATION_COSTS,
+    ID_RANGE,
     MATCH_STATUSES,
     USAGE_STATES,
 )

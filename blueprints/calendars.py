@@ -4,6 +4,7 @@ leagues a user chooses, and the calendar token that user's calendar address carr
 from flask import make_response
 from flask.views import MethodView
 
+from enums import CALENDAR_DAYS, CALENDAR_MATCH_HOURS
 from schemas.calendars import (
     CalendarTokenSchema,
     ChosenCalendarArgsSchema,
@@ -35,9 +36,10 @@ NO_STORE = {"Cache-Control": "no-store"}
 CALENDAR_DOC = (
     "The calendar (`text/calendar; charset=utf-8`, RFC 5545): `METHOD:PUBLISH`, its name as "
     "`NAME` and `X-WR-CALNAME`, a refresh hint of an hour (`REFRESH-INTERVAL`, "
-    "`X-PUBLISHED-TTL`), and one `VEVENT` per match kicking off from two days ago to 14 days "
-    "ahead: `UID` `match-<id>@<host>` (never changes), `DTSTAMP` when the match or a pick of it "
-    "last changed, `DTSTART` the kick-off and `DTEND` two hours later (both UTC), `SUMMARY` "
+    f"`X-PUBLISHED-TTL`), and one `VEVENT` per match kicking off from {CALENDAR_DAYS[0]} days "
+    f"ago to {CALENDAR_DAYS[1]} days ahead: `UID` `match-<id>@<host>` (never changes), "
+    "`DTSTAMP` when the match or a pick of it last changed, `DTSTART` the kick-off and `DTEND` "
+    f"{CALENDAR_MATCH_HOURS} hours later (both UTC), `SUMMARY` "
     "`Home vs Away`, `STATUS` (`CANCELLED` for a cancelled match, `TENTATIVE` for a postponed "
     "one), `CATEGORIES` the league, `URL` the match's prediction page (where the service knows "
     "its public address), and `DESCRIPTION` the result once known and each pick under the "
@@ -94,7 +96,7 @@ class CalendarToken(MethodView):
     @blp.doc(operationId="getCalendarToken")
     def get(self):
         """Your calendar token and your calendar's address"""
-        return calendars.subscription(current_viewer(), base_url(), settings()), NO_STORE
+        return calendar_tokens.subscription(current_viewer(), base_url(), settings()), NO_STORE
 
     @blp.access(SIGNED_IN)
     @blp.response(
@@ -108,8 +110,5 @@ class CalendarToken(MethodView):
     def post(self):
         """Rotate your calendar token: the old calendar address stops working"""
         user = current_viewer()
-        calendar_tokens.rotate(user, now())
-        return {
-            "calendar": calendars.subscription(user, base_url(), settings()),
-            "session": sessions.session_for(user),
-        }, NO_STORE
+        calendar = calendar_tokens.rotate(user, base_url(), now(), settings())
+        return {"calendar": calendar, "session": sessions.session_for(user)}, NO_STORE

@@ -18,6 +18,7 @@ import re
 
 from enums import CALENDAR_TOKEN_PATTERN, ID_RANGE
 from models import User, bump_data_version, new_token_stamp
+from services import routes
 from store.database import db
 
 #: What keeps a calendar token's MAC apart from anything else keyed by the same secret.
@@ -52,11 +53,20 @@ def holder(token: str, settings) -> User | None:
     return user
 
 
-def rotate(user, now) -> None:
-    """Give ``user`` a new token stamp: their calendar token and access tokens end. The data
-    version moves with it, so no calendar answered from the old token is served again."""
+def subscription(user, base_url: str, settings) -> dict:
+    """What ``user`` puts in a calendar app: their calendar token and their calendar's address
+    with it (the leagues still to add)."""
+    token = issue(user, settings)
+    return {"token": token, "url": f"{base_url}{routes.CHOSEN_CALENDAR}?token={token}"}
+
+
+def rotate(user, base_url: str, now, settings) -> dict:
+    """Give ``user`` a new token stamp, ending their calendar token and access tokens, and
+    answer their new :func:`subscription`. The data version moves with it, so no calendar
+    answered from the old token is served again."""
     with db.atomic():
         user.token_stamp = new_token_stamp()
         user.updated_at = now
         user.save(only=[User.token_stamp, User.updated_at])
         bump_data_version()
+    return subscription(user, base_url, settings)

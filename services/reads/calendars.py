@@ -66,13 +66,6 @@ def chosen(token: str, codes, base_url: str, now, settings) -> dict:
     return _calendar(found, f"{names}: matches and picks", description, viewer, base_url, now)
 
 
-def subscription(user, base_url: str, settings) -> dict:
-    """What a user puts in a calendar app: their calendar token and the calendar's address
-    with it (leagues still to add)."""
-    token = calendar_tokens.issue(user, settings)
-    return {"token": token, "url": f"{base_url}{routes.CHOSEN_CALENDAR}?token={token}"}
-
-
 def _leagues(codes) -> list:
     """The leagues of ``codes``, in that order; NotFound naming the codes of none."""
     found = {each.code: each for each in League.select().where(League.code.in_(list(codes)))}

@@ -8,10 +8,11 @@ from urllib.parse import urlencode
 import icalendar
 import pytest
 
+from models import Match
 from services.accounts import users
 from services.reads import ical
 from tests import asserts, factories
-from tests.helpers import NOW, ok
+from tests.helpers import NOW, counted_queries, ok
 
 BASE = "https://picks.example"
 LEAGUE = ("E0", "Premier League", "England", "top-flight")
@@ -141,6 +142,54 @@ def test_from_kick_off_every_pick_is_public(client, world, clock):
     clock.advance(days=1, hours=6)
     text = description(client.get("/api/calendars/leagues/E0.ics"))
     assert f"{AWAY} win at 3.45 (pinnacle)" in text
+
+
+def test_a_played_match_shows_its_result_and_how_its_picks_did_and_a_cancelled_one_says_so(
+    client, app
+):
+    with app.app_context():
+        played = factories.match(
+            "Played", "Here", kickoff=NOW - timedelta(days=1), goals=(2, 1), league=LEAGUE
+        )
+        pick = factories.pick(
+            played, selection="home", odds=2.2, rating="A", status="won", profit=1.2,
+            settled_at=NOW - timedelta(hours=20),
+        )  # fmt: skip
+        # When the match or a pick of it last changed (the rows' own clocks, not the app's).
+        changed = max(Match.get_by_id(played.id).updated_at, pick.created_at, pick.settled_at)
+        factories.match("Called", "Off", kickoff=KICKOFF, status="cancelled", league=LEAGUE)
+    found = events(calendar(client.get("/api/calendars/leagues/E0.ics")))
+    text = str(found["Played vs Here"]["DESCRIPTION"])
+    assert "Result: Played 2–1 Here" in text
+    assert (
+        "Match result, rated A: Played win at 2.20 (bet365), edge +10.0 %; won, +1.20 units."
+        in text
+    )
+    assert found["Played vs Here"].decoded("DTSTAMP") == changed.replace(microsecond=0)
+    assert str(found["Called vs Off"]["STATUS"]) == "CANCELLED"
+    assert "Match cancelled." in str(found["Called vs Off"]["DESCRIPTION"])
+
+
+def test_a_calendar_costs_the_same_queries_whatever_its_matches(client, app, world):
+    client.get("/api/calendars/leagues/SP1.ics")  # the app's first request checks more
+    counts = []
+    for extra in (0, 6):
+        with app.app_context():
+            for n in range(extra):
+                match = factories.match(
+                    f"Extra {n}", f"Side {n}", kickoff=KICKOFF + timedelta(hours=n),
+                    status="scheduled", league=LEAGUE,
+                )  # fmt: skip
+                factories.pick(match, rating="B")
+        with counted_queries() as statements:
+            parsed = calendar(client.get("/api/calendars/leagues/E0.ics"))
+        assert len(events(parsed)) == 1 + extra
+        # The data version is read once more where the fast path found the answer outdated.
+        queries = [each for each in statements if each.startswith("(")]  # not the pool's
+        counts.append(sum("data_version" not in query for query in queries))
+    # The next unlock (the answer's lifetime), the league, the matches, the locked ones, their
+    # picks, when they changed.
+    assert counts == [6, 6]
 
 
 def test_an_unknown_league_is_a_404(client, world):

@@ -46,7 +46,7 @@ def league(code: str, viewer, base_url: str, now) -> dict:
     (found,) = _leagues((code,))
     name = f"{found.name} ({found.country}): matches and picks"
     description = (
-        f"The coming matches of the {found.name} with their kick-offs and the picks "
+        f"The coming matches of {found.name} with their kick-offs and the picks "
         "rated A, B or C that may be shown."
     )
     return _calendar([found], name, description, viewer, base_url, now)

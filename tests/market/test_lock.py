@@ -489,7 +489,7 @@ def test_prices_reach_the_public_only_with_the_picks_they_make(make_app):
             (where, price)
             for where, answer in answers.items()
             for text in (
-                html_concerning(answer, match)
+                (calendar_concerning if calendar(answer) else html_concerning)(answer, match)
                 if isinstance(answer, str)
                 else [json.dumps(part) for part in concerning(answer, match)]
             )

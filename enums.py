@@ -133,3 +133,15 @@ FEED_LIMIT = 1000
 FEED_DEFAULT_LIMIT = 100
 FEED_RELATION_COSTS = {"odds": 3, "predictions": 4, "picks": 1, "intelligence": 10}
 COMPARABLE_DEFAULT = 20
+#: The calendars' window: the matches kicking off from this many days before now (so a match
+#: just played stays, with its result) to this many days after.
+CALENDAR_DAYS = (2, 14)
+#: How long a match's event lasts in a calendar: ninety minutes, half-time and stoppages.
+CALENDAR_MATCH_HOURS = 2
+#: How many leagues a user's calendar may take at once.
+CALENDAR_LEAGUES_MAX = 20
+#: How a league's code is written in a calendar's address (football-data's ``E0``, ``SP1``).
+LEAGUE_CODE_PATTERN = r"[A-Za-z0-9_-]{1,16}"
+#: A calendar token as written: the user id (no leading zero), a dot, the 43 characters of a
+#: SHA-256 MAC in unpadded base64url (``services.accounts.calendar_tokens``).
+CALENDAR_TOKEN_PATTERN = r"[1-9][0-9]{0,9}\.[A-Za-z0-9_-]{43}"

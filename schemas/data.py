@@ -10,6 +10,7 @@ from enums import (
     FEED_DEFAULT_LIMIT,
     FEED_LIMIT,
     FEED_RELATION_COSTS,
+    ID_RANGE,
     MATCH_STATUSES,
     USAGE_STATES,
 )
@@ -17,7 +18,7 @@ from schemas.common import CamelSchema, UTCDateTime, enum_of, id_field, wire
 from schemas.matches import MatchCardSchema
 from schemas.numbers import Integer
 from schemas.spans import DayOrInstant, KickoffRangeSchema
-from schemas.text import CommaList
+from schemas.text import CommaIds, CommaList
 
 
 class FeedCursor(fields.String):
@@ -138,6 +139,18 @@ LIMIT_DESCRIPTION = (
 )
 
 
+IDS_DESCRIPTION = (
+    "Fetch these matches in one call: their ids, comma-separated (`ids=7,12,31`; a repeated id "
+    "counts once). At most as many distinct ids as the largest `limit` for the relations asked "
+    f"({FEED_LIMIT} bare, {max_limit(CARD_RELATIONS)} with all four: see `limit`); more is a "
+    "422 naming `ids`, as is an entry that is not an id. The answer is one page holding each "
+    "match asked that exists and passes the other filters, in the order the ids were first "
+    "given, with `nextCursor` null and `limit` the number of distinct ids; `missingIds` lists "
+    "the others (no such match, or left out by another filter). It takes no `limit` or "
+    "`cursor` (a 422). One call counts 1 against the monthly request quota, however many ids."
+)
+
+
 class MatchesArgsSchema(KickoffRangeSchema):
     """Filters, relations and paging of the match feed."""
 
@@ -161,20 +174,36 @@ class MatchesArgsSchema(KickoffRangeSchema):
         validate=validate.Length(max=FeedCursor.MAX_LENGTH),  # documents it: checked on load
         metadata={"description": "`nextCursor` of the previous page, as it was given."},
     )
+    ids = CommaIds(ID_RANGE, FEED_LIMIT, metadata={"description": IDS_DESCRIPTION})
 
     @validates_schema
     def limit_within_its_bound(self, data, **kwargs):
-        """A page costs at most ``FEED_LIMIT`` bare matches' worth (see :func:`max_limit`)."""
+        """A page costs at most ``FEED_LIMIT`` bare matches' worth (see :func:`max_limit`), and
+        so does a batch of ``ids``, which is one page."""
         includes = [name for name in CARD_RELATIONS if name in (data.get("include") or ())]
         bound = max_limit(includes)
+        asked = f"include={','.join(includes)}" if includes else "no include"
         if data.get("limit", 0) > bound:
-            asked = f"include={','.join(includes)}" if includes else "no include"
             raise ValidationError(f"At most {bound} with {asked}.", "limit")
+        ids = data.get("ids")
+        if ids is None:
+            return
+        if len(ids) > bound:
+            raise ValidationError(f"At most {bound} distinct ids with {asked}.", "ids")
+        for name, key in (("limit", "limit"), ("after", "cursor")):
+            if name in data:
+                raise ValidationError(
+                    f"A batch of `ids` is one page of every match asked: it takes no `{key}`.",
+                    key,
+                )
 
     @post_load
     def default_limit(self, data, **kwargs):
-        """Without ``limit``, a page holds ``FEED_DEFAULT_LIMIT`` matches, or its bound."""
-        if "limit" not in data:
+        """Without ``limit``, a page holds ``FEED_DEFAULT_LIMIT`` matches, or its bound; a batch
+        of ``ids``, every one of them."""
+        if "ids" in data:
+            data["limit"] = len(data["ids"])
+        elif "limit" not in data:
             data["limit"] = min(FEED_DEFAULT_LIMIT, max_limit(data.get("include") or ()))
         return data
 
@@ -189,4 +218,13 @@ class MatchesPageSchema(CamelSchema):
         required=True,
         allow_none=True,
         metadata={"description": "Pass as `cursor` for the next page; null on the last page."},
+    )
+    missing_ids = fields.List(
+        Integer(),
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "With `ids`: the ids asked whose match is not in `items` (no such "
+            "match, or one another filter leaves out), in the order given. Null without `ids`."
+        },
     )

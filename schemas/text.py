@@ -111,3 +111,61 @@ class CommaListBody(CommaList):
                 {"type": "string", "pattern": f"^({alternatives})(,({alternatives}))*$"},
             ],
         }
+
+
+class CommaIds(CommaList):
+    """One or more ids (positive 32-bit integers), comma-separated (``ids=7,12,31``), loaded as
+    a tuple of distinct ids in the order first given (a repeated id counts once); at most
+    ``max_items`` distinct ones. An entry that is not an id (``x``, ``-1``, ``0``, ``1.5``, an
+    empty one) is a 422 naming the parameter.
+
+    Documented as an array of integers sent comma-separated, as :class:`CommaList` is.
+    """
+
+    #: How an id is written: ASCII digits without a sign or a leading zero.
+    WRITTEN = re.compile(r"[1-9][0-9]*")
+
+    def __init__(self, id_range: tuple[int, int], max_items: int, **kwargs):
+        self.id_range = id_range
+        self.max_items = max_items
+        super().__init__((), **kwargs)
+
+    def description(self) -> str:
+        return "One or more ids, comma-separated; a repeated id counts once."
+
+    def documented(self) -> dict:
+        low, high = self.id_range
+        return {
+            "type": "array",
+            "items": {"type": "integer", "minimum": low, "maximum": high},
+            "minItems": 1,
+            "maxItems": self.max_items,
+        }
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else ",".join(map(str, value))
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        values = list(value) if isinstance(value, list | tuple) else [value]
+        if not values or not all(isinstance(item, str) for item in values):
+            raise self.make_error("invalid")
+        low, high = self.id_range
+        parts = [part for item in values for part in item.split(",")]
+        digits = len(str(high))  # longer is out of range: never handed to int()
+        bad = next(
+            (
+                part
+                for part in parts
+                if not (self.WRITTEN.fullmatch(part) and len(part) <= digits)
+                or not low <= int(part) <= high
+            ),
+            None,
+        )
+        if bad is not None:
+            raise ValidationError(
+                f"Not an id: {bad[:20]!r}. Ids are integers from {low} to {high}, comma-separated."
+            )
+        ids = tuple(dict.fromkeys(int(part) for part in parts))
+        if len(ids) > self.max_items:
+            raise ValidationError(f"At most {self.max_items} distinct ids (got {len(ids)}).")
+        return ids

@@ -8,8 +8,14 @@ SEO = f"{API}/v1/seo"
 DATA = f"{API}/v1/data"
 WEBHOOKS = f"{DATA}/webhooks"
 OPS = f"{API}/v1/ops"
-ALERTS = f"{API}/me/alerts"
+CALENDARS = f"{API}/calendars"
+ME = f"{API}/me"
+ALERTS = f"{ME}/alerts"
 UNSUBSCRIBE = f"{API}/alerts/unsubscribe"
+
+#: The calendar of the leagues a user chooses (``?token=…&leagues=…``), and its token.
+CHOSEN_CALENDAR = f"{CALENDARS}/mine.ics"
+CALENDAR_TOKEN = f"{ME}/calendar-token"
 
 #: The Data API resources an export reads, by their GET endpoint.
 DATA_MATCHES = f"{DATA}/matches"
@@ -24,6 +30,11 @@ def match(match_id: int) -> str:
 def seo_prediction(slug: str) -> str:
     """A match's prediction for search engines: ``GET /api/v1/seo/predictions/{slug}``."""
     return f"{SEO}/predictions/{slug}"
+
+
+def league_calendar(code: str) -> str:
+    """A league's calendar: ``GET /api/calendars/leagues/{code}.ics``."""
+    return f"{CALENDARS}/leagues/{code}.ics"
 
 
 def webhook(endpoint_id: int) -> str:

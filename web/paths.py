@@ -7,13 +7,19 @@ from datetime import date
 
 from werkzeug.routing import BaseConverter, IntegerConverter, ValidationError
 
-from enums import ID_RANGE
+from enums import ID_RANGE, LEAGUE_CODE_PATTERN
 
 
 class SlugConverter(BaseConverter):
     """A match slug in a path: lower-case letters, digits and hyphens (anything else is 404)."""
 
     regex = r"[a-z0-9-]{1,255}"
+
+
+class LeagueCodeConverter(BaseConverter):
+    """A league's code in a path: ASCII letters, digits, ``_`` and ``-`` (``E0``, ``SP1``)."""
+
+    regex = LEAGUE_CODE_PATTERN
 
 
 class IdConverter(IntegerConverter):
@@ -53,6 +59,7 @@ def init_app(app) -> None:
     app.url_map.converters["slug"] = SlugConverter
     app.url_map.converters["id"] = IdConverter
     app.url_map.converters["day"] = DayConverter
+    app.url_map.converters["league_code"] = LeagueCodeConverter
 
 
 def document(api) -> None:
@@ -66,3 +73,7 @@ def document(api) -> None:
         SlugConverter, lambda _converter: {"type": "string", "pattern": f"^{SlugConverter.regex}$"}
     )
     api.register_converter(DayConverter, lambda _converter: {"type": "string", "format": "date"})
+    api.register_converter(
+        LeagueCodeConverter,
+        lambda _converter: {"type": "string", "pattern": f"^{LeagueCodeConverter.regex}$"},
+    )

@@ -18,12 +18,15 @@ def matches(
     limit=100,
     after=None,
     viewer=None,
+    ids=None,
 ) -> dict:
     """One page of match cards with the relations in ``include`` that come after ``after``
     (the kick-off and id of the previous page's last match), and the position after this page
-    (None on the last)."""
+    (None on the last). With ``ids``, the batch of those matches instead: see :func:`batch`."""
     query = within(cards.matches(), Match.kickoff_at, date_from, date_to)
     query = match_filters(query, league_id, team_id, statuses)
+    if ids is not None:
+        return batch(query, ids, include, viewer)
     if after is not None:
         kickoff_at, match_id = after
         query = query.where(
@@ -36,4 +39,16 @@ def matches(
     if len(items) > limit:
         items = items[:limit]
         following = (items[-1]["kickoff_at"], items[-1]["id"])
-    return {"items": items, "limit": limit, "next_after": following}
+    return {"items": items, "limit": limit, "next_after": following, "missing_ids": None}
+
+
+def batch(query, ids, include=(), viewer=None) -> dict:
+    """The cards of the matches ``ids`` (distinct) that ``query`` selects, in the order of
+    ``ids``, as one last page, and the ids left out (no such match, or filtered out): one query
+    for the matches whatever their number, then one per relation."""
+    found = cards.build(query.where(Match.id.in_(ids)), viewer, include or ())
+    position = {match_id: index for index, match_id in enumerate(ids)}
+    items = sorted(found, key=lambda card: position[card["id"]])
+    present = {card["id"] for card in items}
+    missing = [match_id for match_id in ids if match_id not in present]
+    return {"items": items, "limit": len(ids), "next_after": None, "missing_ids": missing}

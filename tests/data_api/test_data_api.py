@@ -222,7 +222,7 @@ def test_a_team_filter_finds_its_home_and_away_matches(client, world, facts):
 
 def test_a_filter_that_selects_nothing_is_an_empty_last_page(client, world):
     body = ok(client.get(f"{MATCHES}?from=1999-01-01&to=1999-12-31", headers=world.people["pro"]))
-    assert body == {"items": [], "limit": 100, "nextCursor": None}
+    assert body == {"items": [], "limit": 100, "nextCursor": None, "missingIds": None}
 
 
 # The match feed: includes

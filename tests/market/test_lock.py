@@ -142,6 +142,19 @@ def html_concerning(text: str, match: Match) -> list[str]:
     return [chunk for chunk in chunks if match.slug in chunk]
 
 
+def calendar(text: str) -> bool:
+    """Whether ``text`` is an iCalendar answer."""
+    return text.startswith("BEGIN:VCALENDAR")
+
+
+def calendar_concerning(text: str, match: Match) -> list[str]:
+    """The event of ``match`` in a calendar, its lines unfolded and its text unescaped."""
+    unfolded = text.replace("\r\n ", "")
+    for escaped, plain in (("\\n", "\n"), ("\\,", ","), ("\\;", ";"), ("\\\\", "\\")):
+        unfolded = unfolded.replace(escaped, plain)
+    return [event for event in unfolded.split("BEGIN:VEVENT") if f"UID:match-{match.id}@" in event]
+
+
 def vectors(part, selections) -> list[np.ndarray]:
     """Every per-selection set of numbers in a JSON part: ``{selection: number}`` objects, and
     each numeric field of a list of ``{"selection": ...}`` objects covering the market."""
@@ -238,7 +251,7 @@ def leaks(answers: dict, pick: Pick, match: Match) -> list[str]:
     found = []
     for where, answer in answers.items():
         if isinstance(answer, str):
-            parts = html_concerning(answer, match)
+            parts = (calendar_concerning if calendar(answer) else html_concerning)(answer, match)
             texts = parts
             candidates = [v for part in parts for v in html_vectors(part, names)]
             for part in parts:
@@ -325,6 +338,7 @@ def crawl(client, headers, match: Match) -> dict:
         filled = path.replace("{id}", str(match.id)).replace("{slug}", match.slug)
         filled = filled.replace("{match_id}", str(match.id)).replace("{name}", "not-found")
         filled = filled.replace("{day}", match.kickoff_at.date().isoformat())
+        filled = filled.replace("{code}", match.league.code)
         if "{" in filled:
             continue  # an operation, webhook or delivery id: not public
         query = [p["name"] for p in parameters if p["in"] == "query"]
@@ -346,6 +360,8 @@ def crawl(client, headers, match: Match) -> dict:
         response = client.get(path, headers=headers)
         if response.status_code == 200 and response.is_json:
             found[path] = response.get_json()
+        elif response.status_code == 200 and response.mimetype == "text/calendar":
+            found[path] = response.get_data(as_text=True)
         page = client.get(path, headers={**headers, "Accept": "text/html"})
         if page.status_code == 200 and page.mimetype == "text/html":
             found[f"html {path}"] = page.get_data(as_text=True)
@@ -373,11 +389,17 @@ def test_no_public_answer_or_page_lets_anyone_compute_a_locked_pick(hostile):
         card = answers[f"/api/matches/{match.id}"]
         assert card["picks"][0]["locked"] and card["picks"][0]["rating"] == "A"
         assert {f"/api/explorer/slate?date={KICKOFF.date()}", "page /"} <= set(answers)
+        calendar_path = f"/api/calendars/leagues/{match.league.code}.ics"
+        assert calendar_concerning(answers[calendar_path], match), "the match's event"
         assert len(answers) > 35, sorted(answers)
         assert leaks(answers, pick, match) == [], kind
 
     pro = leaks(crawl(client, hostile.people["pro"], match), pick, match)
     assert any("the odds" in leak for leak in pro)
+    # The calendar is read as closely: a Pro reader's names the selection and its price.
+    calendar_leaks = [leak for leak in pro if leak.startswith(f"{calendar_path}:")]
+    assert any("the selection in words" in leak for leak in calendar_leaks), calendar_leaks
+    assert any("the odds" in leak for leak in calendar_leaks), calendar_leaks
     assert any("the probability" in leak for leak in pro)
     assert any("argmax" in leak for leak in pro)
     assert any("the selection" in leak for leak in pro)
@@ -467,7 +489,7 @@ def test_prices_reach_the_public_only_with_the_picks_they_make(make_app):
             (where, price)
             for where, answer in answers.items()
             for text in (
-                html_concerning(answer, match)
+                (calendar_concerning if calendar(answer) else html_concerning)(answer, match)
                 if isinstance(answer, str)
                 else [json.dumps(part) for part in concerning(answer, match)]
             )

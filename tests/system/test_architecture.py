@@ -313,6 +313,9 @@ def test_the_links_services_write_route_to_their_endpoints(app):
         routes.operation(5): "ops.OperationById",
         routes.DATA_MATCHES: "data.Matches",
         routes.DATA_TRACK_RECORD: "data.TrackRecord",
+        routes.league_calendar("SP1"): "calendars.LeagueCalendar",
+        routes.CHOSEN_CALENDAR: "calendars.ChosenCalendar",
+        routes.CALENDAR_TOKEN: "calendars.CalendarToken",
     }
     assert {path: adapter.match(path)[0] for path in expected} == expected
 

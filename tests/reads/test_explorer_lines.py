@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from models import OddsSummary, Prediction
+from models import OddsSummary, Pick, Prediction
 from tests import factories
 from tests.helpers import NOW, UNLIMITED, ok
 
@@ -227,3 +227,48 @@ def test_a_sealed_match_lists_no_comparable_matches_nor_its_line(world, kind, li
     assert (body["locked"], body["line"], body["items"]) == (True, None, [])
     assert body["prediction"]["probabilities"] is None and body["prediction"]["line"] is None
     assert [row["observedRate"] for row in body["summary"]["selections"]] == [None, None]
+
+
+@pytest.mark.parametrize("kind", ["anonymous", "free"])
+def test_nothing_a_sealed_match_hides_moves_the_explorer(world, kind):
+    """Non-interference: the explorer's answers about the sealed match read the same (body,
+    size and ETag) as anonymous and free callers see them when its pick moves to another line,
+    side, price and bookmaker and its lines, probabilities and prices change; a Pro caller's
+    change."""
+    sealed = world.ids["sealed"]
+    paths = [
+        f"/api/explorer/slate?date={DAY}&market={market}{line}"
+        for market in ("ah", "ou")
+        for line in ("", "&line=-0.25", "&line=-0.75", "&line=2.75", "&line=3")
+    ] + [
+        f"/api/explorer/comparable?matchId={sealed}&market={market}{line}"
+        for market, line in (("ah", ""), ("ah", "&line=-0.25"), ("ah", "&line=-0.75"), ("ou", ""))
+    ]
+
+    def read(who):
+        found = {}
+        for path in paths:
+            response = get(world, path, who)
+            found[path] = (response.get_json(), response.headers["ETag"], len(response.data))
+        return found
+
+    before = {who: read(who) for who in (kind, "pro")}
+    with world.app_context():
+        Pick.update(
+            line=-0.75, selection="away", odds=2.21, bookmaker="another", probability=0.4
+        ).where(Pick.match == sealed).execute()
+        Prediction.delete().where(
+            (Prediction.match == sealed) & (Prediction.line == -0.5)
+        ).execute()
+        Prediction.update(probabilities={"home": 0.3, "away": 0.7}).where(
+            (Prediction.match == sealed) & (Prediction.market == "ah")
+        ).execute()
+        predict(sealed, "ah", -0.75, 0.61)
+        predict(sealed, "ou", 3.0, 0.41)
+        OddsSummary.update(best_price=OddsSummary.best_price + 0.3, best_bookmaker="another").where(
+            OddsSummary.match == sealed
+        ).execute()
+        priced(sealed, "ah", -0.75, (2.21, 1.71), "another")
+    after = {who: read(who) for who in (kind, "pro")}
+    assert [path for path in paths if before[kind][path] != after[kind][path]] == []
+    assert [path for path in paths if before["pro"][path] != after["pro"][path]]

@@ -6,9 +6,12 @@ from datetime import timedelta
 
 import pytest
 
+from app import create_app
 from models import OddsSummary, Pick, Prediction
-from tests import factories
+from store.database import db
+from tests import factories, helpers
 from tests.helpers import NOW, UNLIMITED, ok
+from web.extensions import limiter
 
 KICKOFF = NOW + timedelta(days=1)
 DAY = KICKOFF.date()
@@ -56,11 +59,10 @@ def priced(match, market, line, prices, bookmaker):
         )
 
 
-@pytest.fixture
-def world(make_app):
+def build(app) -> None:
     """Tomorrow: a sealed match (an `A` pick at −0.25, quoted at −0.5 too, and over/under
-    2.75) and an open one (−0.25 and 0.0); before: finished matches at −0.25, −0.5 and 0.0."""
-    app = make_app(CLOCK=lambda: NOW, **UNLIMITED)
+    2.75) and an open one (−0.25 and 0.0); before: finished matches at −0.25, −0.5 and 0.0;
+    a free and a Pro caller."""
     with app.app_context():
         sealed = factories.match("Sealed", "Side", kickoff=KICKOFF, status="scheduled")
         predict(sealed, "ah", -0.25, 0.56)
@@ -92,9 +94,35 @@ def world(make_app):
             )
             predict(played, "ah", line, first)
             past.append(played)
-        app.people = {kind: headers for kind, (_, headers) in factories.people().items()}
-        app.people["anonymous"] = {}
+        app.people = {"anonymous": {}}
+        for kind in ("free", "pro"):
+            user = factories.user(f"{kind}@example.com", plan=kind)
+            app.people[kind] = factories.bearer(factories.token(user))
         app.ids = {"sealed": sealed.id, "open": open_.id, "past": [m.id for m in past]}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, schema_template):
+    """The world of :func:`build`, once for the tests that only read it."""
+    folder = tmp_path_factory.mktemp("explorer-lines")
+    if schema_template is not None:
+        helpers.copy_sqlite(schema_template, folder / "test.db")
+    app = create_app(helpers.settings(folder, CLOCK=lambda: NOW, **UNLIMITED))
+    limiter.reset()
+    if schema_template is None:
+        with app.app_context():
+            helpers.reset_tables()
+    build(app)
+    yield app
+    if not db.is_closed():
+        db.close()
+
+
+@pytest.fixture
+def changing(make_app):
+    """The world of :func:`build` for a test that changes it."""
+    app = make_app(CLOCK=lambda: NOW, **UNLIMITED)
+    build(app)
     return app
 
 
@@ -230,16 +258,22 @@ def test_a_sealed_match_lists_no_comparable_matches_nor_its_line(world, kind, li
 
 
 @pytest.mark.parametrize("kind", ["anonymous", "free"])
-def test_nothing_a_sealed_match_hides_moves_the_explorer(world, kind):
+def test_nothing_a_sealed_match_hides_moves_the_explorer(changing, kind):
     """Non-interference: the explorer's answers about the sealed match read the same (body,
     size and ETag) as anonymous and free callers see them when its pick moves to another line,
     side, price and bookmaker and its lines, probabilities and prices change; a Pro caller's
     change."""
+    world = changing
     sealed = world.ids["sealed"]
     paths = [
         f"/api/explorer/slate?date={DAY}&market={market}{line}"
-        for market in ("ah", "ou")
-        for line in ("", "&line=-0.25", "&line=-0.75", "&line=2.75", "&line=3")
+        for market, line in (
+            ("ah", ""),
+            ("ah", "&line=-0.25"),
+            ("ah", "&line=-0.75"),
+            ("ou", ""),
+            ("ou", "&line=3"),
+        )
     ] + [
         f"/api/explorer/comparable?matchId={sealed}&market={market}{line}"
         for market, line in (("ah", ""), ("ah", "&line=-0.25"), ("ah", "&line=-0.75"), ("ou", ""))

@@ -135,7 +135,7 @@ def _line_candidates(forecasted, columns, fair) -> None:
     line as settlement values it (``engine.model.lines.closing_at``)."""
     n = len(forecasted.match_id)
     closing = price_cubes.load(forecasted.match_id, closing=True, only_listed=False)
-    closing_lines = price_cubes.load_lines(forecasted.match_id, closing=True, only_listed=False)
+    closing_lines = price_cubes.closing_lines(forecasted.match_id, closing, only_listed=False)
     played = np.isfinite(forecasted.home_goals) & np.isfinite(forecasted.away_goals)
     for method in METHODS:
         rates = price_cubes.closing_rates(closing, method)

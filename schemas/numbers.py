@@ -177,14 +177,16 @@ class QuarterGoals(Float):
         return number
 
 
-def line_filter():
+def line_filter(description=None):
     """The ``line`` filter beside a ``market`` filter: rows at exactly this line (of the markets
-    with one: ``line=2.5`` finds "ou25", never a 1x2 or btts row)."""
+    with one: ``line=2.5`` finds "ou25", never a 1x2 or btts row); ``description`` says what
+    else an endpoint does with it."""
     return QuarterGoals(
         validate=validate.Range(-20, 20),
         metadata={
             "multipleOf": 0.25,
-            "description": "Only rows at exactly this line (see `line` in the rows), a multiple "
+            "description": description
+            or "Only rows at exactly this line (see `line` in the rows), a multiple "
             "of 0.25: `line=2.5` finds `ou25` (and `ou` at 2.5 goals), `line=-0.25` Asian "
             "handicap rows at that handicap. Markets without a line (`1x2`, `btts`) have none "
             "to match.",

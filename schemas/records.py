@@ -56,18 +56,34 @@ class FiguresSchema(CamelSchema):
     avg_odds = mean_odds(
         required=True,
         allow_none=True,
-        metadata={"description": "Mean odds of the settled picks (won, lost, void)."},
+        metadata={
+            "description": "Mean odds of the settled picks (won, lost, void, half won, half "
+            "lost): the `pending` ones are left out."
+        },
     )
     avg_edge = ratio(
         required=True,
         allow_none=True,
-        metadata={"description": "Mean edge of the settled picks (won, lost, void)."},
+        metadata={
+            "description": "Mean edge of the settled picks: the `pending` ones are left out."
+        },
     )
     avg_clv = ratio(
         required=True,
         allow_none=True,
         metadata={
-            "description": "Mean of odds ÷ closing odds − 1 (against the raw closing price)."
+            "description": "Mean of odds ÷ closing odds − 1 (against the raw closing price), "
+            "over the settled picks with a closing price at their own line; `clvExcluded` "
+            "counts the others."
+        },
+    )
+    clv_excluded = Integer(
+        required=True,
+        metadata={
+            "description": "Settled picks (won, lost, void, half won, half lost) left out of "
+            "`avgClv` for want of a closing price: no close quoted, or a line pick whose line "
+            "moved by the close (valued at its own line, it has no closing price there). "
+            "Pending picks have none yet and are counted in `pending`."
         },
     )
     avg_closing_ev = ratio(
@@ -78,13 +94,25 @@ class FiguresSchema(CamelSchema):
             "return at the fair closing price, the margin removed by `MARGIN_METHOD` (power by "
             "default) when each pick was settled. A pick at an Asian handicap or over/under line "
             "counts its return per unit at risk (its closing probability is the fair W ÷ (W + L), "
-            "a pushed part of the stake left out), where `roi` is per unit staked."
+            "a pushed part of the stake left out), where `roi` is per unit staked. Over the "
+            "settled picks with a fair closing probability (a line pick whose line moved by the "
+            "close has one, carried from the nearest closing line); `closingEvExcluded` counts "
+            "the others."
         },
     )
     avg_closing_ev_std_error = ratio(
         required=True,
         allow_none=True,
         metadata={"description": "Standard error of `avgClosingEv`. Null below two picks."},
+    )
+    closing_ev_excluded = Integer(
+        required=True,
+        metadata={
+            "description": "Settled picks (won, lost, void, half won, half lost) left out of "
+            "`avgClosingEv` (and its standard error) for want of a fair closing probability: "
+            "no close quoted for their market (an Asian handicap pick without a handicap "
+            "close, say). Pending picks have none yet and are counted in `pending`."
+        },
     )
     max_drawdown = money(
         required=True, metadata={"description": "Largest fall of cumulative profit, units."}

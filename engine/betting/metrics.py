@@ -238,6 +238,7 @@ def pick_columns(status, profit, odds, edge, clv, stake, closing_probability=Non
     columns["code"] = code
     columns["decided"] = np.isin(code, (_WON, _LOST, _HALF_WON, _HALF_LOST))
     columns["booked"] = (columns["decided"] | (code == _VOID)) & np.isfinite(columns["profit"])
+    columns["settled"] = columns["decided"] | (code == _VOID)
     return columns
 
 
@@ -342,6 +343,11 @@ def grouped_figures(group, n_groups, columns):
     closing_ev_sum, closing_ev_n = average(columns["closing_ev"])
     closing_ev_mean = closing_ev_sum / np.maximum(closing_ev_n, 1)
     closing_ev_squares = spread(columns["closing_ev"], closing_ev_mean)
+    # The settled picks each average leaves out for want of a value (a pending pick has none
+    # yet, and is counted as pending).
+    settled = columns["settled"]
+    clv_excluded = total(settled & ~np.isfinite(columns["clv"]))
+    closing_ev_excluded = total(settled & ~np.isfinite(columns["closing_ev"]))
     # The ROI is a ratio of sums over the decided picks: its standard error is that of the
     # mean residual profit − roi × stake, divided by the mean stake (the delta method).
     roi = profit / np.where(staked > 0, staked, 1.0)
@@ -373,10 +379,12 @@ def grouped_figures(group, n_groups, columns):
                 "avg_odds": _ratio(odds_sum[g], odds_n[g]),
                 "avg_edge": _ratio(edge_sum[g], edge_n[g]),
                 "avg_clv": _ratio(clv_sum[g], clv_n[g]),
+                "clv_excluded": int(clv_excluded[g]),
                 "avg_closing_ev": _ratio(closing_ev_sum[g], closing_ev_n[g]),
                 "avg_closing_ev_std_error": _standard_error(
                     closing_ev_squares[g], closing_ev_n[g], closing_ev_n[g]
                 ),
+                "closing_ev_excluded": int(closing_ev_excluded[g]),
                 "max_drawdown": float(drawdown[g]),
                 "longest_losing_streak": int(streak[g]),
             }
@@ -391,8 +399,10 @@ def track_record(status, profit, odds, edge, clv, stake, closing_probability=Non
     picks (won, lost, half won, half lost) that made money; staked = stake of the decided picks;
     profit (of settled picks); roi = profit / staked and roi_std_error, its standard error
     over the decided picks; avg_odds and avg_edge over the picks that have one, avg_clv over
-    those with a CLV, avg_closing_ev (odds × de-margined closing probability − 1) over those with
-    a closing probability, and avg_closing_ev_std_error; max_drawdown (over settled picks) and
+    those with a CLV and clv_excluded, the settled picks (decided or void) without one,
+    avg_closing_ev (odds × de-margined closing probability − 1) over those with a closing
+    probability, avg_closing_ev_std_error and closing_ev_excluded, the settled picks without a
+    closing probability; max_drawdown (over settled picks) and
     longest_losing_streak as their functions define them. Ratios and averages are None when
     there is nothing to divide by, standard errors with fewer than two values.
     """

@@ -304,6 +304,40 @@ def main_rows(match_row, fair, n: int) -> np.ndarray:
     return main
 
 
+def nearest_rows(match_row, line, cube_row, cube_line, fair) -> np.ndarray:
+    """(p,) per pick (its match's row ``match_row`` and its ``line``), the closing line row of
+    the same match nearest its line among those with fair probabilities: the least carrying
+    through the score model. Of two equally near, the more balanced (the main line, see
+    :func:`main_rows`), then the lower line; −1 where the match has no such row."""
+    match_row = np.asarray(match_row, dtype=np.int64)
+    line = np.asarray(line, dtype=float)
+    cube_row = np.asarray(cube_row, dtype=np.int64)
+    cube_line = np.asarray(cube_line, dtype=float)
+    fair = np.asarray(fair, dtype=float).reshape(len(cube_row), 2)
+    found = np.full(len(match_row), -1, dtype=np.int64)
+    rows = np.flatnonzero(np.isfinite(fair).all(axis=1))
+    if not len(rows) or not len(match_row):
+        return found
+    rows = rows[np.argsort(cube_row[rows], kind="stable")]
+    start = np.searchsorted(cube_row[rows], match_row, side="left")
+    count = np.searchsorted(cube_row[rows], match_row, side="right") - start
+    # Every (pick, candidate row) pair, ranked within each pick.
+    pick = np.repeat(np.arange(len(match_row)), count)
+    offset = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    candidate = rows[np.repeat(start, count) + offset]
+    order = np.lexsort(
+        (
+            cube_line[candidate],
+            np.abs(fair[candidate, 0] - 0.5),
+            np.abs(cube_line[candidate] - line[pick]),
+            pick,
+        )
+    )
+    first = np.unique(pick[order], return_index=True)[1]
+    found[pick[order[first]]] = candidate[order[first]]
+    return found
+
+
 def closing_at(market, picks, cube, rates):
     """The close of line picks at their own lines.
 
@@ -313,8 +347,15 @@ def closing_at(market, picks, cube, rates):
     own, e.g. solved from its 1x2 and over/under 2.5). Returns ``(price (p,), probability (p,),
     row (p,))``: where the close quotes the pick's line, its price and fair probability there
     and that line row; where the line moved, no price (NaN: there is no closing price at the
-    pick's line to compare with), the main closing line's fair probability carried to the pick's
-    line (:func:`translate`), and the main line's row; NaN and −1 without a close.
+    pick's line to compare with), the fair probability of the nearest closing line
+    (:func:`nearest_rows`) carried to the pick's line (:func:`translate`), and that line's row;
+    NaN and −1 without a close.
+
+    An over/under line carries through the total alone: a match without rates (no 1x2 close
+    to split its goals by) is carried with its goals split evenly, which the shift then scales
+    to the quoted line. The split moves nothing between lines of 2.5 goals and above (the
+    Dixon-Coles correction leaves P(total ≤ 2), and every cumulative above it, those of the
+    Poisson total), and little below (it moves mass between 0-0, 1-0, 0-1 and 1-1).
     """
     pick_row, pick_line, side = (np.asarray(value) for value in picks)
     cube_row, cube_line, prices, fair = (np.asarray(value) for value in cube)
@@ -336,21 +377,27 @@ def closing_at(market, picks, cube, rates):
     price[quoted] = prices[at[quoted], side[quoted]]
     probability[quoted] = fair[at[quoted], side[quoted]]
     source[quoted] = at[quoted]
-    main = main_rows(cube_row, fair, len(home_rate))[pick_row.astype(np.int64)]
-    moved = ~quoted & (main >= 0)
+    near = np.full(len(pick_row), -1, dtype=np.int64)
+    near[~quoted] = nearest_rows(pick_row[~quoted], pick_line[~quoted], cube_row, cube_line, fair)
+    moved = ~quoted & (near >= 0)
     if moved.any():
         rows = pick_row[moved].astype(np.int64)
+        home = np.asarray(home_rate, dtype=float)[rows]
+        away = np.asarray(away_rate, dtype=float)[rows]
+        if market == "ou":
+            even = ~(np.isfinite(home) & np.isfinite(away))
+            home, away = np.where(even, 1.0, home), np.where(even, 1.0, away)
         first = translate(
             market,
-            np.asarray(home_rate, dtype=float)[rows],
-            np.asarray(away_rate, dtype=float)[rows],
+            home,
+            away,
             np.full(len(rows), float(rho)),
-            cube_line[main[moved]],
-            fair[main[moved], 0],
+            cube_line[near[moved]],
+            fair[near[moved], 0],
             pick_line[moved].astype(float),
         )
         probability[moved] = np.where(side[moved] == 0, first, 1.0 - first)
-        source[moved] = main[moved]
+        source[moved] = near[moved]
     return price, probability, source
 
 

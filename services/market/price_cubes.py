@@ -9,7 +9,7 @@ from clock import utcnow
 from engine.betting import odds
 from engine.markets import FIXED_MARKETS
 from engine.model import lines
-from enums import KICKED_OFF_STATUSES, LINE_MARKETS, MARKET_SELECTIONS
+from enums import KICKED_OFF_STATUSES, LINE_MARKETS, MARKET_SELECTIONS, OU25_LINE
 from models import Match, OddsQuote, OddsSummary, stored_line
 from store.bulk import fetch_rows, insert_rows
 from store.database import db
@@ -137,6 +137,35 @@ def closing_rates(closing: dict[str, Cube], method: str):
         for name in ("1x2", "ou25")
     }
     return lines.close_rates(fair["1x2"], fair["ou25"])
+
+
+def closing_lines(match_ids, closing: dict[str, Cube], only_listed: bool = True):
+    """The closing :class:`LineCube` per market with lines for ``match_ids`` (as
+    :func:`load_lines`), over/under's with the 2.5 goals close added as its 2.5 line: that
+    line is stored as "ou25" (``closing``, :func:`load`'s closing cubes of the same
+    ``match_ids``), and it is often the only total a close quotes, which a pick at another
+    line is valued from (``engine.model.lines.closing_at``)."""
+    found = load_lines(match_ids, closing=True, only_listed=only_listed)
+    found["ou"] = with_line(found["ou"], closing["ou25"], OU25_LINE)
+    return found
+
+
+def with_line(cube: LineCube, fixed: Cube, line: float) -> LineCube:
+    """``cube`` with a row at ``line`` for each match a two-way ``fixed`` cube (rows in the
+    line cube's match order) prices, its bookmakers joined to the line cube's; rows stay
+    sorted by match, then line."""
+    rows = np.flatnonzero(np.isfinite(fixed.prices).any(axis=(1, 2)))
+    if not len(rows):
+        return cube
+    bookmakers = sorted(set(cube.bookmakers) | set(fixed.bookmakers))
+    column = {name: at for at, name in enumerate(bookmakers)}
+    prices = np.full((len(cube.line) + len(rows), len(bookmakers), 2), np.nan)
+    prices[: len(cube.line), [column[name] for name in cube.bookmakers]] = cube.prices
+    prices[len(cube.line) :, [column[name] for name in fixed.bookmakers]] = fixed.prices[rows]
+    match_row = np.concatenate([cube.match_row, rows.astype(np.int64)])
+    lines_of = np.concatenate([cube.line, np.full(len(rows), float(line))])
+    order = np.lexsort((lines_of, match_row))
+    return LineCube(match_row[order], lines_of[order], prices[order], bookmakers)
 
 
 def _empty_lines() -> LineCube:

@@ -259,11 +259,12 @@ def _closing_at_lines(picks, wanted, cubes, seen, method, closed) -> None:
     """The close of each line-market pick in ``picks`` (match ids, markets, lines, selections,
     which rows), written into ``closed`` (price, bookmaker, probability, closing line): at the
     pick's own line (``engine.model.lines.closing_at``), through a score model whose goal rates
-    reproduce the close's 1x2 and over/under 2.5 where the line moved."""
+    reproduce the close's 1x2 and over/under 2.5, from the nearest line it quotes where the line
+    moved (over/under's 2.5 goals close, stored as "ou25", among them)."""
     match_ids, market, handicap, selection, rows = picks
     price, bookmaker, probability, source_line = closed
     rates = price_cubes.closing_rates(cubes, method)
-    line_cubes = price_cubes.load_lines(wanted, closing=True)
+    line_cubes = price_cubes.closing_lines(wanted, cubes)
     for name in LINE_MARKETS:
         mine = np.flatnonzero(rows & (market == name))
         if not len(mine):

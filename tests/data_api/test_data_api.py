@@ -466,8 +466,10 @@ FIGURES = {
     "avgOdds",
     "avgEdge",
     "avgClv",
+    "clvExcluded",
     "avgClosingEv",
     "avgClosingEvStdError",
+    "closingEvExcluded",
     "maxDrawdown",
     "longestLosingStreak",
 }
@@ -485,6 +487,11 @@ def test_the_track_record_reports_live_and_backfilled_apart(client, world):
         for status in ("won", "lost", "void", "half-won", "half-lost", "pending"):
             name = {"half-won": "halfWon", "half-lost": "halfLost"}.get(status, status)
             assert record[name] == picks.where(Pick.status == status).count()
+        settled = picks.where(Pick.status != "pending")
+        assert record["clvExcluded"] == settled.where(Pick.clv.is_null()).count()
+        assert record["closingEvExcluded"] == (
+            settled.where(Pick.closing_probability.is_null()).count()
+        )
         assert [item["market"] for item in record["byMarket"]] == list(MARKETS)
         assert [item["rating"] for item in record["byRating"]] == list(PICK_RATINGS)
         kinds = [item["competitionType"] for item in record["byCompetitionType"]]

@@ -311,3 +311,43 @@ def test_settle_line_picks_pending_void_and_without_a_line():
         settle(["ah"], ["draw"], [1.9], [1.0], ["finished"], [1], [0], [NOW], NOW, line=[0.0])
     # A line market has no single winning selection: its outcome needs the line.
     assert winning_selection(["ah", "1x2"], [1, 1], [0, 0]).tolist() == ["", "home"]
+
+
+def test_a_moved_line_is_carried_from_the_nearest_closing_line():
+    # Match 0 closes at -1.0 (balanced), -0.5 and 0.0 (-0.25 lies between -0.5 and 0.0: the
+    # more balanced wins); match 1 at 2.0 and 3.0 (equally near 2.5: the more balanced again);
+    # match 2 has no fair line; match 3 none at all.
+    cube_row = np.array([0, 0, 0, 1, 1, 2])
+    cube_line = np.array([-1.0, -0.5, 0.0, 2.0, 3.0, 1.5])
+    fair = np.array([[0.5, 0.5], [0.6, 0.4], [0.7, 0.3], [0.7, 0.3], [0.45, 0.55], [NAN, NAN]])
+    picks = ([0, 0, 0, 1, 2, 3], [0.25, -0.25, -1.25, 2.5, 1.5, 0.0])
+    near = lines.nearest_rows(*picks, cube_row, cube_line, fair)
+    assert near.tolist() == [2, 1, 0, 4, -1, -1]
+    # closing_at carries the nearest line's probability, not the main line's.
+    rates = (np.array([1.5, 1.4, 1.2, 1.0]), np.array([1.1, 1.2, 1.0, 1.0]), -0.04)
+    prices = np.where(np.isfinite(fair), 1.0 / np.where(np.isfinite(fair), fair, 1.0), NAN)
+    price, probability, row = lines.closing_at(
+        "ah", ([0], [0.25], [0]), (cube_row, cube_line, prices, fair), rates
+    )
+    assert np.isnan(price[0]) and row.tolist() == [2]
+    expected = lines.translate("ah", 1.5, 1.1, -0.04, 0.0, 0.7, 0.25)
+    assert probability == pytest.approx(expected)
+
+
+def test_an_over_under_line_without_rates_is_carried_by_its_total():
+    # No 1x2 close, no rates: the goals are split evenly and scaled to the quoted total, which
+    # at 2.5 goals and above gives the Poisson total's probabilities whatever the split.
+    cube = (np.array([0]), np.array([2.5]), np.array([[2.0, 2.0]]), np.array([[0.5, 0.5]]))
+    no_rates = (np.array([NAN]), np.array([NAN]), -0.04)
+    _, probability, row = lines.closing_at("ou", ([0, 0], [3.0, 2.75], [0, 1]), cube, no_rates)
+    # By hand: the Poisson total m with P(T <= 2) = 1/2 is 2.674060, P(T = 3) = 0.219803.
+    # Over 3.0 wins from 4 goals, pushes at 3: (1/2 - P3) / (1 - P3). Under 2.75 loses half
+    # at 3 goals: one minus over's (1/2 - P3/2) / (1 - P3/2).
+    p3 = 0.219803
+    over_3 = (0.5 - p3) / (1 - p3)
+    under_275 = 1 - (0.5 - p3 / 2) / (1 - p3 / 2)
+    assert probability.tolist() == pytest.approx([over_3, under_275], abs=2e-6)
+    assert row.tolist() == [0, 0]
+    # A handicap needs the split: without rates it has no carried probability.
+    handicap = (np.array([0]), np.array([-0.5]), np.array([[2.0, 2.0]]), np.array([[0.5, 0.5]]))
+    assert np.isnan(lines.closing_at("ah", ([0], [-0.25], [0]), handicap, no_rates)[1]).all()

@@ -171,8 +171,11 @@ def test_track_record_hand_worked():
         "avg_odds": pytest.approx(18.0 / 8),
         "avg_edge": pytest.approx(0.44 / 7),
         "avg_clv": pytest.approx(0.02),
+        # Settled without a CLV: the first five but the pending one (six, less the pending).
+        "clv_excluded": 5,
         "avg_closing_ev": None,
         "avg_closing_ev_std_error": None,
+        "closing_ev_excluded": 7,  # every settled pick: none has a closing probability
         "max_drawdown": 3.0,
         "longest_losing_streak": 3,
     }
@@ -185,9 +188,13 @@ def test_closing_ev_is_the_return_at_the_fair_closing_probability():
     assert figures["avg_closing_ev"] == pytest.approx(-0.2 / 4)
     # Deviations from −0.05: 0.15 and −0.05 three times; Σ² = 0.03, √(0.03/3)/√4 = 0.05.
     assert figures["avg_closing_ev_std_error"] == pytest.approx(0.05)
+    # Left out for want of a closing probability: the lost, void and lost picks 2, 4 and 5
+    # (the pending pick 6 is counted as pending, not as left out).
+    assert figures["closing_ev_excluded"] == 3
     grouped = track_record_by(STATUS == "won", STATUS, PROFIT, ODDS, EDGE, CLV, STAKE, closing)
     assert grouped[True]["avg_closing_ev"] == pytest.approx(0.0)  # 0.1 and −0.1
     assert grouped[False]["avg_closing_ev"] == pytest.approx(-0.1)
+    assert (grouped[True]["closing_ev_excluded"], grouped[False]["closing_ev_excluded"]) == (0, 3)
 
 
 def test_track_record_of_nothing():

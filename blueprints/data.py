@@ -41,7 +41,7 @@ class Matches(MethodView):
     @blp.doc(operationId="listDataMatches")
     def get(self, query):
         """Matches by kick-off, a page at a time, with the relations asked for"""
-        return feed.matches(viewer=current_viewer(), **query)
+        return feed.matches(viewer=current_viewer(), settings=settings(), **query)
 
 
 @blp.route("/track-record")

@@ -18,10 +18,11 @@ def matches(
     limit=100,
     after=None,
     viewer=None,
+    settings=None,
 ) -> dict:
     """One page of match cards with the relations in ``include`` that come after ``after``
     (the kick-off and id of the previous page's last match), and the position after this page
-    (None on the last)."""
+    (None on the last); picks' stakes by ``settings``'s rule."""
     query = within(cards.matches(), Match.kickoff_at, date_from, date_to)
     query = match_filters(query, league_id, team_id, statuses)
     if after is not None:
@@ -31,7 +32,7 @@ def matches(
             | ((Match.kickoff_at == kickoff_at) & (Match.id > match_id))
         )
     query = query.order_by(Match.kickoff_at, Match.id).limit(limit + 1)
-    items = cards.build(query, viewer, include or ())
+    items = cards.build(query, viewer, include or (), settings=settings)
     following = None
     if len(items) > limit:
         items = items[:limit]

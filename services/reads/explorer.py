@@ -15,15 +15,25 @@ from services.reads import cards
 
 
 def slate(
-    day, market="1x2", league_id=None, team_id=None, min_data_quality=None, viewer=None, now=None
+    day,
+    market="1x2",
+    league_id=None,
+    team_id=None,
+    min_data_quality=None,
+    viewer=None,
+    now=None,
+    settings=None,
 ):
     """The matches of ``day`` (a span; its UTC day counts) with ``market``'s prediction, best
     price and edge per selection, and the pick, as ``viewer`` may see them at ``now`` (a locked
-    match shows no probability, price or edge); an unknown league or team gives no matches."""
+    match shows no probability, price or edge); an unknown league or team gives no matches; the
+    pick's stake by ``settings``'s rule."""
     day = day.whole_day()
     query = match_filters(within(cards.matches(), Match.kickoff_at, day, day), league_id, team_id)
     items = []
-    for card in cards.build(query.order_by(Match.kickoff_at, Match.id), viewer, now=now):
+    for card in cards.build(
+        query.order_by(Match.kickoff_at, Match.id), viewer, now=now, settings=settings
+    ):
         prediction = _of_market(card.pop("predictions"), market)
         if min_data_quality is not None and (
             prediction is None or prediction["data_quality"] < min_data_quality

@@ -225,7 +225,7 @@ def prediction(slug: str, base_url: str, viewer, now: datetime, settings) -> dic
     SportsEvent), every market with its published probability named by whose it is (the
     market's, pooled or the goal model's) beside the market's fair one and the goal model's own
     (each once: not beside itself) and its pick under the premium rule, the sides' form and
-    head-to-head, and the league's other matches."""
+    head-to-head, the league's other matches, and the largest suggested stake (``STAKE_CAP``)."""
     card = cards.by_slug(slug, viewer, ("predictions", "picks", "intelligence"), now, settings)
     home, away = card["home_team"]["name"], card["away_team"]["name"]
     predictions = {p["market"]: p for p in card["predictions"]}
@@ -249,6 +249,7 @@ def prediction(slug: str, base_url: str, viewer, now: datetime, settings) -> dic
         "form": _form(intelligence, home, away),
         "head_to_head": _head_to_head(intelligence, card, home, away),
         "league_matches": _league_matches(card),
+        "stake_cap": settings["STAKE_CAP"],  # what the page says a suggested stake is at most
     }
 
 
@@ -367,7 +368,7 @@ def track_record_page(settings, now: datetime) -> dict:
     (and their standard errors), its units curve, its months up to ``now``'s (a month to come
     has pending picks at most: nothing to show), its fair closing EVs and its tables; the
     latest calibration run's reliability per market; the ledger's latest checkpoint."""
-    report = track_record.report()
+    report = track_record.report(settings=settings)
     this_month = now.strftime("%Y-%m")
     for name, is_live in (("live", True), ("backfilled", False)):
         series = track_record.settled_series(is_live)

@@ -12,7 +12,6 @@ from services.market import premium
 from services.reads import cards
 from services.record import settling
 from tests import asserts, factories
-from tests.factories import settings as app_settings
 from tests.helpers import counted_queries, settings
 
 DAY_ONE = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
@@ -72,7 +71,7 @@ def test_a_card_list_costs_the_same_queries_for_one_match_or_forty(two_days):
     counts = []
     for ids in (one, many):
         with counted_queries() as statements:
-            loaded = cards.load(ids, include=cards.RELATIONS, settings=app_settings())
+            loaded = cards.load(ids, include=cards.RELATIONS, settings=factories.settings())
         assert all(card["odds"] and card["predictions"] and card["intelligence"] for card in loaded)
         counts.append(len(statements))
     # The matches, one query per relation, and the settled picks the stakes are sized by.
@@ -82,7 +81,7 @@ def test_a_card_list_costs_the_same_queries_for_one_match_or_forty(two_days):
 def test_a_card_from_a_select_in_another_column_order_is_the_same_card(two_days, monkeypatch):
     """Rows are read by name: every card query's columns, reversed, give the same cards."""
     ids = [m.id for m in Match.select().where(Match.kickoff_at >= DAY_ONE).order_by(Match.id)]
-    original = cards.load(ids, include=cards.RELATIONS, now=DAY_ONE, settings=app_settings())
+    original = cards.load(ids, include=cards.RELATIONS, now=DAY_ONE, settings=factories.settings())
     assert all(card["odds"] and card["predictions"] and card["picks"] for card in original[1:])
     for name in ("PICK_FIELDS", "PREDICTION_FIELDS", "SUMMARY_FIELDS"):
         monkeypatch.setattr(cards, name, tuple(reversed(getattr(cards, name))))
@@ -91,7 +90,7 @@ def test_a_card_from_a_select_in_another_column_order_is_the_same_card(two_days,
         reordered.where(Match.id.in_(ids)).order_by(Match.id),
         include=cards.RELATIONS,
         now=DAY_ONE,
-        settings=app_settings(),
+        settings=factories.settings(),
     )
     assert rebuilt == original
 
@@ -232,7 +231,7 @@ def test_a_locked_pick_hides_exactly_the_premium_fields(ctx):
         "suggested_stake": 0.02,
     }
     assert set(shown) == set(premium.HIDDEN_FIELDS)
-    staking = {**app_settings(), "STAKE_MIN_SETTLED": 0}  # no settled picks needed
+    staking = {**factories.settings(), "STAKE_MIN_SETTLED": 0}  # no settled picks needed
     before = match.kickoff_at - timedelta(seconds=1)
     for kind, locked in (("free", True), ("pro", False), ("admin", False), (None, True)):
         viewer = people[kind][0] if kind else None

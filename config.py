@@ -106,6 +106,11 @@ DEFAULTS: dict[str, object] = {
     # picks there (engine.model.walkforward.MIN_LEAGUE_MATCHES): docs/method.md, Pooling.
     "MODEL_MIN_LEAGUE_MATCHES": 100,
     "VOID_AFTER_HOURS": 48,
+    # Suggested stakes (engine.betting.stakes): a share of Kelly, capped, and the settled picks
+    # of a rating and price band before its picks get one (docs/method.md, Stakes).
+    "STAKE_KELLY_FRACTION": 0.25,
+    "STAKE_CAP": 0.02,
+    "STAKE_MIN_SETTLED": 30,
     "OPERATION_STALE_SECONDS": 900,
     "EXPORT_STREAMS_PER_USER": 2,
     "EXPORT_STREAMS_PER_PROCESS": 4,  # below GUNICORN_THREADS: the rest serve everything else
@@ -247,6 +252,8 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
     if not 1 <= settings["RATELIMIT_IPV6_PREFIX"] <= 128:
         raise ConfigError("RATELIMIT_IPV6_PREFIX must be a prefix length from 1 to 128")
     settings["PICK_MARKETS"] = pick_markets(settings["PICK_MARKETS"])
+    if not (0 < settings["STAKE_KELLY_FRACTION"] <= 1 and 0 < settings["STAKE_CAP"] <= 1):
+        raise ConfigError("STAKE_KELLY_FRACTION and STAKE_CAP must be above 0 and at most 1")
     if settings["MARGIN_METHOD"] not in MARGIN_METHODS:
         raise ConfigError(
             f"MARGIN_METHOD must be one of {', '.join(MARGIN_METHODS)} "

@@ -39,12 +39,12 @@ EVERY_PICK_A = {"RATING_A_GROWTH": 0.0, "RATING_A_QUALITY": 0.0}
 REPLAY = {"MODEL_MIN_LEAGUE_MATCHES": 0}
 
 
-def observe(now, horizon) -> dict:
+def observe(now, horizon, settings) -> dict:
     """``{match_id: card}`` of every match kicking off in ``(now, now + horizon]`` as an
-    anonymous caller sees it at ``now``."""
+    anonymous caller sees it at ``now`` (stakes by ``settings``' rule)."""
     query = cards.matches().where((Match.kickoff_at > now) & (Match.kickoff_at <= now + horizon))
     include = ("odds", "predictions", "picks")
-    return {card["id"]: card for card in cards.build(query, None, include, now)}
+    return {card["id"]: card for card in cards.build(query, None, include, now, settings)}
 
 
 def guess(card, market) -> tuple | None:
@@ -131,7 +131,7 @@ def run(app, records, start, days, horizon) -> list[dict]:
                     "blind": 1.0 / choices(pick.match_id, pick.market),
                 }
             )
-        for match_id, card in observe(now, horizon).items():
+        for match_id, card in observe(now, horizon, settings).items():
             if not card["locked"]:
                 memory[match_id] = card
     return met

@@ -41,7 +41,7 @@ class Matches(MethodView):
     @blp.doc(operationId="listDataMatches")
     def get(self, query):
         """Matches by kick-off, a page at a time, with the relations asked for"""
-        return feed.matches(viewer=current_viewer(), **query)
+        return feed.matches(viewer=current_viewer(), settings=settings(), **query)
 
 
 @blp.route("/track-record")
@@ -52,7 +52,7 @@ class TrackRecord(MethodView):
     @blp.doc(operationId="getDataTrackRecord")
     def get(self, query):
         """Live and backfilled picks apart: overall, by month, market, rating and type"""
-        return track_record.report(query.get("date_from"), query.get("date_to"))
+        return track_record.report(query.get("date_from"), query.get("date_to"), settings())
 
 
 @blp.route("/exports")

@@ -5,7 +5,7 @@ from flask.views import MethodView
 
 from schemas.explorer import ComparableArgsSchema, ComparableSchema, SlateArgsSchema, SlateSchema
 from services.reads import explorer
-from web.access import PUBLIC, current_viewer, now
+from web.access import PUBLIC, current_viewer, now, settings
 from web.blueprint import Blueprint
 
 blp = Blueprint(
@@ -25,7 +25,7 @@ class Slate(MethodView):
     @blp.doc(operationId="getSlate")
     def get(self, query):
         """A day's matches with one market's prediction, best prices, edges and pick"""
-        return explorer.slate(viewer=current_viewer(), now=now(), **query)
+        return explorer.slate(viewer=current_viewer(), now=now(), settings=settings(), **query)
 
 
 @blp.route("/comparable")

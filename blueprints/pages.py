@@ -30,7 +30,7 @@ HTML = {"text/html": {"schema": {"type": "string"}}}
 
 def _landing():
     """The landing page: today's and the coming days' matches."""
-    page = pages.landing(current_viewer(), now())
+    page = pages.landing(current_viewer(), now(), settings())
     return html.render(
         "landing.html",
         page=page,
@@ -82,7 +82,7 @@ class TrackRecordPage(MethodView):
 
 def _results(day=None):
     """The results page of ``day`` (the latest day with a finished match when None)."""
-    page = pages.results(day, current_viewer(), now())
+    page = pages.results(day, current_viewer(), now(), settings())
     shown = page["day"].strftime("%-d %B %Y")
     path = "/results" if day is None else f"/results/{day.isoformat()}"
     return html.render(

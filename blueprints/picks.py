@@ -6,7 +6,7 @@ from schemas.matches import MatchCardSchema
 from schemas.picks import PicksOfDaySchema, PicksTodayArgsSchema
 from services import routes
 from services.reads import cards, daily
-from web.access import PUBLIC, current_viewer, now
+from web.access import PUBLIC, current_viewer, now, settings
 from web.blueprint import Blueprint
 from web.paths import id_param
 
@@ -27,7 +27,7 @@ class PicksToday(MethodView):
     @blp.doc(operationId="listTodayPicks")
     def get(self, query):
         """The picks of a UTC day (default today), each with its match"""
-        return daily.for_day(viewer=current_viewer(), now=now(), **query)
+        return daily.for_day(viewer=current_viewer(), now=now(), settings=settings(), **query)
 
 
 @blp.route(f"/matches/{id_param('match_id')}")
@@ -38,4 +38,4 @@ class MatchById(MethodView):
     @blp.doc(operationId="getMatch")
     def get(self, match_id):
         """One match with its odds summary, predictions, picks and intelligence"""
-        return cards.one(match_id, current_viewer(), now=now())
+        return cards.one(match_id, current_viewer(), now=now(), settings=settings())

@@ -6,7 +6,7 @@ from schemas.seo import PredictionPageSchema, SportsEventSchema
 from services import routes
 from services.reads import pages, seo
 from web import html
-from web.access import PUBLIC, current_viewer, now
+from web.access import PUBLIC, current_viewer, now, settings
 from web.blueprint import Blueprint
 from web.links import base_url
 
@@ -49,8 +49,8 @@ class PredictionPage(MethodView):
     def get(self, slug):
         """A match's prediction page: title, description, canonical URL and SportsEvent"""
         if not html.wants_html():
-            return seo.page(slug, base_url(), current_viewer(), now())
-        page = pages.prediction(slug, base_url(), current_viewer(), now())
+            return seo.page(slug, base_url(), current_viewer(), now(), settings())
+        page = pages.prediction(slug, base_url(), current_viewer(), now(), settings())
         return html.render(
             "prediction.html",
             page=page,

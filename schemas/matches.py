@@ -235,7 +235,7 @@ class PickSchema(CamelSchema):
     at every line (published, sharp and model probabilities, best, sharp and closing prices with
     their bookmakers, expected goals, strengths, and what is computed from them), wherever they
     appear. From kick-off every pick is public in full, and stays public if the match is later
-    moved."""
+    moved. A locked pick's `suggestedStake` is null too."""
 
     id = Integer(required=True)
     market = enum_of(MARKETS, required=True)
@@ -257,7 +257,23 @@ class PickSchema(CamelSchema):
     )
     rating = enum_of(PICK_RATINGS, required=True)
     data_quality = fields.Float(required=True)
-    stake = money(required=True)
+    stake = money(
+        required=True,
+        metadata={"description": "The flat stake the track record counts: 1 unit per pick."},
+    )
+    suggested_stake = ratio(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The suggested stake, a share of the bankroll (0.01 is 1 %): a "
+            "quarter of the Kelly stake at the probability the rating rule trusts and the "
+            "pick's price (`STAKE_KELLY_FRACTION`), at most `STAKE_CAP` (0.02 by default); 0 "
+            "where the evidence is thin (data quality below rating B's, or fewer than "
+            "`STAKE_MIN_SETTLED` settled picks of its rating and price band when it was made). "
+            "Sized for a bankroll to grow, not to be safe: even these stakes lose for long "
+            "runs. Null on a locked pick (it is computed from its price and probability)."
+        },
+    )
     is_live = fields.Boolean(required=True)
     status = enum_of(PICK_STATUSES, required=True)
     profit = money(required=True, allow_none=True)

@@ -230,6 +230,55 @@ class ByCompetitionTypeSchema(CamelSchema):
     set_apart = fields.Nested(SetApartSchema, required=True)
 
 
+class StakeReturnsSchema(CamelSchema):
+    """What one way of staking made, the bankroll's return on each pick (stake × units won per
+    unit staked: odds − 1 won, −1 lost, halves for a quarter line's half outcomes)."""
+
+    mean_return = ratio(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Mean return per pick, a share of the bankroll (0.001 = 0.1 %)."},
+    )
+    mean_return_std_error = ratio(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Standard error of `meanReturn`. Null below two picks."},
+    )
+    growth = ratio(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The bankroll's growth after every pick in settlement order, each "
+            "stake a share of the bankroll at the time: ∏(1 + return) − 1 (−0.1 is a tenth lost)."
+        },
+    )
+
+
+class StakeFiguresSchema(CamelSchema):
+    """What the picks' suggested stakes (`suggestedStake`, a share of the bankroll) would have
+    made, beside a flat stake of `flatStake` on every pick, over the picks with a result (won,
+    lost, half won, half lost), each stake as it was suggested when the pick was made."""
+
+    picks = Integer(required=True, metadata={"description": "Picks with a result."})
+    staked = Integer(
+        required=True,
+        metadata={"description": "Those with a suggested stake above 0 (0: evidence thin)."},
+    )
+    mean_stake = ratio(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Mean suggested stake of those staked, a share of the bankroll."},
+    )
+    flat_stake = ratio(
+        required=True,
+        metadata={
+            "description": "The flat stake compared with, a share of the bankroll: `STAKE_CAP`."
+        },
+    )
+    suggested = fields.Nested(StakeReturnsSchema, required=True)
+    flat = fields.Nested(StakeReturnsSchema, required=True)
+
+
 class RecordPartSchema(FiguresSchema):
     """Live or backfilled picks: overall, and by month, market, rating and competition type, and
     whether each rating can be told from the next."""
@@ -246,6 +295,7 @@ class RecordPartSchema(FiguresSchema):
             "be told from the lower's by their mean fair closing EVs (`avgClosingEv`)."
         },
     )
+    stakes = fields.Nested(StakeFiguresSchema, required=True)
 
 
 class TrackRecordSchema(CamelSchema):

@@ -19,14 +19,16 @@ def matches(
     after=None,
     viewer=None,
     ids=None,
+    settings=None,
 ) -> dict:
     """One page of match cards with the relations in ``include`` that come after ``after``
     (the kick-off and id of the previous page's last match), and the position after this page
-    (None on the last). With ``ids``, the batch of those matches instead: see :func:`batch`."""
+    (None on the last); picks' stakes by ``settings``'s rule. With ``ids``, the batch of those
+    matches instead: see :func:`batch`."""
     query = within(cards.matches(), Match.kickoff_at, date_from, date_to)
     query = match_filters(query, league_id, team_id, statuses)
     if ids is not None:
-        return batch(query, ids, include, viewer)
+        return batch(query, ids, include, viewer, settings)
     if after is not None:
         kickoff_at, match_id = after
         query = query.where(
@@ -34,7 +36,7 @@ def matches(
             | ((Match.kickoff_at == kickoff_at) & (Match.id > match_id))
         )
     query = query.order_by(Match.kickoff_at, Match.id).limit(limit + 1)
-    items = cards.build(query, viewer, include or ())
+    items = cards.build(query, viewer, include or (), settings=settings)
     following = None
     if len(items) > limit:
         items = items[:limit]
@@ -42,11 +44,12 @@ def matches(
     return {"items": items, "limit": limit, "next_after": following, "missing_ids": None}
 
 
-def batch(query, ids, include=(), viewer=None) -> dict:
+def batch(query, ids, include=(), viewer=None, settings=None) -> dict:
     """The cards of the matches ``ids`` (distinct) that ``query`` selects, in the order of
     ``ids``, as one last page, and the ids left out (no such match, or filtered out): one query
-    for the matches whatever their number, then one per relation."""
-    found = cards.build(query.where(Match.id.in_(ids)), viewer, include or ())
+    for the matches whatever their number, then one per relation (picks' stakes by
+    ``settings``'s rule)."""
+    found = cards.build(query.where(Match.id.in_(ids)), viewer, include or (), settings=settings)
     position = {match_id: index for index, match_id in enumerate(ids)}
     items = sorted(found, key=lambda card: position[card["id"]])
     present = {card["id"] for card in items}

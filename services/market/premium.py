@@ -30,13 +30,15 @@ from models import Match, Pick
 #: Ratings whose picks are locked for callers without premium access until kick-off.
 LOCKED_RATINGS = frozenset({"A"})
 #: What a pick of a locked match hides (null in the answer): what to back, at what price and
-#: why, and what would give the price back (profit, closing odds with CLV, closing EV).
+#: why, and what would give the price back (profit, closing odds with CLV, closing EV, and the
+#: suggested stake: Kelly's share is a function of the probability and the price).
 HIDDEN_FIELDS = (
     "selection",
     "odds",
     "bookmaker",
     "probability",
     "edge",
+    "suggested_stake",
     "profit",
     "closing_odds",
     "clv",

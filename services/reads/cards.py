@@ -15,7 +15,7 @@ from enums import CARD_RELATIONS
 from errors import NotFound
 from models import League, Match, MatchIntelligence, OddsSummary, Pick, Prediction, Team
 from schemas.matches import IntelligencePayloadSchema
-from services.market import premium
+from services.market import premium, staking
 
 #: The relations a card can carry, besides the match itself.
 RELATIONS = CARD_RELATIONS
@@ -122,37 +122,41 @@ def matches(*columns):
     )
 
 
-def load(match_ids, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]:
+def load(match_ids, viewer=None, include=DEFAULT_RELATIONS, now=None, settings=None) -> list[dict]:
     """The cards of ``match_ids``, in that order (unknown ids are left out)."""
     ids = list(dict.fromkeys(match_ids))
     if not ids:
         return []
     position = {match_id: index for index, match_id in enumerate(ids)}
-    cards = build(matches().where(Match.id.in_(ids)), viewer, include, now)
+    cards = build(matches().where(Match.id.in_(ids)), viewer, include, now, settings)
     return sorted(cards, key=lambda card: position[card["id"]])
 
 
-def one(match_id: int, viewer=None, include=RELATIONS, now=None) -> dict:
+def one(match_id: int, viewer=None, include=RELATIONS, now=None, settings=None) -> dict:
     """The card of one match, with every relation by default; NotFound if there is none."""
-    return _one(Match.id == match_id, f"Match {match_id} does not exist.", viewer, include, now)
+    missing = f"Match {match_id} does not exist."
+    return _one(Match.id == match_id, missing, viewer, include, now, settings)
 
 
-def by_slug(slug: str, viewer=None, include=RELATIONS, now=None) -> dict:
+def by_slug(slug: str, viewer=None, include=RELATIONS, now=None, settings=None) -> dict:
     """The card of the match with this SEO slug; NotFound if there is none."""
-    return _one(Match.slug == slug, f"No match has the slug {slug!r}.", viewer, include, now)
+    missing = f"No match has the slug {slug!r}."
+    return _one(Match.slug == slug, missing, viewer, include, now, settings)
 
 
-def _one(condition, missing: str, viewer, include, now) -> dict:
-    found = build(matches().where(condition), viewer, include, now)
+def _one(condition, missing: str, viewer, include, now, settings) -> dict:
+    found = build(matches().where(condition), viewer, include, now, settings)
     if not found:
         raise NotFound(missing)
     return found[0]
 
 
-def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]:
+def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None, settings=None) -> list[dict]:
     """Cards of the matches ``query`` (from :func:`matches`) selects, in its order, each with
     the relations in ``include`` as ``viewer`` may see them at ``now``: one query for the
     matches, one per relation, and one for the locked matches (see the module's docstring).
+    Picks carry their suggested stake by the stake rule of ``settings`` (one more query, see
+    :mod:`services.market.staking`); the picks relation needs them.
 
     A card's ``locked`` says whether the match is locked for this viewer: every price and
     probability of it withheld, every pick locked (see :mod:`services.market.premium`)."""
@@ -187,7 +191,8 @@ def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]
                 )
             card["predictions"] = predictions
     if "picks" in include:
-        grouped = _grouped(picks_of(ids, locked))
+        kickoffs = {card["id"]: card["kickoff_at"] for card in cards}
+        grouped = _grouped(picks_of(ids, locked, kickoffs, settings))
         for card in cards:
             card["picks"] = grouped.get(card["id"], [])
     if "intelligence" in include:
@@ -262,10 +267,15 @@ def _predictions(ids):
         yield row.pop("match_id"), row
 
 
-def picks_of(ids, locked):
-    """``(match_id, pick)`` for every pick of ``ids``, locked where its match is ``locked``
+def picks_of(ids, locked, kickoffs, settings):
+    """``(match_id, pick)`` for every pick of ``ids``, with its suggested stake (``kickoffs``:
+    each match's kick-off; ``settings``: the stake rule's), locked where its match is ``locked``
     (as :func:`services.market.premium.locked_matches` answers) and it was never public."""
-    for pick in _rows(Pick, PICK_FIELDS, ids, (Pick.match, Pick.id)):
+    columns = fields_of(
+        Pick, PICK_FIELDS, match_id=Pick.match, trusted_probability=staking.TRUSTED_PROBABILITY
+    )
+    query = Pick.select(*named(columns)).where(Pick.match.in_(ids)).order_by(Pick.match, Pick.id)
+    for pick in staking.with_stakes(list(query.dicts()), kickoffs, settings):
         pick["is_live"] = bool(pick["is_live"])
         fair = pick.pop("closing_probability")
         pick["closing_ev"] = None if fair is None else pick["odds"] * fair - 1.0

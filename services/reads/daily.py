@@ -7,14 +7,16 @@ from services.queries import within
 from services.reads import cards
 
 
-def for_day(day, ratings=None, markets=None, line=None, viewer=None, now=None) -> dict:
+def for_day(
+    day, ratings=None, markets=None, line=None, viewer=None, now=None, settings=None
+) -> dict:
     """The picks of matches kicking off on ``day`` (a span; its UTC day counts), ordered by
     kick-off, then rating (A first), market and id; filtered by rating, market and line (as
-    the answer writes it: see ``schemas.numbers.wire_line``)."""
+    the answer writes it: see ``schemas.numbers.wire_line``); stakes by ``settings``'s rule."""
     day = day.whole_day()
     query = within(cards.matches(), Match.kickoff_at, day, day)
     items = []
-    for card in cards.build(query, viewer, include=("picks",), now=now):
+    for card in cards.build(query, viewer, ("picks",), now, settings):
         for pick in card.pop("picks"):
             if (
                 (ratings and pick["rating"] not in ratings)

@@ -29,6 +29,7 @@ def slate(
     min_data_quality=None,
     viewer=None,
     now=None,
+    settings=None,
 ):
     """The matches of ``day`` (a span; its UTC day counts) with ``market``'s prediction, best
     price and edge per selection, and the pick, as ``viewer`` may see them at ``now`` (a locked
@@ -38,11 +39,13 @@ def slate(
     a match with none, or locked (its lines withheld), one item with its line null. ``line``
     keeps the items at exactly that line (as answers write it: 2.5 for "ou25", none for 1x2 and
     btts) and a locked match's one item, whatever its lines: which matches it keeps must not
-    tell a locked match's lines."""
+    tell a locked match's lines. The pick's stake by ``settings``'s rule."""
     day = day.whole_day()
     query = match_filters(within(cards.matches(), Match.kickoff_at, day, day), league_id, team_id)
     items = []
-    for card in cards.build(query.order_by(Match.kickoff_at, Match.id), viewer, now=now):
+    for card in cards.build(
+        query.order_by(Match.kickoff_at, Match.id), viewer, now=now, settings=settings
+    ):
         predictions = _of_market(card.pop("predictions"), market)
         odds = _of_market(card.pop("odds"), market)
         chosen = _of_market(card.pop("picks"), market)

@@ -110,7 +110,7 @@ def _best_pick(picks: list) -> dict | None:
     return ordered[0] if ordered else None
 
 
-def landing(viewer, now: datetime, days: int = LANDING_DAYS) -> dict:
+def landing(viewer, now: datetime, settings, days: int = LANDING_DAYS) -> dict:
     """Today's and the coming days' matches, by UTC day, each with its published 1x2 as
     :func:`_headline` gives it (None when there is none or it is locked) and its best pick under
     the premium rule."""
@@ -123,7 +123,7 @@ def landing(viewer, now: datetime, days: int = LANDING_DAYS) -> dict:
         .limit(LANDING_LIMIT)
     )
     grouped = {}
-    for card in cards.build(query, viewer, ("predictions", "picks"), now):
+    for card in cards.build(query, viewer, ("predictions", "picks"), now, settings):
         home, away = card["home_team"]["name"], card["away_team"]["name"]
         grouped.setdefault(card["kickoff_at"].date(), []).append(
             {
@@ -166,7 +166,7 @@ def _outcome(card: dict, market: str = "1x2", line=None) -> str | None:
     return outcome(market, score["home"], score["away"])
 
 
-def results(day: date | None, viewer, now: datetime) -> dict:
+def results(day: date | None, viewer, now: datetime, settings) -> dict:
     """The matches of one UTC day that have kicked off by ``now``, by league, each with its
     score, its published 1x2 as :func:`_headline` gives it (with the name of the outcome that
     happened, ``happened``) and its best pick with how it did; ``day`` None is the latest day
@@ -188,7 +188,7 @@ def results(day: date | None, viewer, now: datetime) -> dict:
         .limit(RESULTS_LIMIT)
     )
     leagues = {}
-    for card in cards.build(query, viewer, ("predictions", "picks"), now):
+    for card in cards.build(query, viewer, ("predictions", "picks"), now, settings):
         home, away = card["home_team"]["name"], card["away_team"]["name"]
         happened = _outcome(card)
         headline = _headline(card, home, away)
@@ -220,13 +220,13 @@ def _day_of(value) -> date | None:
     return None if value is None else _aware(value).date()
 
 
-def prediction(slug: str, base_url: str, viewer, now: datetime) -> dict:
+def prediction(slug: str, base_url: str, viewer, now: datetime, settings) -> dict:
     """A match's prediction page in full: the SEO page (title, description, canonical URL,
     SportsEvent), every market with its published probability named by whose it is (the
     market's, pooled or the goal model's) beside the market's fair one and the goal model's own
     (each once: not beside itself) and its pick under the premium rule, the sides' form and
-    head-to-head, and the league's other matches."""
-    card = cards.by_slug(slug, viewer, ("predictions", "picks", "intelligence"), now)
+    head-to-head, the league's other matches, and the largest suggested stake (``STAKE_CAP``)."""
+    card = cards.by_slug(slug, viewer, ("predictions", "picks", "intelligence"), now, settings)
     home, away = card["home_team"]["name"], card["away_team"]["name"]
     predictions = {p["market"]: p for p in card["predictions"]}
     picks = {}
@@ -249,6 +249,7 @@ def prediction(slug: str, base_url: str, viewer, now: datetime) -> dict:
         "form": _form(intelligence, home, away),
         "head_to_head": _head_to_head(intelligence, card, home, away),
         "league_matches": _league_matches(card),
+        "stake_cap": settings["STAKE_CAP"],  # what the page says a suggested stake is at most
     }
 
 
@@ -367,7 +368,7 @@ def track_record_page(settings, now: datetime) -> dict:
     (and their standard errors), its units curve, its months up to ``now``'s (a month to come
     has pending picks at most: nothing to show), its fair closing EVs and its tables; the
     latest calibration run's reliability per market; the ledger's latest checkpoint."""
-    report = track_record.report()
+    report = track_record.report(settings=settings)
     this_month = now.strftime("%Y-%m")
     for name, is_live in (("live", True), ("backfilled", False)):
         series = track_record.settled_series(is_live)

@@ -29,11 +29,12 @@ FORECAST_NAMES = {
 }
 
 
-def page(slug: str, base_url: str, viewer=None, now=None) -> dict:
+def page(slug: str, base_url: str, viewer=None, now=None, settings=None) -> dict:
     """The page of the match with ``slug``: title, description, canonical URL, the match, its
     headline prediction and pick (under the premium rule) and its SportsEvent; NotFound when no
-    match has that slug."""
-    return of_card(cards.by_slug(slug, viewer, ("predictions", "picks"), now), base_url)
+    match has that slug. Stakes by ``settings``'s rule."""
+    card = cards.by_slug(slug, viewer, ("predictions", "picks"), now, settings)
+    return of_card(card, base_url)
 
 
 def of_card(card: dict, base_url: str) -> dict:

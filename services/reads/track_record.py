@@ -8,9 +8,10 @@ import itertools
 import numpy as np
 from peewee import fn
 
-from engine.betting import metrics
+from engine.betting import metrics, stakes
 from enums import COMPETITION_TYPES, MARKETS, NOT_LIVE_REASONS, PICK_RATINGS
 from models import League, Match, Pick
+from services.market import staking
 from services.queries import within
 from store.bulk import epoch_seconds, fetch_rows
 
@@ -34,6 +35,9 @@ COLUMNS = (
     Pick.clv,
     Pick.stake,
     Pick.closing_probability,
+    staking.TRUSTED_PROBABILITY,
+    Pick.data_quality,
+    Pick.created_at,
 )
 
 
@@ -45,18 +49,20 @@ def _frame(is_live=None, since=None, until=None) -> dict:
     query = within(query, Match.kickoff_at, since, until).order_by(Match.kickoff_at, Pick.id)
     rows = fetch_rows(query)
     columns = list(zip(*rows, strict=True)) or [()] * len(COLUMNS)
-    kickoff, market, rating, competition, status, *numbers = columns
+    kickoff, market, rating, competition, status, *numbers, created_at = columns
     frame = {
         "kickoff": epoch_seconds(kickoff),
+        "created_at": epoch_seconds(created_at),
         "market": np.array(market, dtype=str),
         "rating": np.array(rating, dtype=str),
         "competition_type": np.array(competition, dtype=str),
         "status": np.array(status, dtype=str),
     }
     # As floats, NULL (a pending pick's profit, a missing CLV) becomes NaN.
-    names = ("profit", "odds", "edge", "clv", "stake", "closing_probability")
+    names = ("profit", "odds", "edge", "clv", "stake", "closing_probability", "trusted", "quality")
     for name, values in zip(names, numbers, strict=True):
         frame[name] = np.array(values, dtype=float)
+    frame["price"] = frame["odds"].copy()  # the stakes need every pick's price
     # Average odds and edge are of settled picks: a pending pick's price (a locked one's, before
     # kick-off) must not be given back by the change it makes to an average.
     pending = frame["status"] == "pending"
@@ -162,11 +168,35 @@ def set_apart(since=None, until=None) -> dict:
     }
 
 
-def report(since=None, until=None) -> dict:
+def stake_figures(frame, settings, known=None) -> dict:
+    """What the suggested stakes (by ``settings``' rule, :mod:`services.market.staking`) of the
+    frame's picks with a result (won, lost, or half of either; a void returns nothing either way)
+    would have made, beside a flat stake of ``STAKE_CAP`` on each, in settlement order:
+    ``stakes.record``'s figures and the flat stake. ``known``: the settled picks' evidence (read
+    when not given)."""
+    decided = np.isin(frame["status"], stakes.DECIDED)
+    moment = np.minimum(frame["created_at"], frame["kickoff"])[decided]
+    suggested = staking.suggest(
+        frame["trusted"][decided],
+        frame["price"][decided],
+        frame["rating"][decided],
+        frame["quality"][decided],
+        moment,
+        settings,
+        known,
+    )
+    unit_profit = np.nan_to_num(frame["profit"][decided] / frame["stake"][decided])
+    flat = settings["STAKE_CAP"]
+    return {**stakes.record(suggested, unit_profit, flat), "flat_stake": flat}
+
+
+def report(since=None, until=None, settings=None) -> dict:
     """Live and backfilled picks apart, each overall and by month, market, rating and
-    competition type, and whether each rating is told from the next (:func:`ratings_told`),
-    over matches kicking off in the range."""
+    competition type, whether each rating is told from the next (:func:`ratings_told`), and,
+    given ``settings``, what the suggested stakes would have made (:func:`stake_figures`), over
+    matches kicking off in the range."""
     answer = {"date_from": since, "date_to": until}
+    known = None if settings is None else staking.evidence()
     for name, is_live in (("live", True), ("backfilled", False)):
         frame = _frame(is_live, since, until)
         month = frame["kickoff"].astype("datetime64[s]").astype("datetime64[M]")
@@ -192,6 +222,8 @@ def report(since=None, until=None) -> dict:
             ],
         }
         answer[name]["ratings_told"] = ratings_told(answer[name]["by_rating"])
+        if settings is not None:
+            answer[name]["stakes"] = stake_figures(frame, settings, known)
     answer["set_apart"] = set_apart(since, until)
     return answer
 

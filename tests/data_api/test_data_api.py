@@ -303,8 +303,9 @@ def test_a_page_with_every_include_costs_the_same_queries_for_10_or_100_matches(
         assert any(item["picks"] for item in items)
         counts.append(len(statements))
     assert counts[0] == counts[1]
-    # The caller, the quota, the data version, the matches, then one query per relation.
-    assert counts[1] <= 4 + len(RELATIONS)
+    # The caller, the quota, the data version, the matches, then one query per relation, and
+    # the settled picks the picks' stakes are sized by.
+    assert counts[1] <= 5 + len(RELATIONS)
 
 
 # The match feed: paging and cursors
@@ -481,7 +482,10 @@ def test_the_track_record_reports_live_and_backfilled_apart(client, world):
     for part, is_live in (("live", True), ("backfilled", False)):
         record = body[part]
         groupings = {"byMonth", "byMarket", "byRating", "byCompetitionType", "ratingsTold"}
-        assert set(record) == FIGURES | groupings
+        assert set(record) == FIGURES | groupings | {"stakes"}
+        decided = sum(record[name] for name in ("won", "lost", "halfWon", "halfLost"))
+        assert record["stakes"]["picks"] == decided
+        assert 0 <= record["stakes"]["staked"] <= decided
         picks = Pick.select().where(Pick.is_live == is_live)
         assert record["picks"] == picks.count() > 0
         for status in ("won", "lost", "void", "half-won", "half-lost", "pending"):

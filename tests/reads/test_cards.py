@@ -71,22 +71,26 @@ def test_a_card_list_costs_the_same_queries_for_one_match_or_forty(two_days):
     counts = []
     for ids in (one, many):
         with counted_queries() as statements:
-            loaded = cards.load(ids, include=cards.RELATIONS)
+            loaded = cards.load(ids, include=cards.RELATIONS, settings=factories.settings())
         assert all(card["odds"] and card["predictions"] and card["intelligence"] for card in loaded)
         counts.append(len(statements))
-    assert counts[0] == counts[1] == 1 + len(cards.RELATIONS)
+    # The matches, one query per relation, and the settled picks the stakes are sized by.
+    assert counts[0] == counts[1] == 2 + len(cards.RELATIONS)
 
 
 def test_a_card_from_a_select_in_another_column_order_is_the_same_card(two_days, monkeypatch):
     """Rows are read by name: every card query's columns, reversed, give the same cards."""
     ids = [m.id for m in Match.select().where(Match.kickoff_at >= DAY_ONE).order_by(Match.id)]
-    original = cards.load(ids, include=cards.RELATIONS, now=DAY_ONE)
+    original = cards.load(ids, include=cards.RELATIONS, now=DAY_ONE, settings=factories.settings())
     assert all(card["odds"] and card["predictions"] and card["picks"] for card in original[1:])
     for name in ("PICK_FIELDS", "PREDICTION_FIELDS", "SUMMARY_FIELDS"):
         monkeypatch.setattr(cards, name, tuple(reversed(getattr(cards, name))))
     reordered = cards.matches(*reversed(cards.named(cards.MATCH_COLUMNS)))
     rebuilt = cards.build(
-        reordered.where(Match.id.in_(ids)).order_by(Match.id), include=cards.RELATIONS, now=DAY_ONE
+        reordered.where(Match.id.in_(ids)).order_by(Match.id),
+        include=cards.RELATIONS,
+        now=DAY_ONE,
+        settings=factories.settings(),
     )
     assert rebuilt == original
 
@@ -223,19 +227,22 @@ def test_a_locked_pick_hides_exactly_the_premium_fields(ctx):
         "closing_odds": 2.8,
         "clv": pytest.approx(3.1 / 2.8 - 1),
         "closing_ev": pytest.approx(3.1 * 0.34 - 1),
+        # A quarter of Kelly, (0.55 × 3.1 − 1) / 2.1 / 4 = 0.084, capped at 0.02.
+        "suggested_stake": 0.02,
     }
     assert set(shown) == set(premium.HIDDEN_FIELDS)
+    staking = {**factories.settings(), "STAKE_MIN_SETTLED": 0}  # no settled picks needed
     before = match.kickoff_at - timedelta(seconds=1)
     for kind, locked in (("free", True), ("pro", False), ("admin", False), (None, True)):
         viewer = people[kind][0] if kind else None
-        (pick,) = cards.one(match.id, viewer, now=before)["picks"]
+        (pick,) = cards.one(match.id, viewer, now=before, settings=staking)["picks"]
         assert pick["locked"] is locked
         hidden = {name: pick[name] for name in premium.HIDDEN_FIELDS}
         assert hidden == (dict.fromkeys(shown) if locked else shown)
         # What stays visible to all: that it exists, its rating, market and outcome.
         assert (pick["rating"], pick["market"], pick["status"]) == ("A", "1x2", "won")
         # From kick-off every pick is public in full.
-        (pick,) = cards.one(match.id, viewer, now=match.kickoff_at)["picks"]
+        (pick,) = cards.one(match.id, viewer, now=match.kickoff_at, settings=staking)["picks"]
         assert not pick["locked"]
         assert {name: pick[name] for name in premium.HIDDEN_FIELDS} == shown
 

@@ -64,7 +64,7 @@ class LeagueCalendar(MethodView):
     @blp.problems(404, "not-found")
     def get(self, code):
         """A league's calendar: its coming matches, kick-offs and the picks you may see"""
-        return calendar(calendars.league(code, current_viewer(), base_url(), now()))
+        return calendar(calendars.league(code, current_viewer(), base_url(), now(), settings()))
 
 
 @blp.route("/calendars/mine.ics")

@@ -40,7 +40,7 @@ OUTCOMES = {
 }
 
 
-def league(code: str, viewer, base_url: str, now) -> dict:
+def league(code: str, viewer, base_url: str, now, settings) -> dict:
     """The calendar of the league ``code``, its picks as ``viewer`` may see them at ``now``;
     NotFound for an unknown code."""
     (found,) = _leagues((code,))
@@ -49,7 +49,7 @@ def league(code: str, viewer, base_url: str, now) -> dict:
         f"The coming matches of {found.name} with their kick-offs and the picks "
         "rated A, B or C that may be shown."
     )
-    return _calendar([found], name, description, viewer, base_url, now)
+    return _calendar([found], name, description, viewer, base_url, now, settings)
 
 
 def chosen(token: str, codes, base_url: str, now, settings) -> dict:
@@ -63,7 +63,9 @@ def chosen(token: str, codes, base_url: str, now, settings) -> dict:
     viewer = user if user.status == "active" else None
     names = ", ".join(each.name for each in found)
     description = f"The coming matches of {names} with their kick-offs and picks."
-    return _calendar(found, f"{names}: matches and picks", description, viewer, base_url, now)
+    return _calendar(
+        found, f"{names}: matches and picks", description, viewer, base_url, now, settings
+    )
 
 
 def _leagues(codes) -> list:
@@ -75,7 +77,7 @@ def _leagues(codes) -> list:
     return [found[code] for code in codes]
 
 
-def _calendar(leagues, name, description, viewer, base_url, now) -> dict:
+def _calendar(leagues, name, description, viewer, base_url, now, settings) -> dict:
     """The calendar of the matches of ``leagues`` in the window around ``now``: one query for
     the matches, one for their picks, one for when each last changed (and, for a caller
     without premium access, one for the locked matches)."""
@@ -89,7 +91,7 @@ def _calendar(leagues, name, description, viewer, base_url, now) -> dict:
         )
         .order_by(Match.kickoff_at, Match.id)
     )
-    found = cards.build(query, viewer, ("picks",), now)
+    found = cards.build(query, viewer, ("picks",), now, settings)
     changed = (
         dict(
             Match.select(Match.id, Match.updated_at)

@@ -197,8 +197,10 @@ def figures(**given):
         "avgOdds": None,
         "avgEdge": None,
         "avgClv": None,
+        "clvExcluded": 0,
         "avgClosingEv": None,
         "avgClosingEvStdError": None,
+        "closingEvExcluded": 0,
         "maxDrawdown": 0.0,
         "longestLosingStreak": 0,
         **given,
@@ -272,9 +274,11 @@ LIVE = figures(
     avgOdds=2.13,  # (2.5 + 1.9 + 2.0) / 3 of the settled picks only, to 2 decimals
     avgEdge=(0.10 + 0.06 + 0.05) / 3,
     avgClv=0.015,
+    clvExcluded=1,  # the void pick, which has no closing value
     avgClosingEv=0.0375,
     # Closing EVs 0.125 and −0.05 around 0.0375: √(2 · 0.0875² / 1) / √2 = 0.0875.
     avgClosingEvStdError=0.0875,
+    closingEvExcluded=1,
     maxDrawdown=1.0,
     longestLosingStreak=1,
 )
@@ -289,6 +293,8 @@ BACKFILLED = figures(
     roiStdError=1.1,
     avgOdds=2.0,
     avgEdge=0.065,
+    clvExcluded=2,  # neither settled pick has a closing value
+    closingEvExcluded=2,
     maxDrawdown=1.0,
     longestLosingStreak=1,
 )
@@ -334,7 +340,17 @@ def test_track_record_figures_agree_with_the_picks(client, people, six_picks):
             longestLosingStreak=1,
         )
     )
-    assert february == approx(figures(picks=2, void=1, pending=1, avgOdds=2.0, avgEdge=0.05))
+    assert february == approx(
+        figures(
+            picks=2,
+            void=1,
+            pending=1,
+            avgOdds=2.0,
+            avgEdge=0.05,
+            clvExcluded=1,
+            closingEvExcluded=1,
+        )
+    )
     markets = {item["market"]: strip(item, "market") for item in live["byMarket"]}
     assert list(markets) == list(MARKETS)
     assert markets["1x2"] == approx(
@@ -352,7 +368,9 @@ def test_track_record_figures_agree_with_the_picks(client, people, six_picks):
             avgClosingEv=0.125,
         )
     )
-    assert markets["btts"] == approx(figures(picks=1, void=1, avgOdds=2.0, avgEdge=0.05))
+    assert markets["btts"] == approx(
+        figures(picks=1, void=1, avgOdds=2.0, avgEdge=0.05, clvExcluded=1, closingEvExcluded=1)
+    )
     ratings = {item["rating"]: item["picks"] for item in live["byRating"]}
     assert ratings == {"A": 1, "B": 2, "C": 1}
     kinds = {

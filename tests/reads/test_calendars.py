@@ -188,8 +188,8 @@ def test_a_calendar_costs_the_same_queries_whatever_its_matches(client, app, wor
         queries = [each for each in statements if each.startswith("(")]  # not the pool's
         counts.append(sum("data_version" not in query for query in queries))
     # The next unlock (the answer's lifetime), the league, the matches, the locked ones, their
-    # picks, when they changed.
-    assert counts == [6, 6]
+    # picks, the settled picks their stakes are judged by, when they changed.
+    assert counts == [7, 7]
 
 
 def test_an_unknown_league_is_a_404(client, world):

@@ -466,6 +466,10 @@ class Ledger:
     leaves: list = field(default_factory=list)  # leaf hashes (read from tiles)
     trusted: set = field(default_factory=set)  # picks whose outcomes an earlier run checked
     levels: list | None = None  # the hash tree (tree_levels), once computed
+    #: With a witness policy: (checkpoint sizes ascending, and for each the earliest time a
+    #: quorum of the witnesses cosigned it or a larger one, None if none was); see
+    #: :func:`check_cosigned_before_kickoff`.
+    witnessed: tuple | None = None
     picks: dict | None = None  # picks_of's answer, once computed
 
     def tree(self) -> list[list[bytes]]:
@@ -1073,6 +1077,8 @@ def expected_profit(status: str, stake: float, odds: float) -> float:
 CLOSING_LINES = ("source", "seen", None)
 #: The live rule's reasons the verifier gives itself, as outcomes name them.
 MADE_AFTER, SIGNED_AFTER = "made-after-kickoff", "signed-after-kickoff"
+#: With a witness policy: no checkpoint with the pick was cosigned by a quorum before kick-off.
+NOT_COSIGNED = "not-cosigned-before-kickoff"
 
 
 def moment(text) -> datetime:
@@ -1220,6 +1226,10 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
     checkpoint = ledger.checkpoints.get(covering)
     signed = checkpoint.time if checkpoint is not None and covering > pick["index"] else None
     row["reason"] = live_reason(instant(entry["publishedAt"]), signed, kickoff)
+    if row["reason"] is None and ledger.witnessed is not None:
+        vouched = witnessed_at(ledger, pick["index"])
+        if vouched is None or not vouched < kickoff:
+            row["reason"] = NOT_COSIGNED
     if recorded:
         if type(outcome["live"]) is not bool:
             raise Failed(f"pick {pick_id}'s outcome says neither live nor not")
@@ -1378,6 +1388,8 @@ def check_live_rule(fetch, ledger: Ledger):
         more = f" (and {len(wrong) - 5} more)" if len(wrong) > 5 else ""
         raise Failed("; ".join(wrong[:5]) + more)
     detail = f"{len(rows) - len(apart)} settled picks were made and signed before kick-off"
+    if ledger.witnessed is not None:
+        detail += ", each cosigned by a quorum of the witnesses before it"
     if apart:
         named = ", ".join(f"pick {pick_id} ({reason})" for pick_id, reason in apart.items())
         detail += f"; set apart, as the record says: {named}"
@@ -1616,6 +1628,55 @@ def check_witnesses(latest, policy: Policy):
     )
 
 
+def quorum_time(note: str, policy: Policy) -> datetime | None:
+    """When a quorum of the policy's witnesses had cosigned ``note``: the quorum-th earliest of
+    their cosignatures' timestamps (their own clocks, which the log's key holder cannot set),
+    None when fewer cosigned it."""
+    stamps = sorted(cosigned_by(note, policy.witnesses).values())
+    if len(stamps) < policy.quorum:
+        return None
+    return datetime.fromtimestamp(stamps[policy.quorum - 1], UTC)
+
+
+def witnessed_at(ledger: Ledger, index: int) -> datetime | None:
+    """The earliest time a quorum of witnesses cosigned a checkpoint holding entry ``index`` (a
+    checkpoint of a larger size: a witness cosigns only a continuation of what it cosigned,
+    so a later checkpoint holds every earlier entry), None if none did."""
+    sizes, times = ledger.witnessed
+    at = bisect.bisect_right(sizes, index)
+    return times[at] if at < len(times) else None
+
+
+def check_cosigned_before_kickoff(ledger: Ledger, policy: Policy):
+    """With a witness policy: when a quorum of its witnesses vouched for each checkpoint (their
+    cosignatures' times), and how many picks a checkpoint cosigned before their kick-off holds.
+    The live rule then counts a pick live only if one did (:data:`NOT_COSIGNED` otherwise):
+    an operator can date a checkpoint in the past, not the witnesses' cosignatures."""
+    sizes = sorted(ledger.checkpoints)
+    times = [quorum_time(ledger.checkpoints[size].note, policy) for size in sizes]
+    cosigned = sum(value is not None for value in times)
+    best = None
+    for at in reversed(range(len(times))):  # the earliest at this size or any larger one
+        if times[at] is not None and (best is None or times[at] < best):
+            best = times[at]
+        times[at] = best
+    ledger.witnessed = (sizes, times)
+    published = late = 0
+    for index, entry in enumerate(ledger.entries):
+        if entry["type"] != "pick.published":
+            continue
+        published += 1
+        vouched = witnessed_at(ledger, index)
+        late += vouched is None or not vouched < instant(entry["kickoffAt"])
+    detail = (
+        f"{published - late} of {published} picks are in a checkpoint cosigned by {policy.quorum} "
+        f"of the {len(policy.witnesses)} witnesses trusted before their kick-off"
+    )
+    if late:
+        detail += f"; {late} are not (none may count as live: see the live rule)"
+    return detail + f" ({cosigned} of {len(sizes)} checkpoints vouched for by a quorum)"
+
+
 def policy_of(witness_keys, quorum) -> Policy | None:
     """The policy of ``--witness`` (repeated) and ``--quorum`` (default: every witness named);
     None when neither is given."""
@@ -1669,7 +1730,9 @@ def verify(
     report = Report(out)
     found = report, None, None
     try:
-        found = _verify(report, fetch, saved_key, saved, token, tsa_certificate, cache, full)
+        found = _verify(
+            report, fetch, saved_key, saved, token, tsa_certificate, cache, full, policy
+        )
     except Failed as error:
         report.add("FAIL", "ledger", str(error))
     except MALFORMED as error:
@@ -1679,7 +1742,9 @@ def verify(
     return found
 
 
-def _verify(report, fetch, saved_key, saved, token, tsa_certificate, cache=None, full=False):
+def _verify(
+    report, fetch, saved_key, saved, token, tsa_certificate, cache=None, full=False, policy=None
+):
     """:func:`verify`'s checks, in order."""
     if cache is not None:  # the tiles: the first page of checkpoints names the key too
         fetch = remembering(fetch)
@@ -1724,6 +1789,8 @@ def _verify(report, fetch, saved_key, saved, token, tsa_certificate, cache=None,
     report.run("inclusion", check_inclusion, fetch, ledger)
     report.run("saved checkpoints", check_saved, fetch, ledger, saved)
     report.run("published before kick-off", check_before_kickoff, ledger, tsa_certificate)
+    if policy is not None and policy.quorum:
+        report.run("cosigned before kick-off", check_cosigned_before_kickoff, ledger, policy)
     report.run("timestamps", check_timestamps, ledger, tsa_certificate)
     report.run("reveals", check_reveals, ledger)
     report.run("outcomes", check_outcomes, fetch, ledger)

@@ -82,7 +82,7 @@ def build_season(settings, picks: int, days: int) -> int:
     return signed_log.size()
 
 
-def season(folder: Path, args) -> tuple[str, bytes]:
+def season(folder: Path, args) -> tuple[str, str]:
     """``(database URL, signing key)`` of the season of ``args``: built in ``folder``, or in
     ``args.season`` when given (and reused from there when a run of this size left it)."""
     keep = Path(args.season) if args.season else folder
@@ -91,7 +91,7 @@ def season(folder: Path, args) -> tuple[str, bytes]:
     key_file = keep / f"season-{args.picks}-{args.days}.key"
     if key_file.exists():
         print(f"season: reused from {keep}", flush=True)
-        return url, key_file.read_bytes()
+        return url, key_file.read_text()
     key = notes.generate("bench.example/ledger").encode()
     settings = {
         "DATABASE_URL": url,
@@ -108,7 +108,7 @@ def season(folder: Path, args) -> tuple[str, bytes]:
         entries = build_season(app.config, args.picks, args.days)
         checkpoints = LedgerCheckpoint.select().count()
     db.close()
-    key_file.write_bytes(key)  # written last: a season half built is built again
+    key_file.write_text(key)  # written last: a season half built is built again
     print(
         f"season: {entries:,} entries ({entries // 2:,} live picks over {args.days} days), "
         f"{checkpoints:,} checkpoints, built in {time.perf_counter() - started:.0f} s",

@@ -1094,13 +1094,14 @@ def moment(text) -> datetime:
     return value.replace(microsecond=0)
 
 
-def number(text, what: str) -> float:
-    """A ledger number (a decimal string) as a float; Failed when it is not one."""
-    if not isinstance(text, str):
-        raise Failed(f"{what} is not a decimal string: {text!r}")
+def number(text, pick_id, what: str) -> float:
+    """A ledger number (a decimal string) as a float; Failed, naming pick ``pick_id``'s
+    ``what``, when it is not one."""
+    if type(text) is not str:
+        raise Failed(f"pick {pick_id}'s {what} is not a decimal string: {text!r}")
     value = float(text)
     if not math.isfinite(value):
-        raise Failed(f"{what} is not finite: {text!r}")
+        raise Failed(f"pick {pick_id}'s {what} is not finite: {text!r}")
     return value
 
 
@@ -1172,9 +1173,9 @@ def examine(fetch, ledger: Ledger) -> list[dict]:
         row["recorded_closing"] = True
         if reveal is not None:
             shown = reveal["pick"]
-            row["stake"] = number(shown["stake"], f"pick {pick_id}'s stake")
-            row["odds"] = number(shown["odds"], f"pick {pick_id}'s odds")
-            row["edge"] = number(shown["edge"], f"pick {pick_id}'s edge")
+            row["stake"] = number(shown["stake"], pick_id, "stake")
+            row["odds"] = number(shown["odds"], pick_id, "odds")
+            row["edge"] = number(shown["edge"], pick_id, "edge")
         if outcome is not None:
             try:
                 settle_row(fetch, ledger, pick, row, reveal)
@@ -1193,7 +1194,7 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
     entry, outcome, pick_id = pick["entry"], pick["outcome"], pick["entry"]["pickId"]
     problems = row["problems"]
     row["status"] = outcome["status"]
-    row["profit"] = number(outcome["profit"], f"pick {pick_id}'s profit")
+    row["profit"] = number(outcome["profit"], pick_id, "profit")
     if pick_id in ledger.trusted and "kickoffAt" in outcome:
         # checked against its match on an earlier green run (the cache's): judged on its record
         today = {
@@ -1268,11 +1269,11 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
         problems.append(f"pick {pick_id}'s profit does not follow from its price")
     closing = outcome["closingOdds"]
     clv = outcome["clv"]
-    if closing is not None and number(closing, f"pick {pick_id}'s closing odds") > 1.0:
+    if closing is not None and number(closing, pick_id, "closing odds") > 1.0:
         if clv is None:
             problems.append(f"pick {pick_id} has a closing price but no CLV")
         else:
-            row["clv"] = number(clv, f"pick {pick_id}'s CLV")
+            row["clv"] = number(clv, pick_id, "CLV")
             if abs(row["odds"] / float(closing) - 1.0 - row["clv"]) > 1e-9:
                 problems.append(f"pick {pick_id}'s CLV does not follow from its prices")
     elif clv is not None:
@@ -1287,7 +1288,7 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
     if "closingProbability" not in outcome:
         row["recorded_closing"] = False
     elif outcome["closingProbability"] is not None:
-        fair = number(outcome["closingProbability"], f"pick {pick_id}'s closing probability")
+        fair = number(outcome["closingProbability"], pick_id, "closing probability")
         # A line pick whose line moved by the close has no closing price at its line, only the
         # closing line's fair probability carried to it.
         priced = closing is not None or market in LINE_MARKETS
@@ -1308,7 +1309,7 @@ def pick_line(shown: dict, outcome: dict, market: str) -> float | None:
         return None
     if shown.get("line") is None or outcome.get("line") != shown["line"]:
         raise Failed(f"pick {pick_id}'s outcome and its revealed pick name different lines")
-    line = number(shown["line"], f"pick {pick_id}'s line")
+    line = number(shown["line"], pick_id, "line")
     if (line * 4) % 1:
         raise Failed(f"pick {pick_id}'s line {shown['line']} is not in quarter goals")
     return line

@@ -118,16 +118,17 @@ def season(folder: Path, args) -> tuple[str, str]:
 
 
 def audit(verifier, base, saved, cache_dir):
-    """One verifier run as the command line makes it: (failed?, requests, seconds, output)."""
+    """One verifier run as the command line makes it: (failed?, requests, seconds, CPU seconds
+    of the verifier (this process; the service runs in its own), output, its requests line)."""
     out = io.StringIO()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with redirect_stdout(out):
         status = verifier.main([base, "--checkpoints", str(saved), "--cache", str(cache_dir)])
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     text = out.getvalue()
     requests = int(text.strip().splitlines()[-1].split()[0]) if "requests (" in text else -1
     line = next(line for line in text.splitlines() if "requests (" in line)
-    return status != 0, requests, seconds, text, line
+    return status != 0, requests, seconds, cpu, text, line
 
 
 def main():
@@ -160,9 +161,12 @@ def main():
         print("verifier, default limits (public 120/min, tiles 3000/min), its pacing included:")
         results = {}
         for name in ("cold", "warm"):
-            failed, requests, seconds, text, line = audit(verifier, base, saved, cache_dir)
+            failed, requests, seconds, cpu, text, line = audit(verifier, base, saved, cache_dir)
             results[name] = (requests, seconds)
-            print(f"  {name}: {requests} requests, {seconds:.1f} s wall ({line.strip()})")
+            print(
+                f"  {name}: {requests} requests, {seconds:.1f} s wall, the verifier's CPU "
+                f"{cpu:.1f} s ({line.strip()})"
+            )
             if failed:
                 print(text)
                 sys.exit(f"the verifier failed on an honest season ({name})")

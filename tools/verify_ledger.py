@@ -36,7 +36,9 @@ checks, printing one verdict line per check and exiting 1 if any fails:
   ``/api/v1/data/track-record``.
 - with ``--witness KEY`` (repeated; a witness's ``name+hash+base64(0x04 ‖ key)``) and
   ``--quorum N``, that at least N of those witnesses cosigned the latest checkpoint (C2SP
-  tlog-cosignature), each cosignature verified.
+  tlog-cosignature), each cosignature verified; and the live rule stricter: a pick is live only
+  if a checkpoint holding it was cosigned by N of them before its kick-off, by the time of
+  their cosignatures (their clocks, which the log's key holder cannot set).
 
 Whatever the server answers (garbage, missing fields, wrong types, withheld reveals), each
 check ends in a verdict line; none raises.
@@ -271,6 +273,13 @@ class Checkpoint:
 
 #: Instants read so far (a season repeats its kick-offs and publishing times): text -> datetime.
 _INSTANTS: dict = {}
+
+
+def signed_part(note: str) -> tuple[str, str]:
+    """A note's text and its first signature line (the log's own): what stays the same when
+    witnesses' cosignature lines are added after it."""
+    head, _, tail = note.rpartition("\n\n")
+    return head, tail.partition("\n")[0]
 
 
 def instant(text: str) -> datetime:
@@ -701,12 +710,14 @@ def load_tiles(fetch, key: Key, cache: TileCache, first_page: dict, full=False) 
         if opened.size != item["size"]:
             raise Failed(f"the checkpoint listed as size {item['size']} signs another size")
         ledger.checkpoints[opened.size] = opened
-    if ledger.checkpoints[latest.size].note != latest.note:
+    if signed_part(ledger.checkpoints[latest.size].note) != signed_part(latest.note):
         raise Failed("the checkpoint tile and the listed latest checkpoint differ")
     ledger.checkpoints[latest.size] = Checkpoint.open(
         key, latest.note, listed[-1].get("timestampToken")
     )
     ledger.latest = ledger.checkpoints[latest.size]
+    # the tile's note, read now, carries the cosignatures that came since it was listed
+    listed[-1] = {**listed[-1], "signedNote": latest.note}
     cache.checkpoints = listed
     ledger.tiles = cache
     # Entries, from their bundles

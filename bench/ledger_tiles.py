@@ -2,7 +2,7 @@
 from its tiles over HTTP, cold (an empty cache) and warm (a re-check of the same log, and one
 after a day more), and what serving tiles costs beside a bare Flask route.
 
-    python -m bench.ledger_tiles [--picks N] [--days D] [--seconds S] [--smoke]
+    python -m bench.ledger_tiles [--picks N] [--days D] [--seconds S] [--season DIR] [--smoke]
 
 Builds a season in a fresh SQLite file: N live picks on matches spread over D days, each day's
 picks published (and a checkpoint signed) the day before and settled (another checkpoint) three
@@ -11,7 +11,9 @@ default limits (the public 120 a minute, ``RATELIMIT_TILES`` for tiles and bulk 
 the verifier as a user would, its pacing included. Goals at 100,000 picks: ≤ 1,000 requests and
 ≤ 60 s cold, ≤ 10 requests warm. Then loads a full level-0 tile, a full entry bundle (gzipped)
 and the checkpoint with the Python load generator of ``bench.serving``, beside its bare
-route, limits lifted. ``--smoke``: 1,000 picks over 5 days, 1 s loads.
+route, limits lifted. ``--smoke``: 1,000 picks over 5 days, 1 s loads. ``--season DIR`` keeps the
+season built (its SQLite file and signing key) in DIR and reuses it on a later run of the same
+size, to measure the verifier again without building it again.
 """
 
 import argparse
@@ -80,17 +82,53 @@ def build_season(settings, picks: int, days: int) -> int:
     return signed_log.size()
 
 
-def audit(verifier, base, saved, cache_dir):
-    """One verifier run as the command line makes it: (failed?, requests, seconds, output)."""
-    out = io.StringIO()
+def season(folder: Path, args) -> tuple[str, str]:
+    """``(database URL, signing key)`` of the season of ``args``: built in ``folder``, or in
+    ``args.season`` when given (and reused from there when a run of this size left it)."""
+    keep = Path(args.season) if args.season else folder
+    keep.mkdir(parents=True, exist_ok=True)
+    url = f"sqlite:///{keep / f'season-{args.picks}-{args.days}.db'}"
+    key_file = keep / f"season-{args.picks}-{args.days}.key"
+    if key_file.exists():
+        print(f"season: reused from {keep}", flush=True)
+        return url, key_file.read_text()
+    key = notes.generate("bench.example/ledger").encode()
+    settings = {
+        "DATABASE_URL": url,
+        "JWT_SECRET_KEY": "bench-" + "k" * 40,
+        "LEDGER_SIGNING_KEY": key,
+        "LOG_LEVEL": "WARNING",
+        "DATABASE_STATEMENT_TIMEOUT": 0,
+    }
+    app = create_app(settings)
     started = time.perf_counter()
+    with app.app_context():
+        drop_tables()
+        create_tables()
+        entries = build_season(app.config, args.picks, args.days)
+        checkpoints = LedgerCheckpoint.select().count()
+    db.close()
+    key_file.write_text(key)  # written last: a season half built is built again
+    print(
+        f"season: {entries:,} entries ({entries // 2:,} live picks over {args.days} days), "
+        f"{checkpoints:,} checkpoints, built in {time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
+    return url, key
+
+
+def audit(verifier, base, saved, cache_dir):
+    """One verifier run as the command line makes it: (failed?, requests, seconds, CPU seconds
+    of the verifier (this process; the service runs in its own), output, its requests line)."""
+    out = io.StringIO()
+    started, cpu = time.perf_counter(), time.process_time()
     with redirect_stdout(out):
         status = verifier.main([base, "--checkpoints", str(saved), "--cache", str(cache_dir)])
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     text = out.getvalue()
     requests = int(text.strip().splitlines()[-1].split()[0]) if "requests (" in text else -1
     line = next(line for line in text.splitlines() if "requests (" in line)
-    return status != 0, requests, seconds, text, line
+    return status != 0, requests, seconds, cpu, text, line
 
 
 def main():
@@ -98,33 +136,13 @@ def main():
     parser.add_argument("--picks", type=int, default=100_000)
     parser.add_argument("--days", type=int, default=280)
     parser.add_argument("--seconds", type=float, default=5.0, help="each tile load's length")
+    parser.add_argument("--season", help="a folder keeping the season built, reused if there")
     args = parse_arguments(parser, picks=1000, days=5, seconds=1.0)
     print(f"commit {commit()}; {machine()}", flush=True)
     verifier = load_verifier()
     with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
         folder = Path(folder)
-        url = f"sqlite:///{folder / 'season.db'}"
-        key = notes.generate("bench.example/ledger").encode()
-        settings = {
-            "DATABASE_URL": url,
-            "JWT_SECRET_KEY": "bench-" + "k" * 40,
-            "LEDGER_SIGNING_KEY": key,
-            "LOG_LEVEL": "WARNING",
-            "DATABASE_STATEMENT_TIMEOUT": 0,
-        }
-        app = create_app(settings)
-        started = time.perf_counter()
-        with app.app_context():
-            drop_tables()
-            create_tables()
-            entries = build_season(app.config, args.picks, args.days)
-            checkpoints = LedgerCheckpoint.select().count()
-        db.close()
-        print(
-            f"season: {entries:,} entries ({entries // 2:,} live picks over {args.days} days), "
-            f"{checkpoints:,} checkpoints, built in {time.perf_counter() - started:.0f} s",
-            flush=True,
-        )
+        url, key = season(folder, args)
         environment = {
             **os.environ,
             "APP_ENV": "production",
@@ -143,9 +161,12 @@ def main():
         print("verifier, default limits (public 120/min, tiles 3000/min), its pacing included:")
         results = {}
         for name in ("cold", "warm"):
-            failed, requests, seconds, text, line = audit(verifier, base, saved, cache_dir)
+            failed, requests, seconds, cpu, text, line = audit(verifier, base, saved, cache_dir)
             results[name] = (requests, seconds)
-            print(f"  {name}: {requests} requests, {seconds:.1f} s wall ({line.strip()})")
+            print(
+                f"  {name}: {requests} requests, {seconds:.1f} s wall, the verifier's CPU "
+                f"{cpu:.1f} s ({line.strip()})"
+            )
             if failed:
                 print(text)
                 sys.exit(f"the verifier failed on an honest season ({name})")

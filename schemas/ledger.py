@@ -30,9 +30,9 @@ class CheckpointSchema(CamelSchema):
         metadata={
             "description": "The checkpoint in the signed-note format (C2SP tlog-checkpoint): "
             "origin, size and base64 root lines, a `time` line, a blank line and the Ed25519 "
-            "signature line; in the latest checkpoint, the witnesses' `cosignature/v1` lines "
-            "after it (C2SP tlog-cosignature, see `LEDGER_WITNESSES`). Null before the first "
-            "checkpoint."
+            "signature line, then the `cosignature/v1` lines of the witnesses that cosigned this "
+            "checkpoint (C2SP tlog-cosignature, see `LEDGER_WITNESSES`; each carries its "
+            "witness's own time). Null before the first checkpoint."
         },
     )
     key_id = fields.String(

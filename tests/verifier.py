@@ -24,7 +24,7 @@ def load_verifier():
 
 
 def client_fetcher(client, token=None):
-    """The verifier's ``fetch`` over a Flask test client."""
+    """The verifier's ``fetch`` (and ``fetch.raw``, for tiles) over a Flask test client."""
 
     def fetch(path, authorized=False):
         headers = {"Accept": "application/json"}
@@ -33,4 +33,9 @@ def client_fetcher(client, token=None):
         response = client.get(path, headers=headers)
         return response.status_code, response.get_json()
 
+    def raw(path):
+        response = client.get(path)
+        return response.status_code, response.data
+
+    fetch.raw = raw  # tiles and the checkpoint, as bytes
     return fetch

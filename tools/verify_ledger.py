@@ -36,7 +36,9 @@ checks, printing one verdict line per check and exiting 1 if any fails:
   ``/api/v1/data/track-record``.
 - with ``--witness KEY`` (repeated; a witness's ``name+hash+base64(0x04 ‖ key)``) and
   ``--quorum N``, that at least N of those witnesses cosigned the latest checkpoint (C2SP
-  tlog-cosignature), each cosignature verified.
+  tlog-cosignature), each cosignature verified; and the live rule stricter: a pick is live only
+  if a checkpoint holding it was cosigned by N of them before its kick-off, by the time of
+  their cosignatures (their clocks, which the log's key holder cannot set).
 
 Whatever the server answers (garbage, missing fields, wrong types, withheld reveals), each
 check ends in a verdict line; none raises.
@@ -109,31 +111,33 @@ def node_hash(left: bytes, right: bytes) -> bytes:
     return hashlib.sha256(b"\x01" + left + right).digest()
 
 
-class RootBuilder:
-    """The root of a growing list of leaves, at any size on the way: a stack of the perfect
-    subtrees so far (O(log n) memory)."""
+def tree_levels(leaves: list[bytes]) -> list[list[bytes]]:
+    """Every level of the hash tree over ``leaves``, each leaf hashed into it once: level 0 the
+    leaf hashes, level h the roots of the perfect subtrees of 2^h leaves, left to right. Any
+    root (:func:`root_at`) or tile is then a lookup."""
+    sha256 = hashlib.sha256
+    levels = [leaves]
+    while len(levels[-1]) >= 2:
+        below = levels[-1]
+        pairs = zip(below[: len(below) & ~1 : 2], below[1::2], strict=True)
+        levels.append([sha256(b"\x01" + left + right).digest() for left, right in pairs])
+    return levels
 
-    def __init__(self):
-        self.size = 0
-        self.stack = []  # (height, hash), the left-most largest first
 
-    def add(self, leaf: bytes) -> None:
-        """Append one leaf hash."""
-        height, value = 0, leaf
-        while self.stack and self.stack[-1][0] == height:
-            value = node_hash(self.stack.pop()[1], value)
-            height += 1
-        self.stack.append((height, value))
-        self.size += 1
-
-    def root(self) -> bytes:
-        """The root hash of the leaves added so far (RFC 9162 §2.1.1)."""
-        if not self.stack:
-            return hashlib.sha256(b"").digest()
-        value = self.stack[-1][1]
-        for _, left in reversed(self.stack[:-1]):
-            value = node_hash(left, value)
-        return value
+def root_at(levels: list[list[bytes]], size: int) -> bytes:
+    """The root of the first ``size`` leaves (RFC 9162 §2.1.1) from :func:`tree_levels`: the
+    perfect subtrees of ``size``'s set bits, folded right to left (O(log n))."""
+    if size == 0:
+        return hashlib.sha256(b"").digest()
+    subtrees, start = [], 0
+    for height in reversed(range(size.bit_length())):
+        if size >> height & 1:
+            subtrees.append(levels[height][start >> height])
+            start += 1 << height
+    value = subtrees[-1]
+    for left in reversed(subtrees[:-1]):
+        value = node_hash(left, value)
+    return value
 
 
 def verify_inclusion(index, size, leaf, proof, root) -> bool:
@@ -267,14 +271,71 @@ class Checkpoint:
         return cls(int(lines[1]), root, instant(times[0]), note, token)
 
 
+#: Instants read so far (a season repeats its kick-offs and publishing times): text -> datetime.
+_INSTANTS: dict = {}
+
+
+def signed_part(note: str) -> tuple[str, str]:
+    """A note's text and its first signature line (the log's own): what stays the same when
+    witnesses' cosignature lines are added after it."""
+    head, _, tail = note.rpartition("\n\n")
+    return head, tail.partition("\n")[0]
+
+
 def instant(text: str) -> datetime:
-    """A ``YYYY-MM-DDTHH:MM:SSZ`` instant."""
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    """A ``YYYY-MM-DDTHH:MM:SSZ`` instant (each text parsed once)."""
+    found = _INSTANTS.get(text)
+    if found is None:
+        if len(_INSTANTS) > 1_000_000:
+            _INSTANTS.clear()
+        found = _INSTANTS[text] = _parse_instant(text)
+    return found
+
+
+def _parse_instant(text: str) -> datetime:
+    """``YYYY-MM-DDTHH:MM:SSZ``, every field its full width of ASCII digits; ValueError else."""
+    if not isinstance(text, str):
+        raise TypeError(f"not an instant: {text!r}")
+    digits = text[0:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19]
+    if (
+        len(text) != 20
+        or text[4] + text[7] + text[10] + text[13] + text[16] + text[19] != "--T::Z"
+        or not (digits.isascii() and digits.isdigit())
+    ):
+        raise ValueError(f"not a YYYY-MM-DDTHH:MM:SSZ instant: {text!r}")
+    return datetime(
+        int(digits[0:4]),
+        int(digits[4:6]),
+        int(digits[6:8]),
+        int(digits[8:10]),
+        int(digits[10:12]),
+        int(digits[12:14]),
+        tzinfo=UTC,
+    )
+
+
+#: The canonical encoder, made once (``json.dumps`` with options makes one per call).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def canonical(value) -> bytes:
     """Canonical JSON: sorted keys, no spaces, UTF-8."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return _CANONICAL.encode(value).encode()
+
+
+def parse_entries(raws: list[bytes], first: int) -> list:
+    """The entries of ``raws`` (entry ``first`` on), parsed in one pass; Failed unless each is
+    the canonical JSON of what it parses to (so each reads the same to any parser)."""
+    try:
+        values = json.loads(b"[" + b",".join(raws) + b"]")
+    except ValueError:
+        values = None
+    if not isinstance(values, list) or len(values) != len(raws):
+        values = [json.loads(raw) for raw in raws]  # the one that is not JSON raises
+    for offset, (raw, value) in enumerate(zip(raws, values, strict=True)):
+        if canonical(value) != raw:
+            raise Failed(f"entry {first + offset} is not canonical JSON")
+    return values
 
 
 # --- Fetching ----------------------------------------------------------------------------------
@@ -413,6 +474,20 @@ class Ledger:
     tiles: object = None  # where the entries were read from tiles, their cache
     leaves: list = field(default_factory=list)  # leaf hashes (read from tiles)
     trusted: set = field(default_factory=set)  # picks whose outcomes an earlier run checked
+    levels: list | None = None  # the hash tree (tree_levels), once computed
+    #: With a witness policy: (checkpoint sizes ascending, and for each the earliest time a
+    #: quorum of the witnesses cosigned it or a larger one, None if none was); see
+    #: :func:`check_cosigned_before_kickoff`.
+    witnessed: tuple | None = None
+    picks: dict | None = None  # picks_of's answer, once computed
+
+    def tree(self) -> list[list[bytes]]:
+        """Every level of the hash tree of the entries, each entry hashed once per run."""
+        if self.levels is None:
+            if len(self.leaves) != len(self.raw):
+                self.leaves = [leaf_hash(data) for data in self.raw]
+            self.levels = tree_levels(self.leaves)
+        return self.levels
 
 
 class Report:
@@ -502,19 +577,10 @@ def perfect_root(hashes) -> bytes:
     return level[0]
 
 
-def tile_levels(leaves: list[bytes]) -> list[list[bytes]]:
-    """The hashes each tile level holds, from the leaf hashes: level 0 the leaves, level L the
-    roots of the full 256-wide runs of level L − 1."""
-    levels = [leaves]
-    while len(levels[-1]) >= TILE_WIDTH:
-        below = levels[-1]
-        levels.append(
-            [
-                perfect_root(below[at : at + TILE_WIDTH])
-                for at in range(0, len(below) - TILE_WIDTH + 1, TILE_WIDTH)
-            ]
-        )
-    return levels
+def tile_levels(levels: list[list[bytes]]) -> list[list[bytes]]:
+    """The hashes each tile level holds, from the tree's levels (:func:`tree_levels`): tile
+    level L is tree level 8·L, the roots of the full 256-wide runs of tile level L − 1."""
+    return levels[::TILE_HEIGHT]
 
 
 def root_from_tiles(size: int, read_tile) -> bytes:
@@ -644,12 +710,14 @@ def load_tiles(fetch, key: Key, cache: TileCache, first_page: dict, full=False) 
         if opened.size != item["size"]:
             raise Failed(f"the checkpoint listed as size {item['size']} signs another size")
         ledger.checkpoints[opened.size] = opened
-    if ledger.checkpoints[latest.size].note != latest.note:
+    if signed_part(ledger.checkpoints[latest.size].note) != signed_part(latest.note):
         raise Failed("the checkpoint tile and the listed latest checkpoint differ")
     ledger.checkpoints[latest.size] = Checkpoint.open(
         key, latest.note, listed[-1].get("timestampToken")
     )
     ledger.latest = ledger.checkpoints[latest.size]
+    # the tile's note, read now, carries the cosignatures that came since it was listed
+    listed[-1] = {**listed[-1], "signedNote": latest.note}
     cache.checkpoints = listed
     ledger.tiles = cache
     # Entries, from their bundles
@@ -661,11 +729,9 @@ def load_tiles(fetch, key: Key, cache: TileCache, first_page: dict, full=False) 
             data = fetch_raw_ok(fetch, f"{TILES}/{path}")
             if width == TILE_WIDTH:
                 cache.keep(path, data)
-        for raw in parse_bundle(data, width):
-            if canonical(json.loads(raw)) != raw:
-                raise Failed(f"entry {len(ledger.raw)} is not canonical JSON")
-            ledger.raw.append(raw)
-            ledger.entries.append(json.loads(raw))
+        raws = parse_bundle(data, width)
+        ledger.entries += parse_entries(raws, len(ledger.raw))
+        ledger.raw += raws
     ledger.leaves = [leaf_hash(raw) for raw in ledger.raw]
     ledger.covering = [sizes[bisect.bisect_right(sizes, index)] for index in range(latest.size)]
     load_reveals(fetch, ledger, cache)
@@ -725,7 +791,7 @@ def check_tiles(fetch, ledger: Ledger):
     once checked) and the level-0 tile at the right edge equal the hashes recomputed from the
     bundles, and the root read from the tiles alone is the signed root."""
     cache, size = ledger.tiles, ledger.latest.size
-    computed = tile_levels(ledger.leaves)
+    computed = tile_levels(ledger.tree())
     read = {}
 
     def read_tile(level, index, width):
@@ -787,12 +853,13 @@ def load(fetch, key: Key) -> Ledger:
             if item["index"] != len(ledger.entries):
                 raise Failed(f"entry {len(ledger.entries)} is missing (got {item['index']})")
             data = item["entry"].encode()
-            if canonical(json.loads(data)) != data:
-                raise Failed(f"entry {item['index']} is not canonical JSON")
-            if leaf_hash(data).hex() != item["leafHash"]:
+            (parsed,) = parse_entries([data], item["index"])
+            leaf = leaf_hash(data)
+            if leaf.hex() != item["leafHash"]:
                 raise Failed(f"entry {item['index']}'s leaf hash is not SHA-256(0x00 ‖ entry)")
             ledger.raw.append(data)
-            ledger.entries.append(json.loads(data))
+            ledger.leaves.append(leaf)
+            ledger.entries.append(parsed)
             ledger.reveals.append(item["reveal"])
             ledger.covering.append(item["checkpointSize"])
     return ledger
@@ -800,19 +867,17 @@ def load(fetch, key: Key) -> Ledger:
 
 def check_roots(ledger: Ledger):
     """The root of the entries at every checkpoint's size equals the checkpoint's root."""
-    builder = RootBuilder()
+    levels = ledger.tree()
     sizes = sorted(ledger.checkpoints)
     previous = None
-    for leaf_data in [None, *ledger.raw]:
-        if leaf_data is not None:
-            builder.add(leaf_hash(leaf_data))
-        checkpoint = ledger.checkpoints.get(builder.size)
-        if checkpoint is None:
-            continue
-        if builder.root() != checkpoint.root:
-            raise Failed(f"the entries' root at size {builder.size} is not the signed root")
+    for size in sizes:
+        checkpoint = ledger.checkpoints[size]
+        if size > len(ledger.raw):
+            raise Failed(f"checkpoint {size} covers more than the {len(ledger.raw)} entries")
+        if root_at(levels, size) != checkpoint.root:
+            raise Failed(f"the entries' root at size {size} is not the signed root")
         if previous is not None and checkpoint.time < previous.time:
-            raise Failed(f"checkpoint {checkpoint.size} is signed before a smaller one")
+            raise Failed(f"checkpoint {size} is signed before a smaller one")
         previous = checkpoint
     return (
         f"{ledger.latest.size} entries hash to the signed root; "
@@ -824,18 +889,12 @@ def check_saved(fetch, ledger: Ledger, saved: list[str]):
     """Each saved checkpoint is a prefix of today's tree, by proof and by recomputation."""
     if not saved:
         return ("SKIP", "no checkpoint saved yet: this run's will be")
-    builder = RootBuilder()
-    roots = {0: builder.root()}
+    levels = ledger.tree()
     opened = [Checkpoint.open(ledger.key, note) for note in saved]
-    wanted = {checkpoint.size for checkpoint in opened}
-    for data in ledger.raw:
-        builder.add(leaf_hash(data))
-        if builder.size in wanted:
-            roots[builder.size] = builder.root()
     for checkpoint in opened:
-        if checkpoint.size > ledger.latest.size:
+        if checkpoint.size > min(ledger.latest.size, len(ledger.raw)):
             raise Failed(f"a saved checkpoint has {checkpoint.size} entries; the log now fewer")
-        if roots.get(checkpoint.size) != checkpoint.root:
+        if root_at(levels, checkpoint.size) != checkpoint.root:
             raise Failed(f"the saved checkpoint of size {checkpoint.size} was rewritten")
         if ledger.tiles is not None:  # every root recomputed from the tiles' entries: no proof
             continue
@@ -860,9 +919,7 @@ def check_inclusion(fetch, ledger: Ledger):
     for index in sorted({0, size - 1}):
         proof = fetch_ok(fetch, f"/api/track-record/ledger/proof?index={index}&treeSize={size}")
         hashes = [bytes.fromhex(value) for value in proof["hashes"]]
-        if not verify_inclusion(
-            index, size, leaf_hash(ledger.raw[index]), hashes, ledger.latest.root
-        ):
+        if not verify_inclusion(index, size, ledger.tree()[0][index], hashes, ledger.latest.root):
             raise Failed(f"the inclusion proof of entry {index} does not verify")
     return "inclusion proofs of the first and last entries verify"
 
@@ -932,7 +989,9 @@ def opens(commitment: str, reveal: dict) -> bool:
 def picks_of(ledger: Ledger):
     """Per pick id: its published entry, index, reveal and outcome entry; Failed where the
     entries do not fit together."""
-    by_hash = {leaf_hash(data).hex(): index for index, data in enumerate(ledger.raw)}
+    if ledger.picks is not None:
+        return ledger.picks
+    by_hash = {leaf.hex(): index for index, leaf in enumerate(ledger.tree()[0])}
     picks = {}
     for index, entry in enumerate(ledger.entries):
         kind = entry["type"]
@@ -955,6 +1014,7 @@ def picks_of(ledger: Ledger):
         if (kind == "pick.voided") != (entry["status"] == "void"):
             raise Failed(f"entry {index}'s type and status disagree")
         pick["outcome"] = entry
+    ledger.picks = picks
     return picks
 
 
@@ -1028,23 +1088,31 @@ def expected_profit(status: str, stake: float, odds: float) -> float:
 CLOSING_LINES = ("source", "seen", None)
 #: The live rule's reasons the verifier gives itself, as outcomes name them.
 MADE_AFTER, SIGNED_AFTER = "made-after-kickoff", "signed-after-kickoff"
+#: With a witness policy: no checkpoint with the pick was cosigned by a quorum before kick-off.
+NOT_COSIGNED = "not-cosigned-before-kickoff"
 
 
 def moment(text) -> datetime:
     """An ISO 8601 instant with ``Z`` (as the API writes them), to the second."""
+    if isinstance(text, str) and len(text) == 20 and text[19] == "Z":
+        try:
+            return instant(text)
+        except ValueError:
+            pass
     if not isinstance(text, str) or not text.endswith("Z"):
         raise Failed(f"not a UTC instant: {text!r}")
     value = datetime.fromisoformat(text[:-1] + "+00:00").astimezone(UTC)
     return value.replace(microsecond=0)
 
 
-def number(text, what: str) -> float:
-    """A ledger number (a decimal string) as a float; Failed when it is not one."""
-    if not isinstance(text, str):
-        raise Failed(f"{what} is not a decimal string: {text!r}")
+def number(text, pick_id, what: str) -> float:
+    """A ledger number (a decimal string) as a float; Failed, naming pick ``pick_id``'s
+    ``what``, when it is not one."""
+    if type(text) is not str:
+        raise Failed(f"pick {pick_id}'s {what} is not a decimal string: {text!r}")
     value = float(text)
     if not math.isfinite(value):
-        raise Failed(f"{what} is not finite: {text!r}")
+        raise Failed(f"pick {pick_id}'s {what} is not finite: {text!r}")
     return value
 
 
@@ -1116,9 +1184,9 @@ def examine(fetch, ledger: Ledger) -> list[dict]:
         row["recorded_closing"] = True
         if reveal is not None:
             shown = reveal["pick"]
-            row["stake"] = number(shown["stake"], f"pick {pick_id}'s stake")
-            row["odds"] = number(shown["odds"], f"pick {pick_id}'s odds")
-            row["edge"] = number(shown["edge"], f"pick {pick_id}'s edge")
+            row["stake"] = number(shown["stake"], pick_id, "stake")
+            row["odds"] = number(shown["odds"], pick_id, "odds")
+            row["edge"] = number(shown["edge"], pick_id, "edge")
         if outcome is not None:
             try:
                 settle_row(fetch, ledger, pick, row, reveal)
@@ -1137,7 +1205,7 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
     entry, outcome, pick_id = pick["entry"], pick["outcome"], pick["entry"]["pickId"]
     problems = row["problems"]
     row["status"] = outcome["status"]
-    row["profit"] = number(outcome["profit"], f"pick {pick_id}'s profit")
+    row["profit"] = number(outcome["profit"], pick_id, "profit")
     if pick_id in ledger.trusted and "kickoffAt" in outcome:
         # checked against its match on an earlier green run (the cache's): judged on its record
         today = {
@@ -1170,6 +1238,10 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
     checkpoint = ledger.checkpoints.get(covering)
     signed = checkpoint.time if checkpoint is not None and covering > pick["index"] else None
     row["reason"] = live_reason(instant(entry["publishedAt"]), signed, kickoff)
+    if row["reason"] is None and ledger.witnessed is not None:
+        vouched = witnessed_at(ledger, pick["index"])
+        if vouched is None or not vouched < kickoff:
+            row["reason"] = NOT_COSIGNED
     if recorded:
         if type(outcome["live"]) is not bool:
             raise Failed(f"pick {pick_id}'s outcome says neither live nor not")
@@ -1208,11 +1280,11 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
         problems.append(f"pick {pick_id}'s profit does not follow from its price")
     closing = outcome["closingOdds"]
     clv = outcome["clv"]
-    if closing is not None and number(closing, f"pick {pick_id}'s closing odds") > 1.0:
+    if closing is not None and number(closing, pick_id, "closing odds") > 1.0:
         if clv is None:
             problems.append(f"pick {pick_id} has a closing price but no CLV")
         else:
-            row["clv"] = number(clv, f"pick {pick_id}'s CLV")
+            row["clv"] = number(clv, pick_id, "CLV")
             if abs(row["odds"] / float(closing) - 1.0 - row["clv"]) > 1e-9:
                 problems.append(f"pick {pick_id}'s CLV does not follow from its prices")
     elif clv is not None:
@@ -1227,7 +1299,7 @@ def settle_row(fetch, ledger: Ledger, pick: dict, row: dict, reveal) -> None:
     if "closingProbability" not in outcome:
         row["recorded_closing"] = False
     elif outcome["closingProbability"] is not None:
-        fair = number(outcome["closingProbability"], f"pick {pick_id}'s closing probability")
+        fair = number(outcome["closingProbability"], pick_id, "closing probability")
         # A line pick whose line moved by the close has no closing price at its line, only the
         # closing line's fair probability carried to it.
         priced = closing is not None or market in LINE_MARKETS
@@ -1248,7 +1320,7 @@ def pick_line(shown: dict, outcome: dict, market: str) -> float | None:
         return None
     if shown.get("line") is None or outcome.get("line") != shown["line"]:
         raise Failed(f"pick {pick_id}'s outcome and its revealed pick name different lines")
-    line = number(shown["line"], f"pick {pick_id}'s line")
+    line = number(shown["line"], pick_id, "line")
     if (line * 4) % 1:
         raise Failed(f"pick {pick_id}'s line {shown['line']} is not in quarter goals")
     return line
@@ -1328,6 +1400,8 @@ def check_live_rule(fetch, ledger: Ledger):
         more = f" (and {len(wrong) - 5} more)" if len(wrong) > 5 else ""
         raise Failed("; ".join(wrong[:5]) + more)
     detail = f"{len(rows) - len(apart)} settled picks were made and signed before kick-off"
+    if ledger.witnessed is not None:
+        detail += ", each cosigned by a quorum of the witnesses before it"
     if apart:
         named = ", ".join(f"pick {pick_id} ({reason})" for pick_id, reason in apart.items())
         detail += f"; set apart, as the record says: {named}"
@@ -1566,6 +1640,55 @@ def check_witnesses(latest, policy: Policy):
     )
 
 
+def quorum_time(note: str, policy: Policy) -> datetime | None:
+    """When a quorum of the policy's witnesses had cosigned ``note``: the quorum-th earliest of
+    their cosignatures' timestamps (their own clocks, which the log's key holder cannot set),
+    None when fewer cosigned it."""
+    stamps = sorted(cosigned_by(note, policy.witnesses).values())
+    if len(stamps) < policy.quorum:
+        return None
+    return datetime.fromtimestamp(stamps[policy.quorum - 1], UTC)
+
+
+def witnessed_at(ledger: Ledger, index: int) -> datetime | None:
+    """The earliest time a quorum of witnesses cosigned a checkpoint holding entry ``index`` (a
+    checkpoint of a larger size: a witness cosigns only a continuation of what it cosigned,
+    so a later checkpoint holds every earlier entry), None if none did."""
+    sizes, times = ledger.witnessed
+    at = bisect.bisect_right(sizes, index)
+    return times[at] if at < len(times) else None
+
+
+def check_cosigned_before_kickoff(ledger: Ledger, policy: Policy):
+    """With a witness policy: when a quorum of its witnesses vouched for each checkpoint (their
+    cosignatures' times), and how many picks a checkpoint cosigned before their kick-off holds.
+    The live rule then counts a pick live only if one did (:data:`NOT_COSIGNED` otherwise):
+    an operator can date a checkpoint in the past, not the witnesses' cosignatures."""
+    sizes = sorted(ledger.checkpoints)
+    times = [quorum_time(ledger.checkpoints[size].note, policy) for size in sizes]
+    cosigned = sum(value is not None for value in times)
+    best = None
+    for at in reversed(range(len(times))):  # the earliest at this size or any larger one
+        if times[at] is not None and (best is None or times[at] < best):
+            best = times[at]
+        times[at] = best
+    ledger.witnessed = (sizes, times)
+    published = late = 0
+    for index, entry in enumerate(ledger.entries):
+        if entry["type"] != "pick.published":
+            continue
+        published += 1
+        vouched = witnessed_at(ledger, index)
+        late += vouched is None or not vouched < instant(entry["kickoffAt"])
+    detail = (
+        f"{published - late} of {published} picks are in a checkpoint cosigned by {policy.quorum} "
+        f"of the {len(policy.witnesses)} witnesses trusted before their kick-off"
+    )
+    if late:
+        detail += f"; {late} are not (none may count as live: see the live rule)"
+    return detail + f" ({cosigned} of {len(sizes)} checkpoints vouched for by a quorum)"
+
+
 def policy_of(witness_keys, quorum) -> Policy | None:
     """The policy of ``--witness`` (repeated) and ``--quorum`` (default: every witness named);
     None when neither is given."""
@@ -1619,7 +1742,9 @@ def verify(
     report = Report(out)
     found = report, None, None
     try:
-        found = _verify(report, fetch, saved_key, saved, token, tsa_certificate, cache, full)
+        found = _verify(
+            report, fetch, saved_key, saved, token, tsa_certificate, cache, full, policy
+        )
     except Failed as error:
         report.add("FAIL", "ledger", str(error))
     except MALFORMED as error:
@@ -1629,7 +1754,9 @@ def verify(
     return found
 
 
-def _verify(report, fetch, saved_key, saved, token, tsa_certificate, cache=None, full=False):
+def _verify(
+    report, fetch, saved_key, saved, token, tsa_certificate, cache=None, full=False, policy=None
+):
     """:func:`verify`'s checks, in order."""
     if cache is not None:  # the tiles: the first page of checkpoints names the key too
         fetch = remembering(fetch)
@@ -1674,6 +1801,8 @@ def _verify(report, fetch, saved_key, saved, token, tsa_certificate, cache=None,
     report.run("inclusion", check_inclusion, fetch, ledger)
     report.run("saved checkpoints", check_saved, fetch, ledger, saved)
     report.run("published before kick-off", check_before_kickoff, ledger, tsa_certificate)
+    if policy is not None and policy.quorum:
+        report.run("cosigned before kick-off", check_cosigned_before_kickoff, ledger, policy)
     report.run("timestamps", check_timestamps, ledger, tsa_certificate)
     report.run("reveals", check_reveals, ledger)
     report.run("outcomes", check_outcomes, fetch, ledger)

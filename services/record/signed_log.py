@@ -363,10 +363,11 @@ CHECKPOINT_FIELDS = (
 )
 
 
-def _checkpoint(row, stamps=None) -> dict:
+def _checkpoint(row, stamps=None, cosignatures=None) -> dict:
     """A checkpoint's record, with its time-stamp: from ``stamps`` (``{size: (token, error)}``,
     read for this one row when None), else as checkpoints signed before time-stamps were asked
-    after the signing carry it."""
+    after the signing carry it; its note followed by the witnesses' cosignature lines (from
+    ``cosignatures``, ``witnesses.cosignature_lines`` of several rows, read when None)."""
     if stamps is None:
         stamps = _stamps([row.size])
     token, error = stamps.get(row.size, (row.timestamp_token, row.timestamp_error))
@@ -374,7 +375,7 @@ def _checkpoint(row, stamps=None) -> dict:
         "size": row.size,
         "root_hash": row.root_hash,
         "published_at": row.published_at,
-        "signed_note": row.signed_note,
+        "signed_note": witnesses.cosigned_note(row, cosignatures),
         "key_id": row.key_id,
         "timestamp_token": token,
         "timestamp_error": error,
@@ -410,8 +411,6 @@ def head(settings) -> dict:
             "timestamp_error": None,
         }
     )
-    # The note carries the witnesses' cosignatures after the log's signature.
-    found["signed_note"] = witnesses.cosigned_note(found)
     return {**found, "origin": key.name, "verifier_key": key.verifier_key}
 
 
@@ -469,8 +468,9 @@ def page(start: int, end: int | None, now) -> dict:
             }
         )
     stamps = _stamps(cited)
+    cosignatures = witnesses.cosignature_lines(cited)
     checkpoints = [
-        _checkpoint(row, stamps)
+        _checkpoint(row, stamps, cosignatures)
         for row in LedgerCheckpoint.select()
         .where(LedgerCheckpoint.size.in_(sorted(cited)))
         .order_by(LedgerCheckpoint.size)

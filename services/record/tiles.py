@@ -181,12 +181,13 @@ def checkpoints(after: int, settings) -> dict:
     more = len(rows) > CHECKPOINTS_PAGE
     rows = rows[:CHECKPOINTS_PAGE]
     stamps = signed_log._stamps([row.size for row in rows])
+    cosignatures = witnesses.cosignature_lines([row.size for row in rows])
     key = signed_log.signing_key(settings)
     return {
         "origin": key.name,
         "verifier_key": key.verifier_key,
         "after": after,
-        "items": [signed_log._checkpoint(row, stamps) for row in rows],
+        "items": [signed_log._checkpoint(row, stamps, cosignatures) for row in rows],
         "more": more,
     }
 

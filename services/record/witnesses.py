@@ -32,7 +32,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from engine.ledger import merkle, notes
-from models import LedgerCheckpoint, LedgerCosignature
+from models import LedgerCheckpoint, LedgerCosignature, bump_data_version
 from store.database import db
 
 log = logging.getLogger("picks.ledger")
@@ -213,7 +213,7 @@ def ask(settings, now: datetime, lookup) -> int:
         .where(LedgerCosignature.size == row.size)
         .tuples()
     )
-    asked = 0
+    asked = cosigned = 0
     for witness in witnesses:
         if (witness.vkey,) in answered:
             continue
@@ -232,6 +232,9 @@ def ask(settings, now: datetime, lookup) -> int:
             asked_at=now,
         ).on_conflict_ignore().execute()
         asked += 1
+        cosigned += line is not None
+    if cosigned:  # the answers serving checkpoints now carry the new lines
+        bump_data_version()
     return asked
 
 
@@ -246,25 +249,37 @@ def _last_cosigned(vkey: str) -> int:
     return 0 if row is None else row.size
 
 
-def cosigned_note(checkpoint) -> str | None:
+def cosignature_lines(sizes) -> dict[int, str]:
+    """``{size: its cosignature lines}`` of the checkpoints of ``sizes`` that witnesses cosigned,
+    one line per witness in the order of their keys (one query)."""
+    found = {}
+    rows = (
+        LedgerCosignature.select(LedgerCosignature.size, LedgerCosignature.signature)
+        .where(LedgerCosignature.size.in_(list(sizes)) & LedgerCosignature.signature.is_null(False))
+        .order_by(LedgerCosignature.size, LedgerCosignature.witness)
+        .tuples()
+    )
+    for size, line in rows:
+        found[size] = found.get(size, "") + line
+    return found
+
+
+def cosigned_note(checkpoint, lines=None) -> str | None:
     """The signed note of ``checkpoint`` (a record with ``size`` and ``signed_note``, as
     :func:`signed_log.head <services.record.signed_log.head>` makes, or a ``LedgerCheckpoint``
     row) followed by the cosignature lines stored for it, one per witness, in the order of their
-    keys: a note any signed-note reader opens with the log's key, and checks the witnesses'
-    with theirs. None for a record without a note (before the first checkpoint)."""
+    keys (from ``lines``, :func:`cosignature_lines` of several checkpoints, read for this one
+    when None): a note any signed-note reader opens with the log's key, and checks the
+    witnesses' with theirs. None for a record without a note (before the first checkpoint)."""
     if isinstance(checkpoint, dict):
         size, note = checkpoint["size"], checkpoint["signed_note"]
     else:
         size, note = checkpoint.size, checkpoint.signed_note
     if note is None:
         return None
-    lines = (
-        LedgerCosignature.select(LedgerCosignature.signature)
-        .where((LedgerCosignature.size == size) & LedgerCosignature.signature.is_null(False))
-        .order_by(LedgerCosignature.witness)
-        .tuples()
-    )
-    return note + "".join(line for (line,) in lines)
+    if lines is None:
+        lines = cosignature_lines([size])
+    return note + lines.get(size, "")
 
 
 def standing(settings, now: datetime) -> list[dict]:

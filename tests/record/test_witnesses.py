@@ -15,7 +15,7 @@ from peewee import DatabaseError
 from engine.ledger import entries, merkle, notes
 from models import LedgerCheckpoint, LedgerCosignature
 from services.operations import health
-from services.record import signed_log, witnesses
+from services.record import settling, signed_log, witnesses
 from store.database import db, is_sqlite
 from tests import factories
 from tests.helpers import LEDGER_KEY
@@ -45,13 +45,14 @@ class Clock:
 
 
 @contextlib.contextmanager
-def two_witnesses(tmp_path, probe=None):
-    """Witnesses w1 and w2 of this log: yields ``{name: (url, witness)}``."""
+def two_witnesses(tmp_path, probe=None, at=None):
+    """Witnesses w1 and w2 of this log (their clock ``at()``, else :data:`WITNESS_TIME`): yields
+    ``{name: (url, witness)}``."""
 
     def clock():
         if probe is not None:
             probe()
-        return WITNESS_TIME
+        return WITNESS_TIME if at is None else at()
 
     with (
         witnessing(tmp_path / "w1.json", [LOG.verifier_key], name="w1.example", clock=clock) as one,
@@ -67,15 +68,16 @@ def setting(found, *names) -> str:
 
 def publish_one(home, clock):
     """A live pick stored and published, its checkpoint signed in that transaction, then the
-    witnesses asked (as every operation that appends does)."""
+    witnesses asked (as every operation that appends does); returns the pick."""
     match = factories.match(
         home, f"{home} Away", kickoff=clock.now + timedelta(days=1), status="scheduled", odds=ODDS
     )
-    factories.pick(match, "1x2", "home", 2.9, is_live=True, rating="B", created_at=clock.now)
+    pick = factories.pick(match, "1x2", "home", 2.9, is_live=True, rating="B", created_at=clock.now)
     with db.atomic():
         signed_log.publish_new([match.id], clock.now, "test-1")
         signed_log.checkpoint(clock.now, factories.settings())
     signed_log.stamp(factories.settings(), clock.now)
+    return pick
 
 
 def answers() -> dict:
@@ -277,3 +279,60 @@ def test_the_verifier_command_refuses_a_policy_it_cannot_meet(tmp_path, capsys):
     assert "FAIL witnesses: --quorum 2 must lie between 0 and the 1" in capsys.readouterr().out
     assert verifier.policy_of([vkey], None) == verifier.Policy((verifier.Witness.parse(vkey),), 1)
     assert verifier.policy_of(None, None) is None
+
+
+def test_a_pick_cosigned_only_after_its_kick_off_is_not_live_under_a_quorum(make_app, tmp_path):
+    """The witnesses' clocks, not the checkpoint's `time` line, under a policy: the operator signs
+    Gamma's checkpoint dated the day before its kick-off but shows it to the witnesses (and
+    every later one) only after, so no checkpoint holding Gamma was cosigned before it kicked
+    off; the verifier without a policy sees nothing wrong, under a quorum its live rule fails
+    the pick counted live, while Alpha, cosigned in time, stays live."""
+    witness_now = [WITNESS_TIME]  # T0 + 30 s
+    with two_witnesses(tmp_path, at=lambda: witness_now[0]) as found:
+        clock = Clock(T0)
+        app = make_app(CLOCK=clock, LEDGER_WITNESSES=setting(found, "w1", "w2"))
+        with app.app_context():
+            alpha = publish_one("Alpha", clock)  # kicks off at T0 + 1 day, cosigned at T0 + 30 s
+            witness_now[0] = int((T0 + timedelta(days=3)).timestamp())
+            clock.now = T0 + timedelta(hours=2)
+            gamma = publish_one("Gamma", clock)  # kicks off at T0 + 26 h, cosigned at T0 + 3 days
+            clock.now = T0 + timedelta(days=2)
+            for pick in (alpha, gamma):
+                factories.match(
+                    pick.match.home_team.name,
+                    pick.match.away_team.name,
+                    kickoff=pick.match.kickoff_at,
+                    goals=(2, 1),
+                )
+            settling.run(7, factories.settings(), now=clock.now)
+        client = app.test_client()
+
+        def verdicts(names, quorum, cache=None):
+            policy = verifier.policy_of([found[n][1].key.verifier_key for n in names], quorum)
+            report, _, _ = verifier.verify(
+                client_fetcher(client), None, [], out=io.StringIO(), policy=policy, cache=cache
+            )
+            return {name: (verdict, detail) for verdict, name, detail in report.verdicts}
+
+        honest = verdicts([], None)
+        assert [name for name, (verdict, _) in honest.items() if verdict == "FAIL"] == []
+        assert "cosigned before kick-off" not in honest
+        for names, quorum, cache in (
+            (["w1", "w2"], 2, None),
+            (["w1"], 1, verifier.TileCache(tmp_path / "tiles")),  # read from the tiles
+        ):
+            found_verdicts = verdicts(names, quorum, cache)
+            assert found_verdicts["witnesses"][0] == "PASS"  # the latest checkpoint is cosigned
+            assert found_verdicts["cosigned before kick-off"] == (
+                "PASS",
+                f"1 of 2 picks are in a checkpoint cosigned by {quorum} of the {len(names)} "
+                "witnesses trusted before their kick-off; 1 are not (none may count as live: "
+                "see the live rule) (3 of 3 checkpoints vouched for by a quorum)",
+            )
+            verdict, detail = found_verdicts["live rule"]
+            assert verdict == "FAIL"
+            assert detail == (
+                f"pick {gamma.id} is counted live, but it is not: not-cosigned-before-kickoff; "
+                f"pick {gamma.id} (not-cosigned-before-kickoff) is not listed as set apart"
+            )
+            assert found_verdicts["track record"][0] == "FAIL"  # it counts Gamma

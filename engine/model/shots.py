@@ -41,6 +41,15 @@ def running_conversion(kickoff, goals, on_target) -> np.ndarray:
     )
 
 
+def goal_proxy(goals, on_target, conversion, share: float) -> np.ndarray:
+    """Goals (n, 2) blended with shots on target × conversion: (1 − share) · goals + share ·
+    conversion · on_target, the goals alone where the shots term is unknown. Dixon-Coles can
+    fit it in place of goals (its likelihood takes any non-negative count)."""
+    goals = np.asarray(goals, dtype=float)
+    proxy = np.asarray(conversion, dtype=float)[:, None] * np.asarray(on_target, dtype=float)
+    return np.where(np.isfinite(proxy), (1.0 - share) * goals + share * proxy, goals)
+
+
 def moved_rates(
     rates, goals, on_target, conversion, goal_weight: float, shots_weight: float
 ) -> np.ndarray:

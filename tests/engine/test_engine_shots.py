@@ -36,6 +36,12 @@ def test_moved_rates_by_hand():
     assert np.array_equal(shots.moved_rates(rates, goals, on_target, conversion, 0, 0), rates, True)
 
 
+def test_goal_proxy_by_hand():
+    proxy = shots.goal_proxy([[2, 0], [1, 3]], [[5, 3], [NAN, 4]], [0.3, 0.25], 0.5)
+    # 0.5·2 + 0.5·0.3·5 = 1.75, 0.5·0 + 0.5·0.3·3 = 0.45; no shots: the goals; 0.5·3 + 0.5·1.
+    np.testing.assert_allclose(proxy, [[1.75, 0.45], [1.0, 2.0]])
+
+
 def test_moved_rates_keep_the_floor():
     moved = shots.moved_rates([[0.2, 1.0]], [[0, 0]], [[0, 0]], [0.3], 0.9, 0.0)
     np.testing.assert_allclose(moved, [[shots.RATE_FLOOR, 0.1]])

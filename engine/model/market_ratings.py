@@ -87,8 +87,9 @@ class RatingsConfig:
         ("ou", 1.0),
     )
     #: How far each past match's solved rates move towards its goals and its shots on target
-    #: (``engine.model.shots.moved_rates``; ``RatingsInput.observed``). Off: no weight of
-    #: either, chosen on E0+SP1, gains on D1+F1+E1 (``bench/goal_model.py``).
+    #: (``engine.model.shots.moved_rates``; ``RatingsInput.observed``). Off: on E0+SP1 every
+    #: weight costs (goals 0.05: +0.0008 ± 0.0008 × the close's RPS; shots 0.05: +0.0003 ±
+    #: 0.0005; ``bench/goal_model.py``): the closing lines already hold what matches showed.
     goal_weight: float = 0.0
     shots_weight: float = 0.0
 

@@ -31,8 +31,15 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bench import market_ratings as bench_ratings
 from bench.common import FOOTBALL_DATA, data_files, parse_arguments, timed
+from bench.market_ratings import (
+    CHOICE_LEAGUES,
+    CONFIRMATION_LEAGUES,
+    evaluation_sets,
+    load,
+    ratings_input,
+    ratio,
+)
 from engine.markets import outcome_indices
 from engine.model import market_ratings, shots, walkforward
 
@@ -58,25 +65,31 @@ CONFIRMATION = "confirmation (D1+F1, E1's 2nd season)"
 def scored_sets(ds, smoke: bool) -> dict[str, np.ndarray]:
     """Rows scored, where Pinnacle quotes 1x2 pre-match and at the close: the choice and
     confirmation leagues and all together (a smoke run: its one file)."""
-    base = bench_ratings.evaluation_sets(ds, smoke)
+    base = evaluation_sets(ds, smoke)
     quoted = np.isfinite(ds.pinnacle_pre["1x2"]).all(1) & np.isfinite(ds.pinnacle_close["1x2"]).all(
         1
     )
     if smoke:
         return {"all": base["all"] & quoted}
     sets = {
-        CHOICE: np.isin(ds.league, bench_ratings.CHOICE_LEAGUES) & base["all"],
-        CONFIRMATION: (np.isin(ds.league, bench_ratings.CONFIRMATION_LEAGUES) & base["all"])
+        CHOICE: np.isin(ds.league, CHOICE_LEAGUES) & base["all"],
+        CONFIRMATION: (np.isin(ds.league, CONFIRMATION_LEAGUES) & base["all"])
         | base.get("E1 (2nd season)", np.zeros(len(ds), dtype=bool)),
     }
     sets["all"] = sets[CHOICE] | sets[CONFIRMATION]
     return {name: rows & quoted for name, rows in sets.items() if (rows & quoted).any()}
 
 
+def _rps(probs, outcome) -> np.ndarray:
+    """Each row's RPS (the per-row terms of ``engine.betting.metrics.rps``)."""
+    gap = np.cumsum(probs - (outcome[:, None] == np.arange(3)), axis=1)[:, :-1]
+    return (gap**2).sum(axis=1) / 2
+
+
 def per_match_rps(ds, probs) -> np.ndarray:
     """Each row's 1x2 RPS."""
     outcome = outcome_indices(ds.home_goals, ds.away_goals)["1x2"]
-    return bench_ratings._per_row("1x2", probs, outcome)
+    return _rps(probs, outcome)
 
 
 def compare(ds, rows, probs, base, against="now") -> str:
@@ -84,7 +97,7 @@ def compare(ds, rows, probs, base, against="now") -> str:
     ``base`` ÷ the close's mean RPS ± the difference's standard error."""
     close = per_match_rps(ds, ds.pinnacle_close["1x2"])[rows].mean()
     new, old = per_match_rps(ds, probs)[rows], per_match_rps(ds, base)[rows]
-    value, se = bench_ratings.ratio(ds, "1x2", probs, rows)
+    value, se = ratio(ds, "1x2", probs, rows)
     gap = new - old
     gap_se = gap.std(ddof=1) / np.sqrt(len(gap)) / close if len(gap) > 1 else float("nan")
     return f"{value:.4f} ± {se:.4f} (vs {against} {gap.mean() / close:+.5f} ± {gap_se:.5f})"
@@ -110,7 +123,7 @@ def dixon_coles(ds, home_goals, away_goals) -> dict[str, np.ndarray]:
 def model_alone(ds, dc, goal_weight=0.0, shots_weight=0.0) -> np.ndarray:
     """The ratings (moved by results and shots at these weights), else ``dc``: 1x2 (n, 3)."""
     inp = replace(
-        bench_ratings.ratings_input(ds, handicap=False),
+        ratings_input(ds, handicap=False),
         observed=(np.column_stack([ds.home_goals, ds.away_goals]), ds.on_target),
     )
     config = replace(
@@ -171,7 +184,7 @@ def main():
         if not files:
             parser.error(f"no file of {args.leagues} in {args.data}")
     with threadpool_limits(limits=1, user_api="blas"):
-        ds, seconds = timed(lambda: bench_ratings.load(files))
+        ds, seconds = timed(lambda: load(files))
         with_shots = np.isfinite(ds.on_target).all(axis=1).mean()
         print(
             f"{len(files)} files from {args.data}: {len(ds)} matches ({with_shots:.1%} with shots"
@@ -182,7 +195,7 @@ def main():
         now = model_alone(ds, dc)
         print("the model alone as it is (ratings, else Dixon-Coles on goals), 1x2 RPS ratio:")
         for name, rows in sets.items():
-            value, se = bench_ratings.ratio(ds, "1x2", now, rows)
+            value, se = ratio(ds, "1x2", now, rows)
             print(f"  {name}: {value:.4f} ± {se:.4f} ({rows.sum()} matches)")
         print_ratings_grid(ds, sets, dc, now)
         if args.dixon_coles:

@@ -74,6 +74,7 @@ class Dataset:
     #: The closing Asian handicap: line (n,) and home/away probabilities (n, 2), Pinnacle's,
     #: else the market average's, de-margined by the service's MARGIN_METHOD; NaN where none.
     ah_close: tuple[np.ndarray, np.ndarray]
+    on_target: np.ndarray  # (n, 2) home and away shots on target, NaN where the file has none
 
     def __len__(self):
         return len(self.kickoff)
@@ -133,6 +134,9 @@ def load(files: list[Path]) -> Dataset:
         pinnacle_close={market: pinnacle(market, True) for market in ("1x2", "ou25")},
         sharp_close={market: sharp(market) for market in ("1x2", "ou25")},
         ah_close=(np.where(np.isfinite(ah_probs).all(axis=1), ah_lines, np.nan), ah_probs),
+        on_target=np.array(
+            [m.shots_on_target or (np.nan, np.nan) for m in matches], dtype=float
+        ).reshape(n, 2),
     )
 
 

@@ -47,6 +47,10 @@ class MatchRecord:
     away_goals: int | None = None
     ht_home_goals: int | None = None
     ht_away_goals: int | None = None
+    #: (home, away) shots and shots on target where the source gives both sides of both
+    #: (football-data's HS, AS, HST, AST), else None; read by the goal model's benchmarks.
+    shots: tuple[int, int] | None = None
+    shots_on_target: tuple[int, int] | None = None
     odds: list[OddsRecord] = field(default_factory=list)
     line: int | None = None  # where the record came from in its source file, for error reports
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.markets import MARKETS
-from engine.model import dixon_coles, timeline
+from engine.model import dixon_coles, shots, timeline
 from engine.model.scores import market_probabilities, score_matrix
 from engine.model.timeline import DAY, needed_cutoffs, weeks
 
@@ -86,6 +86,12 @@ class RatingsConfig:
         ("ah", 0.0),
         ("ou", 1.0),
     )
+    #: How far each past match's solved rates move towards its goals and its shots on target
+    #: (``engine.model.shots.moved_rates``; ``RatingsInput.observed``). Off: on E0+SP1 every
+    #: weight costs (goals 0.05: +0.0008 ± 0.0008 × the close's RPS; shots 0.05: +0.0003 ±
+    #: 0.0005; ``bench/goal_model.py``): the closing lines already hold what matches showed.
+    goal_weight: float = 0.0
+    shots_weight: float = 0.0
 
 
 @dataclass
@@ -104,6 +110,9 @@ class RatingsInput:
     #: side's handicap; fair probabilities (n, 2) home/away de-margined) and "ou" (line (n,),
     #: probabilities (n, 2) over/under), NaN rows where none. None: 1x2 and ou25 only.
     closing_lines: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+    #: What happened in each match: goals and shots on target, each (n, 2) home/away, NaN
+    #: where unknown. None: the config's goal and shots weights have nothing to move.
+    observed: tuple[np.ndarray, np.ndarray] | None = None
 
 
 @dataclass(frozen=True)
@@ -474,7 +483,10 @@ def _rows(inp: RatingsInput, config: RatingsConfig) -> _Rows:
         lines=lines,
         weights=dict(config.observation_weights),
     )
-    log_rates = np.log(np.column_stack([home_rate, away_rate]))
+    solved = np.column_stack([home_rate, away_rate])  # NaN where not kicked off before now
+    if inp.observed is not None and (config.goal_weight or config.shots_weight):
+        solved = shots.observed_rates(solved, kickoff, *inp.observed, config)
+    log_rates = np.log(solved)
     return _Rows(
         kickoff=kickoff,
         cutoff=timeline.cutoff(kickoff, now),

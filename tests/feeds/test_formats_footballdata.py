@@ -90,6 +90,7 @@ def test_known_values_of_the_first_row_of_e0_2023_24():
     assert first.kickoff_at == datetime(2023, 8, 11, 19, 0, tzinfo=UTC)
     assert (first.home_goals, first.away_goals) == (0, 3)
     assert (first.ht_home_goals, first.ht_away_goals) == (0, 2)
+    assert (first.shots, first.shots_on_target) == ((6, 17), (1, 8))
     assert first.status == "finished"
     assert first.line == 2
     assert _odds(first, "pinnacle", "1x2") == {"home": 8.58, "draw": 5.51, "away": 1.37}
@@ -485,6 +486,31 @@ def test_goals_up_to_99_are_accepted():
     cells = {**BASE, "FTHG": "99", "FTAG": "007", "HTHG": "50", "HTAG": "0"}
     (match,) = footballdata.parse(_sample([_row(**cells)])).matches
     assert (match.home_goals, match.away_goals, match.ht_home_goals) == (99, 7, 50)
+
+
+SHOTS_FILE = "Div,Date,HomeTeam,AwayTeam,FTHG,FTAG,HS,AS,HST,AST\n"
+
+
+@pytest.mark.parametrize(
+    ("cells", "shots", "on_target"),
+    [
+        ("2,1,14,9,6,3", (14, 9), (6, 3)),
+        ("0,0,12.0,07,4,0", (12, 7), (4, 0)),
+        ("2,1,14,9,,3", None, None),  # one cell blank: none of the four is kept
+        ("2,1,14,9,15,3", None, None),  # more on target than in all
+        ("2,1,14,x,6,3", None, None),
+        ("2,1,14,9," + "9" * 5000 + ",3", None, None),  # no int() of an absurd cell
+        (",,14,9,6,3", None, None),  # no result: shots of a match not played are not read
+    ],
+)
+def test_shots_are_read_only_when_all_four_counts_fit(cells, shots, on_target):
+    (match,) = footballdata.parse(SHOTS_FILE + f"E0,16/08/2024,Arsenal,Fulham,{cells}\n").matches
+    assert (match.shots, match.shots_on_target) == (shots, on_target)
+
+
+def test_a_file_without_shot_columns_reads_none():
+    (match,) = footballdata.parse(_sample([_row(**BASE)])).matches
+    assert (match.shots, match.shots_on_target) == (None, None)
 
 
 def test_a_reason_clips_the_cell_it_quotes():

@@ -50,6 +50,11 @@ DEFAULT_KICKOFF = time(15, 0)
 SOURCE_TIMEZONE = ZoneInfo("Europe/London")
 
 REQUIRED_COLUMNS = ("Div", "Date", "HomeTeam", "AwayTeam")
+#: Shots and shots on target, home and away: read where all four are counts and neither side
+#: has more on target than in all; else left out, never a reason to refuse the row.
+SHOTS = ("HS", "AS", "HST", "AST")
+#: The most shots a side is taken to have in a match: beyond it a cell is a typo.
+SHOTS_MAX = 199
 RESULTS = ("H", "D", "A")
 
 #: The text columns that are stored as they are written: each must hold no character
@@ -179,6 +184,21 @@ def _goals(text: str, column: str) -> int | None:
     return int(digits)
 
 
+def _shots(cells: dict[str, str]) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """(shots, shots on target), each (home, away), or (None, None) unless all four cells are
+    counts of 0 to SHOTS_MAX with no more on target than in all."""
+    counts = []
+    for name in SHOTS:
+        written = GOALS_TEXT.fullmatch(cells[name])
+        if written is None or len(written.group(1)) > 6 or int(written.group(1)) > SHOTS_MAX:
+            return None, None
+        counts.append(int(written.group(1)))
+    home, away, home_on, away_on = counts
+    if home_on > home or away_on > away:
+        return None, None
+    return (home, away), (home_on, away_on)
+
+
 def _pair(cells: dict[str, str], home: str, away: str) -> tuple[int | None, int | None]:
     """Both goal counts of a score, or (None, None); an error when only one side is given."""
     home_goals, away_goals = _goals(cells[home], home), _goals(cells[away], away)
@@ -241,7 +261,7 @@ def parse(
     width = len(header)
     columns = [
         (name, positions.get(name))
-        for name in (*REQUIRED_COLUMNS, "Time", "FTHG", "FTAG", "FTR", "HTHG", "HTAG")
+        for name in (*REQUIRED_COLUMNS, "Time", "FTHG", "FTAG", "FTR", "HTHG", "HTAG", *SHOTS)
     ]
     latest = LATEST_DATE if today is None else min(LATEST_DATE, today + FIXTURES_AHEAD)
     kickoffs: dict[tuple[str, str], datetime] = {}
@@ -414,6 +434,7 @@ def _read_row(
         actual = "H" if home_goals > away_goals else ("D" if home_goals == away_goals else "A")
         if result != actual:
             raise _RowError(f"FTR {result!r} disagrees with the score {home_goals}-{away_goals}")
+    shots, on_target = _shots(cells) if finished else (None, None)
     match = MatchRecord(
         league=league,
         season="",
@@ -425,6 +446,8 @@ def _read_row(
         away_goals=away_goals,
         ht_home_goals=ht_home,
         ht_away_goals=ht_away,
+        shots=shots,
+        shots_on_target=on_target,
         line=line,
     )
     return kickoff.astimezone(SOURCE_TIMEZONE).date(), match

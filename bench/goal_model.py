@@ -1,0 +1,206 @@
+"""What shots and past matches' results add to the goal model alone, no database.
+
+    .venv/bin/python -m bench.goal_model [--data DIR] [--leagues E0,SP1] [--dixon-coles] [--smoke]
+
+The goal model alone is what the service publishes where no sharp pre-match price is quoted:
+the market-implied ratings (fitted on earlier matches' closing lines), else Dixon-Coles on
+goals. Scored as ``bench/market_ratings.py`` scores it: 1x2 RPS ÷ Pinnacle's closing line
+(de-margined proportionally), each league from its third season on, the Championship on its
+second; no price of the match being forecast is used. Each addition is compared with the model
+as it is, match by match: the paired difference of RPS per match ÷ the close's mean RPS, with
+its standard error.
+
+1. **Results and shots into the ratings** (``RatingsConfig.goal_weight`` and ``shots_weight``,
+   ``engine.model.shots.moved_rates``): each past match's solved goal rates moved towards its
+   goals and its shots on target × the running conversion (goals per shot on target of every
+   earlier match) before the ratings fit them. Chosen on the choice leagues (E0, SP1), read on
+   the confirmation leagues (D1, F1, and E1's second season), which the choice never saw.
+2. With ``--dixon-coles`` (slow: two walk-forward fits per share): **Dixon-Coles on a goal
+   proxy** (``engine.model.shots.goal_proxy``: goals blended with shots on target × the running
+   conversion) alone, against Dixon-Coles on goals, and pooled with the ratings
+   (p ∝ ratings^(1 − w) · proxy model^w).
+
+Then the model alone as it is, on each set, with its standard error. ``--leagues`` keeps the
+files of those divisions only (to iterate on one or two); ``--smoke``: one file, one season.
+"""
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from bench.common import FOOTBALL_DATA, data_files, parse_arguments, timed
+from bench.market_ratings import (
+    CHOICE_LEAGUES,
+    CONFIRMATION_LEAGUES,
+    evaluation_sets,
+    load,
+    ratings_input,
+    ratio,
+)
+from engine.markets import outcome_indices
+from engine.model import market_ratings, shots, walkforward
+
+#: The ratings' (goal_weight, shots_weight) grid: each alone, then both.
+WEIGHTS = (
+    (0.0, 0.0),
+    (0.02, 0.0),
+    (0.05, 0.0),
+    (0.1, 0.0),
+    (0.0, 0.02),
+    (0.0, 0.05),
+    (0.0, 0.1),
+    (-0.02, 0.02),
+    (-0.05, 0.05),
+)
+#: Shares of shots on target × conversion in Dixon-Coles' goal proxy, and pool weights of it.
+SHARES = (0.5,)
+POOL_WEIGHTS = (0.05, 0.1, 0.2)
+CHOICE = "choice (E0+SP1)"
+CONFIRMATION = "confirmation (D1+F1, E1's 2nd season)"
+
+
+def scored_sets(ds, smoke: bool) -> dict[str, np.ndarray]:
+    """Rows scored, where Pinnacle quotes 1x2 pre-match and at the close: the choice and
+    confirmation leagues and all together (a smoke run: its one file)."""
+    base = evaluation_sets(ds, smoke)
+    quoted = np.isfinite(ds.pinnacle_pre["1x2"]).all(1) & np.isfinite(ds.pinnacle_close["1x2"]).all(
+        1
+    )
+    if smoke:
+        return {"all": base["all"] & quoted}
+    sets = {
+        CHOICE: np.isin(ds.league, CHOICE_LEAGUES) & base["all"],
+        CONFIRMATION: (np.isin(ds.league, CONFIRMATION_LEAGUES) & base["all"])
+        | base.get("E1 (2nd season)", np.zeros(len(ds), dtype=bool)),
+    }
+    sets["all"] = sets[CHOICE] | sets[CONFIRMATION]
+    return {name: rows & quoted for name, rows in sets.items() if (rows & quoted).any()}
+
+
+def _rps(probs, outcome) -> np.ndarray:
+    """Each row's RPS (the per-row terms of ``engine.betting.metrics.rps``)."""
+    gap = np.cumsum(probs - (outcome[:, None] == np.arange(3)), axis=1)[:, :-1]
+    return (gap**2).sum(axis=1) / 2
+
+
+def per_match_rps(ds, probs) -> np.ndarray:
+    """Each row's 1x2 RPS."""
+    outcome = outcome_indices(ds.home_goals, ds.away_goals)["1x2"]
+    return _rps(probs, outcome)
+
+
+def compare(ds, rows, probs, base, against="now") -> str:
+    """``probs``' ratio to the close on ``rows`` ± its error, and its paired difference from
+    ``base`` ÷ the close's mean RPS ± the difference's standard error."""
+    close = per_match_rps(ds, ds.pinnacle_close["1x2"])[rows].mean()
+    new, old = per_match_rps(ds, probs)[rows], per_match_rps(ds, base)[rows]
+    value, se = ratio(ds, "1x2", probs, rows)
+    gap = new - old
+    gap_se = gap.std(ddof=1) / np.sqrt(len(gap)) / close if len(gap) > 1 else float("nan")
+    return f"{value:.4f} ± {se:.4f} (vs {against} {gap.mean() / close:+.5f} ± {gap_se:.5f})"
+
+
+def dixon_coles(ds, home_goals, away_goals) -> dict[str, np.ndarray]:
+    """Dixon-Coles walk-forward forecasts fitted on the given (perhaps fractional) goals."""
+    out = walkforward.run(
+        walkforward.WalkForwardInput(
+            kickoff=ds.kickoff,
+            group=ds.group,
+            home=ds.home,
+            away=ds.away,
+            home_goals=home_goals,
+            away_goals=away_goals,
+            market={},
+            now=int(ds.kickoff.max()) + 1,
+        )
+    )
+    return out.model
+
+
+def model_alone(ds, dc, goal_weight=0.0, shots_weight=0.0) -> np.ndarray:
+    """The ratings (moved by results and shots at these weights), else ``dc``: 1x2 (n, 3)."""
+    inp = replace(
+        ratings_input(ds, handicap=False),
+        observed=(np.column_stack([ds.home_goals, ds.away_goals]), ds.on_target),
+    )
+    config = replace(
+        market_ratings.RatingsConfig(), goal_weight=goal_weight, shots_weight=shots_weight
+    )
+    out = market_ratings.run(inp, config)
+    return market_ratings.with_fallback(out, {"1x2": dc["1x2"]})["1x2"]
+
+
+def print_ratings_grid(ds, sets, dc, now) -> None:
+    """Each (goal weight, shots weight) on every set; the choice's best, read on the others."""
+    print("1. results and shots into the ratings: goal weight, shots weight -> 1x2 RPS ratio")
+    choice_gap = {}
+    for goal_weight, shots_weight in WEIGHTS:
+        probs = model_alone(ds, dc, goal_weight, shots_weight)
+        cells = "; ".join(f"{name}: {compare(ds, rows, probs, now)}" for name, rows in sets.items())
+        print(f"  {goal_weight:+.2f}, {shots_weight:+.2f}: {cells}")
+        rows = sets.get(CHOICE, sets["all"])
+        choice_gap[(goal_weight, shots_weight)] = per_match_rps(ds, probs)[rows].mean()
+    best = min(choice_gap, key=choice_gap.get)
+    print(
+        f"  chosen on {CHOICE if CHOICE in sets else 'all'}: goal weight {best[0]}, shots {best[1]}"
+    )
+
+
+def print_dixon_coles(ds, sets, dc, now) -> None:
+    """Dixon-Coles on the goal proxy alone (vs on goals), and pooled with the ratings."""
+    goals = np.column_stack([ds.home_goals, ds.away_goals])
+    conversion = shots.running_conversion(ds.kickoff, goals, ds.on_target)
+    print("2. Dixon-Coles on goals blended with shots on target x the running conversion")
+    for share in SHARES:
+        proxy = shots.goal_proxy(goals, ds.on_target, conversion, share)
+        fitted, seconds = timed(lambda p=proxy: dixon_coles(ds, p[:, 0], p[:, 1]))
+        cells = "; ".join(
+            f"{name}: {compare(ds, rows, fitted['1x2'], dc['1x2'], 'goals')}"
+            for name, rows in sets.items()
+        )
+        print(f"  share {share}, alone ({seconds:.0f} s), vs Dixon-Coles on goals: {cells}")
+        for weight in POOL_WEIGHTS:
+            pooled = now ** (1 - weight) * fitted["1x2"] ** weight
+            pooled /= pooled.sum(axis=1, keepdims=True)
+            cells = "; ".join(
+                f"{name}: {compare(ds, rows, pooled, now)}" for name, rows in sets.items()
+            )
+            print(f"    pooled with the model at weight {weight}: {cells}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
+    parser.add_argument("--leagues", help="divisions to keep, e.g. E0,SP1 (default: every one)")
+    parser.add_argument("--dixon-coles", action="store_true", help="also Dixon-Coles on shots")
+    args = parse_arguments(parser)
+    files = data_files(parser, args)
+    if args.leagues:
+        keep = set(args.leagues.split(","))
+        files = [path for path in files if path.name.split("_")[0] in keep]
+        if not files:
+            parser.error(f"no file of {args.leagues} in {args.data}")
+    with threadpool_limits(limits=1, user_api="blas"):
+        ds, seconds = timed(lambda: load(files))
+        with_shots = np.isfinite(ds.on_target).all(axis=1).mean()
+        print(
+            f"{len(files)} files from {args.data}: {len(ds)} matches ({with_shots:.1%} with shots"
+            f" on target), parsed in {seconds:.1f} s"
+        )
+        sets = scored_sets(ds, args.smoke)
+        dc = dixon_coles(ds, ds.home_goals, ds.away_goals)
+        now = model_alone(ds, dc)
+        print("the model alone as it is (ratings, else Dixon-Coles on goals), 1x2 RPS ratio:")
+        for name, rows in sets.items():
+            value, se = ratio(ds, "1x2", now, rows)
+            print(f"  {name}: {value:.4f} ± {se:.4f} ({rows.sum()} matches)")
+        print_ratings_grid(ds, sets, dc, now)
+        if args.dixon_coles:
+            print_dixon_coles(ds, sets, dc, now)
+
+
+if __name__ == "__main__":
+    main()

@@ -99,6 +99,14 @@ DEFAULTS: dict[str, object] = {
     "RATING_A_QUALITY": 0.8,
     "RATING_B_GROWTH": 0.0005,
     "RATING_B_QUALITY": 0.6,
+    # How much of a pick's edge the rating trusts (engine.betting.trust): the share of earlier
+    # settled picks' edges that held at the close at its price band (prior share and its
+    # spread) and league (spread), less TRUST_CAUTION standard errors. Chosen with the growth
+    # thresholds above by bench/ratings.py: docs/method.md, Ratings.
+    "TRUST_PRIOR": 1.0,
+    "TRUST_PRIOR_SPREAD": 0.5,
+    "TRUST_LEAGUE_SPREAD": 0.1,
+    "TRUST_CAUTION": 1.0,
     # Results of a league in the goal model's window before it pools with the market, rates or
     # picks there (engine.model.walkforward.MIN_LEAGUE_MATCHES): docs/method.md, Pooling.
     "MODEL_MIN_LEAGUE_MATCHES": 100,

@@ -43,10 +43,10 @@ class TrustConfig:
     group needs before its own ratio counts.
     """
 
-    prior: float = 1.0
-    prior_spread: float = 0.5
-    league_spread: float = 0.25
-    caution: float = 1.0
+    prior: float = 0.75
+    prior_spread: float = 0.25
+    league_spread: float = 0.0
+    caution: float = 0.0
     min_evidence: int = 5
 
     def __post_init__(self):

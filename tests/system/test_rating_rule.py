@@ -85,10 +85,10 @@ def test_the_report_runs_on_a_directory_without_england_or_spain(capsys):
 def test_the_choice_is_the_grid_rule_with_the_largest_weakest_t():
     """The bench's choosing step takes, over its grid, the rule whose weakest t-statistic,
     league by league, is the largest: checked here against every rule of a small grid."""
-    c = fixture(["D1", "I1", "N1"], ["2019-20", "2020-21", "2021-22"], per_season=60)
+    c = fixture(["D1", "I1", "N1"], ["2019-20", "2020-21", "2021-22"], per_season=40)
     choice = c.where(c.part == "choice")
     evidence = c.evidence("power", SETTINGS["PICK_MARKETS"])
-    configs = (None, *rating_rule.TRUST_GRID[::9])
+    configs = (None, *rating_rule.TRUST_GRID[::18])
     growths = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
     chosen, best_t = rating_rule.search(choice, SETTINGS, evidence, configs, growths)
     every = {}

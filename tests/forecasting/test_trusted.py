@@ -54,9 +54,7 @@ def test_a_refresh_rates_a_pick_as_the_backfill_does(ctx, app):
     settled = Pick.select().where(Pick.closing_probability.is_null(False)).count()
     assert settled >= 10
     everything = forecast.forecast(now, settings)
-    one = forecast.forecast(
-        now, settings, match_ids=[upcoming.id], country=upcoming.league.country
-    )
+    one = forecast.forecast(now, settings, match_ids=[upcoming.id], country=upcoming.league.country)
     row = int(np.flatnonzero(everything.match_id == upcoming.id)[0])
     alone = int(np.flatnonzero(one.match_id == upcoming.id)[0])
     assert everything.choice["1x2"][0][row] >= 0  # a pick, rated …

@@ -88,20 +88,28 @@ DEFAULTS: dict[str, object] = {
     "CALIBRATION_MAX_AGE_HOURS": 24 * 8,
     # The worker runs the schedule every minute: three missed minutes and health says so.
     "WORKER_MAX_SILENCE_SECONDS": 180,
-    # The pick and rating rule (engine.betting.picks), chosen by bench/ratings.py on the Premier
-    # League and La Liga 2017/18-2021/22 and confirmed on the Bundesliga, Ligue 1 and the
-    # Championship (every season) and on the two choice leagues' 2022/23-2023/24: docs/method.md,
-    # Ratings.
+    # The pick and rating rule (engine.betting.picks, engine.betting.trust), chosen by
+    # bench/ratings.py on the Premier League and La Liga 2017/18-2021/22 and confirmed on the
+    # Bundesliga, Ligue 1 and the Championship (every season) and on the two choice leagues'
+    # 2022/23-2023/24: docs/method.md, Ratings.
     "PICK_MIN_EDGE": 0.02,
     "PICK_MIN_GROWTH": 0.0,  # expected log growth of a Kelly stake, nats per bet
     # The markets that get picks: those whose picks on the choice leagues have a positive fair
     # closing EV under power and Shin (bench/ratings.py); btts has no closing price to show it,
     # and ou (over/under at lines but 2.5) no price at all in football-data files.
     "PICK_MARKETS": "1x2,ou25,ah",
-    "RATING_A_GROWTH": 0.001,
+    "RATING_A_GROWTH": 0.0008,
     "RATING_A_QUALITY": 0.8,
-    "RATING_B_GROWTH": 0.0005,
+    "RATING_B_GROWTH": 0.0004,
     "RATING_B_QUALITY": 0.6,
+    # How much of a pick's edge the rating trusts (engine.betting.trust): the share of earlier
+    # settled picks' edges that held at the close at its price band (prior share and its
+    # spread) and league (spread), less TRUST_CAUTION standard errors. Chosen with the growth
+    # thresholds above by bench/ratings.py: docs/method.md, Ratings.
+    "TRUST_PRIOR": 0.75,
+    "TRUST_PRIOR_SPREAD": 0.25,
+    "TRUST_LEAGUE_SPREAD": 0.0,
+    "TRUST_CAUTION": 0.0,
     # Results of a league in the goal model's window before it pools with the market, rates or
     # picks there (engine.model.walkforward.MIN_LEAGUE_MATCHES): docs/method.md, Pooling.
     "MODEL_MIN_LEAGUE_MATCHES": 100,

@@ -1,50 +1,36 @@
-"""How the pick and rating rule was chosen, and whether it holds on other leagues: fair closing
-EV by rating and market.
+"""How the rating rule was chosen, and whether it holds on other leagues and later seasons: fair
+closing EV by market, rating and price band.
 
     .venv/bin/python -m bench.ratings [--data DIR] [--database-url URL] [--smoke]
 
-Imports the shared football-data set into a fresh database and runs the service's walk-forward
-forecast (``services.forecasting.forecast.forecast``) with the configured ``MARGIN_METHOD``.
-For every match and market (and line, where the forecast quotes a market at lines) it takes the
-candidate pick (the selection with the largest edge, at least ``PICK_MIN_EDGE``), its expected
-log growth and its data quality as the service computes them, and values it at the fair closing
-price: odds × the selection's closing probability − 1, the close (Pinnacle's, else the market
-average's, as settlement reads it) de-margined by power and by Shin, the two best calibrated
-methods of ``bench/margins.py``.
+Imports a directory of football-data files into a fresh database and runs the service's
+walk-forward forecast (``services.forecasting.forecast.forecast``) with the configured
+``MARGIN_METHOD``. For every match and market (and line, where the forecast quotes a market at
+lines) it takes the candidate pick (the selection with the largest edge, at least
+``PICK_MIN_EDGE``), its expected log growth, its data quality and its forecast's cut-off as the
+service computes them, and values it at the fair closing price: odds × the selection's closing
+probability − 1, the close (Pinnacle's, else the market average's, as settlement reads it)
+de-margined by power and by Shin, the two best calibrated methods of ``bench/margins.py``.
 
-Three parts of the set, so that a rule is confirmed on leagues it was not chosen on:
-
-- **choice**: the leagues of :data:`CHOICE_LEAGUES` (the Premier League and La Liga), every season
-  but their last :data:`LATER_SEASONS`;
-- **confirmation**: every other league (Bundesliga, Ligue 1, the Championship), every season;
-- **later**: the choice leagues' last :data:`LATER_SEASONS` seasons.
-
-The choice: over a grid of thresholds on the expected log growth (the smallest that makes a pick,
-and those of ``A`` and ``B``; the quality thresholds stay as configured), the one whose weakest
-t-statistic among "C > 0", "B > C" and "A > B", under power and under Shin **and in each choice
-league apart**, is the largest, with at least 15 % of each league's picks in each rating: a rule
-that orders the ratings in one league only is not taken. The same search over edge thresholds,
-and the rule of model 2.0.0 (edge 0.08 and 0.05), are printed beside it for comparison. Then,
-per market, whether its picks on the choice part have a positive mean fair closing EV under both
-methods (the markets that do are ``PICK_MARKETS``; the others get no picks), and for each pair of
-adjacent ratings whether they can be told apart (the difference of their mean fair closing EVs
-at least two standard errors of the difference).
-
-The report users need, per market, line and rating on the confirmation part, with the configured
-rule: picks, mean odds, fair closing EV under power and Shin with standard errors, realised ROI
-with its standard error, and the share of picks by price band; then the same on the later part
-and on the choice part (the figures ``PICK_MARKETS`` was chosen by).
+The split of the directory into the part that chooses, the part that confirms and the later
+seasons is derived from what it holds, and the search is ``bench/rating_rule.py``'s (both
+described there). Printed: the parts and their leagues; the rule chosen on the choice part
+beside the configured one (``TRUST_*``, ``RATING_A_GROWTH``, ``RATING_B_GROWTH``) and beside the
+raw growth rule of model 3.0.0; on every part, per rating, picks, mean odds and fair closing EV
+under power and Shin with standard errors, and the differences of adjacent ratings with theirs;
+then, per market and rating and by price band (taken), the same, the report docs/method.md
+carries; last, which markets' picks have a positive fair closing EV under both methods.
 
 ``--smoke``: one file, whose one season stands for every part.
 """
 
 import argparse
-import itertools
-from dataclasses import dataclass
 
 import numpy as np
 
+from bench import rating_rule
 from bench.common import commit, data_arguments, fresh_app, parse_arguments
+from bench.rating_rule import METHODS, PARTS, TOLD_APART, Candidates, Rule, mean_error
 from clock import utcnow
 from engine.betting import metrics, picks
 from engine.betting.odds import closing_prices, remove_margin
@@ -57,76 +43,9 @@ from services.forecasting import forecast
 from services.market import price_cubes
 from store.database import db
 
-#: The calibrated methods every rating must be worth it under.
-METHODS = ("power", "shin")
-#: The leagues the rule is chosen on; every other league confirms it.
-CHOICE_LEAGUES = ("E0", "SP1")
-#: The choice leagues' last seasons, held out of the choice as a second confirmation.
-LATER_SEASONS = 2
-PARTS = ("choice", "confirmation", "later")
-MIN_SHARE = 0.15
-#: Two ratings are told apart when their means differ by at least this many standard errors.
-TOLD_APART = 2.0
-GROWTHS = tuple(g * 1e-4 for g in (1, 1.5, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40))
-MIN_GROWTHS = tuple(g * 1e-4 for g in (0, 0.5, 1, 1.5, 2, 3))
-EDGES = tuple(round(e, 3) for e in np.arange(0.03, 0.155, 0.01))
-MIN_EDGES = (0.02, 0.025, 0.03, 0.04)
 BAND_NAMES = ("< 2", "2–4", "4–8", "≥ 8")
 #: The line of each fixed market that has one (the over/under at 2.5 goals).
 FIXED_LINES = {"ou25": 2.5}
-
-
-@dataclass
-class Candidates:
-    """One candidate pick per row (match, market and line), as arrays."""
-
-    market: np.ndarray
-    line: np.ndarray  # NaN for a market without lines
-    season: np.ndarray
-    league: np.ndarray
-    part: np.ndarray  # "choice", "confirmation" or "later"
-    odds: np.ndarray
-    edge: np.ndarray
-    growth: np.ndarray
-    quality: np.ndarray
-    profit: np.ndarray  # units won or lost by a 1-unit stake
-    closing_ev: dict  # method → (n,) odds × fair closing probability − 1 (NaN without a close)
-
-    def __len__(self):
-        return len(self.odds)
-
-    def where(self, mask) -> "Candidates":
-        """The rows of ``mask``."""
-        return Candidates(
-            **{
-                name: {k: v[mask] for k, v in value.items()}
-                if isinstance(value, dict)
-                else value[mask]
-                for name, value in vars(self).items()
-            }
-        )
-
-    def market_lines(self) -> list[tuple[str, float | None]]:
-        """The distinct ``(market, line)`` of the rows (line None for a market without lines),
-        markets in the forecast's order, lines ascending."""
-        order = list(dict.fromkeys(self.market.tolist()))
-        lines = [None if np.isnan(line) else line for line in self.line.tolist()]
-        seen = set(zip(self.market.tolist(), lines, strict=True))
-        return sorted(seen, key=lambda key: (order.index(key[0]), key[1] or 0.0))
-
-    def of(self, market, line=None) -> np.ndarray:
-        """Which rows are of ``market`` (and ``line``, when given)."""
-        mine = self.market == market
-        return mine if line is None else mine & (self.line == line)
-
-
-def parts(league, season) -> np.ndarray:
-    """Each row's part of the set, from its league and season (see the module's docstring)."""
-    part = np.where(np.isin(league, CHOICE_LEAGUES), "choice", "confirmation")
-    for code in CHOICE_LEAGUES:
-        seasons = sorted(set(season[league == code].tolist()))
-        part[(league == code) & np.isin(season, seasons[-LATER_SEASONS:])] = "later"
-    return part
 
 
 def _line_candidates(forecasted, columns, fair) -> None:
@@ -169,13 +88,14 @@ def _line_candidates(forecasted, columns, fair) -> None:
             columns["odds"].append(odds)
             columns["edge"].append(lm.choice[1][picked])
             columns["growth"].append(lm.choice[2][picked])
+            columns["at_risk"].append(lm.at_risk[picked])
             columns["quality"].append(lm.quality[0][picked])
             columns["profit"].append(lines.profits(result, odds, np.ones(len(rows))))
 
 
 def candidates(settings) -> Candidates:
     """The candidate picks of every finished match, from the service's own forecast (every
-    market enabled: ``PICK_MARKETS`` is what this bench chooses)."""
+    market enabled: which markets get picks is read off them too)."""
     forecasted = forecast.forecast(utcnow(), {**settings, "PICK_MARKETS": MARKETS})
     facts = {
         match_id: (code, season)
@@ -186,7 +106,7 @@ def candidates(settings) -> Candidates:
     league = np.array([facts[m][0] for m in forecasted.match_id.tolist()])
     season = np.array([facts[m][1] for m in forecasted.match_id.tolist()])
     closing = price_cubes.load(forecasted.match_id, closing=True, only_listed=False)
-    names = ("market", "line", "row", "odds", "edge", "growth", "quality", "profit")
+    names = ("market", "line", "row", "odds", "edge", "growth", "at_risk", "quality", "profit")
     columns = {name: [] for name in names}
     fair = {method: [] for method in METHODS}
     for market, (prices, _) in forecasted.best.items():
@@ -210,108 +130,38 @@ def candidates(settings) -> Candidates:
         columns["odds"].append(odds)
         columns["edge"].append(edge[rows])
         columns["growth"].append(growth[rows])
+        columns["at_risk"].append(np.ones(len(rows)))
         columns["quality"].append(forecasted.quality[market][0][rows])
         columns["profit"].append(np.where(outcome[rows] == chosen, odds - 1.0, -1.0))
     _line_candidates(forecasted, columns, fair)
     joined = {name: np.concatenate(values) for name, values in columns.items()}
     row = joined.pop("row")
+    every = np.array([code for code, _ in facts.values()])
+    matches = {
+        code: (len({s for c, s in facts.values() if c == code}), int((every == code).sum()))
+        for code in sorted(set(every.tolist()))
+    }
     return Candidates(
         season=season[row],
         league=league[row],
-        part=parts(league[row], season[row]),
+        part=rating_rule.parts(league[row], season[row], matches),
+        kickoff=forecasted.kickoff[row],
+        cutoff=forecasted.output.fitted_at[row].astype(float),
         closing_ev={m: joined["odds"] * np.concatenate(fair[m]) - 1.0 for m in METHODS},
         **joined,
     )
 
 
-@dataclass(frozen=True)
-class Rule:
-    """A pick and rating rule: a minimum to pick, and the A and B thresholds of one measure."""
-
-    measure: str  # "growth" or "edge"
-    minimum: float
-    a: float
-    b: float
-
-    def label(self) -> str:
-        """How docs/method.md writes it."""
-        if self.measure == "growth":
-            return (
-                f"growth: pick ≥ {self.minimum:g}, B ≥ {self.b:g}, A ≥ {self.a:g} (edge ≥ 0.02 too)"
-            )
-        return f"edge: pick ≥ {self.minimum:g}, B ≥ {self.b:g}, A ≥ {self.a:g}"
-
-    def apply(self, c: Candidates, settings) -> tuple[np.ndarray, np.ndarray]:
-        """``(kept, rating)``: which candidates are picks, and their ratings."""
-        value = c.growth if self.measure == "growth" else c.edge
-        kept = value >= self.minimum
-        a = (value >= self.a) & (c.quality >= settings["RATING_A_QUALITY"])
-        b = (value >= self.b) & (c.quality >= settings["RATING_B_QUALITY"])
-        return kept, np.where(a, "A", np.where(b, "B", "C"))
-
-
-def mean_error(values) -> tuple[float, float]:
-    """Mean and standard error of the finite values (NaN, inf below two)."""
-    values = values[np.isfinite(values)]
-    if len(values) < 2:
-        return float("nan"), float("inf")
-    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values)))
-
-
-def differences(c: Candidates, kept, rating, method) -> list[tuple[str, str, float, float]]:
-    """``(higher, lower, difference, standard error)`` of the mean fair closing EVs under
-    ``method`` of each pair of adjacent ratings."""
-    ev = {r: mean_error(c.closing_ev[method][kept & (rating == r)]) for r in "ABC"}
-    return [
-        (high, low, ev[high][0] - ev[low][0], float(np.hypot(ev[high][1], ev[low][1])))
-        for high, low in ("AB", "BC")
-    ]
-
-
-def weakest_t(c: Candidates, kept, rating, min_share=MIN_SHARE, by_league=False) -> float:
-    """The smallest t-statistic of C > 0, B > C and A > B under each method (and, with
-    ``by_league``, in each league apart); −inf when a rating holds less than ``min_share`` of
-    the picks (of a league)."""
-    if by_league:
-        return min(
-            weakest_t(c, kept & (c.league == code), rating, min_share)
-            for code in set(c.league.tolist())
-        )
-    counts = [(kept & (rating == r)).sum() for r in "ABC"]
-    if min(counts) < min_share * kept.sum() or not kept.any():
-        return -np.inf
-    weakest = np.inf
-    for method in METHODS:
-        c_mean, c_error = mean_error(c.closing_ev[method][kept & (rating == "C")])
-        weakest = min(weakest, c_mean / c_error)
-        for _, _, difference, error in differences(c, kept, rating, method):
-            weakest = min(weakest, difference / error)
-    return float(weakest)
-
-
-def search(c: Candidates, settings, measure, grid, minimums) -> tuple[Rule, float]:
-    """The rule of the grid with the largest weakest t-statistic, league by league, on ``c``."""
-    best, best_t = None, -np.inf
-    for a, b in itertools.product(grid, grid):
-        if a <= b:
-            continue
-        for minimum in minimums:
-            rule = Rule(measure, minimum, a, b)
-            t = weakest_t(c, *rule.apply(c, settings), by_league=True)
-            if t > best_t:
-                best, best_t = rule, t
-    return best, best_t
-
-
-def pick_markets(c: Candidates, rule: Rule, settings) -> tuple[str, ...]:
-    """The markets whose picks under ``rule`` have a positive mean fair closing EV under every
-    method of :data:`METHODS`."""
-    kept, _ = rule.apply(c, settings)
-    return tuple(
-        market
-        for market in dict.fromkeys(c.market.tolist())
-        if all(mean_error(c.closing_ev[m][kept & c.of(market)])[0] > 0 for m in METHODS)
+def configured_rule(settings) -> Rule:
+    """The rule the service rates by (``services.forecasting.forecast.trust_config``)."""
+    return Rule(
+        forecast.trust_config(settings), settings["RATING_A_GROWTH"], settings["RATING_B_GROWTH"]
     )
+
+
+def raw_rule(settings) -> Rule:
+    """Model 3.0.0's rule: the raw growth at its thresholds (0.001 and 0.0005)."""
+    return Rule(None, 0.001, 0.0005)
 
 
 def _ev(values) -> str:
@@ -319,115 +169,117 @@ def _ev(values) -> str:
     return f"{100 * mean:+.2f} % ± {100 * error:.2f}" if np.isfinite(error) else "–"
 
 
-#: The rows of a market with several lines that sum them all up.
-EVERY_LINE = "every line"
+def _gaps(c: Candidates, kept, rating) -> str:
+    """Adjacent ratings' differences under each method, ± their standard errors."""
+    said = []
+    for method in METHODS:
+        for high, low, difference, error in rating_rule.differences(c, kept, rating, method):
+            if not np.isfinite(error):
+                said.append(f"{high} − {low} {method} –")
+                continue
+            told = "" if difference >= TOLD_APART * error else " (not told apart)"
+            said.append(
+                f"{high} − {low} {method} {100 * difference:+.2f} ± {100 * error:.2f}{told}"
+            )
+    return "; ".join(said)
 
 
-def _line(line) -> str:
-    if isinstance(line, str):
-        return line
-    return "" if line is None else f"{line:g}"
-
-
-def print_by_rating(c: Candidates, rule: Rule, settings, title):
+def print_by_rating(c: Candidates, rule: Rule, settings, evidence, title):
     """Picks, mean odds and fair closing EV per rating (every market together), and whether
     adjacent ratings are told apart."""
-    kept, rating = rule.apply(c, settings)
-    t = weakest_t(c, kept, rating, min_share=0.0)
+    rating = rule.apply(c, settings, evidence)
+    kept = np.ones(len(c), dtype=bool)
+    t = rating_rule.weakest_t(c, kept, rating, min_share=0.0)
     print(f"\n{title}: {rule.label()}; weakest t {t:.2f}\n")
     print("| rating | picks | mean odds | fair closing EV, power | fair closing EV, Shin |")
     print("|---|---|---|---|---|")
     for r in "ABC":
-        mine = kept & (rating == r)
+        mine = rating == r
         odds_mean = f"{c.odds[mine].mean():.2f}" if mine.any() else "–"
         print(
             f"| {r} | {mine.sum():,} | {odds_mean} | {_ev(c.closing_ev['power'][mine])} | "
             f"{_ev(c.closing_ev['shin'][mine])} |"
         )
-    for method in METHODS:
-        said = [
-            f"{high} − {low} {100 * difference:+.2f} ± {100 * error:.2f}"
-            + ("" if difference >= TOLD_APART * error else " (not told apart)")
-            for high, low, difference, error in differences(c, kept, rating, method)
-        ]
-        print(f"\n{method}: {'; '.join(said)}", end="")
-    print()
+    print(f"\n{_gaps(c, kept, rating)}")
 
 
-def print_report(c: Candidates, rule: Rule, settings):
-    """The per market, line and rating table docs/method.md shows."""
-    kept, rating = rule.apply(c, settings)
+def print_report(c: Candidates, rule: Rule, settings, evidence):
+    """Per market (lines together), price band and rating: picks, mean odds, fair closing EV
+    under power and Shin, ROI; and the adjacent ratings' differences in each band."""
+    rating = rule.apply(c, settings, evidence)
     print(
-        "\n| market | line | rating | picks | mean odds | fair closing EV, power "
-        "| fair closing EV, Shin | ROI | share of picks by price taken "
-        + " / ".join(BAND_NAMES)
-        + " |"
+        "\n| market | price band | rating | picks | mean odds | fair closing EV, power "
+        "| fair closing EV, Shin | ROI |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    keys = c.market_lines()
-    several = {market for market, _ in keys if sum(key[0] == market for key in keys) > 1}
-    for market, line in keys + [(market, EVERY_LINE) for market in sorted(several)]:
-        for r in ("A", "B", "C", "all"):
-            lines = c.of(market) if line is EVERY_LINE else c.of(market, line)
-            mine = kept & lines & ((rating == r) | (r == "all"))
-            if not mine.any():
-                print(f"| {market} | {_line(line)} | {r} | 0 | – | – | – | – | – |")
-                continue
-            roi, roi_error = mean_error(c.profit[mine])
-            roi_text = f"{100 * roi:+.1f} % ± {100 * roi_error:.1f}" if mine.sum() > 1 else "–"
-            band = metrics.price_band(c.odds[mine])
-            shares = " / ".join(f"{100 * (band == b).mean():.0f} %" for b in range(len(BAND_NAMES)))
-            print(
-                f"| {market} | {_line(line)} | {r} | {mine.sum():,} | {c.odds[mine].mean():.2f} | "
-                f"{_ev(c.closing_ev['power'][mine])} | {_ev(c.closing_ev['shin'][mine])} | "
-                f"{roi_text} | {shares} |"
-            )
+    print("|---|---|---|---|---|---|---|---|")
+    band = metrics.price_band(c.odds)
+    gaps = []
+    for market in dict.fromkeys(c.market.tolist()):
+        for b, name in [*enumerate(BAND_NAMES), (None, "all")]:
+            where = c.of(market) & ((band == b) | (b is None))
+            for r in ("A", "B", "C", "all"):
+                mine = where & ((rating == r) | (r == "all"))
+                if not mine.any():
+                    print(f"| {market} | {name} | {r} | 0 | – | – | – | – |")
+                    continue
+                roi, roi_error = mean_error(c.profit[mine])
+                roi_text = f"{100 * roi:+.1f} % ± {100 * roi_error:.1f}" if mine.sum() > 1 else "–"
+                print(
+                    f"| {market} | {name} | {r} | {mine.sum():,} | {c.odds[mine].mean():.2f} | "
+                    f"{_ev(c.closing_ev['power'][mine])} | {_ev(c.closing_ev['shin'][mine])} | "
+                    f"{roi_text} |"
+                )
+            if where.any():
+                gaps.append(f"{market}, {name}: {_gaps(c, where, rating)}")
+    print("\nadjacent ratings, fair closing EV difference ± standard error:")
+    for line in gaps:
+        print(f"  {line}")
 
 
 def _describe(c: Candidates) -> str:
     leagues = ", ".join(sorted(set(c.league.tolist())))
     seasons = sorted(set(c.season.tolist()))
     span = f"{seasons[0]}–{seasons[-1]}" if seasons else "no season"
-    return f"{leagues}, {span}, {len(c):,} candidates"
+    return f"{leagues or 'no league'}, {span}, {len(c):,} candidates"
 
 
-def report(c: Candidates, settings, smoke=False):
-    """Print the choice of the rule and of the pick markets, and how both hold elsewhere."""
+def report(
+    c: Candidates, settings, smoke=False, grid=(rating_rule.TRUST_GRID, rating_rule.GROWTHS)
+):
+    """Print the choice of the rule over ``grid`` (trust parameters, growth thresholds), how it
+    holds elsewhere, and the markets that get picks."""
     split = {part: c if smoke else c.where(c.part == part) for part in PARTS}
     for part in PARTS:
         print(f"{part}: {_describe(split[part])}")
-    configured = Rule(
-        "growth",
-        settings["PICK_MIN_GROWTH"],
-        settings["RATING_A_GROWTH"],
-        settings["RATING_B_GROWTH"],
-    )
-    growth_rule, growth_t = search(split["choice"], settings, "growth", GROWTHS, MIN_GROWTHS)
-    edge_rule, _ = search(split["choice"], settings, "edge", EDGES, MIN_EDGES)
+    evidence = c.evidence(settings["MARGIN_METHOD"], settings["PICK_MARKETS"])
+    configured = configured_rule(settings)
+    chosen, chosen_t = rating_rule.search(split["choice"], settings, evidence, *grid)
+    raw, raw_t = rating_rule.search(split["choice"], settings, evidence, (None,), grid[1])
     print(
-        f"\nchosen on the choice part: {growth_rule.label()} (weakest t, league by league, "
-        f"{growth_t:.2f}); the configured rule is "
-        f"{'that one' if growth_rule == configured else configured.label()}"
+        f"\nchosen on the choice part: {chosen.label() if chosen else 'none'} (weakest t, "
+        f"league by league, {chosen_t:.2f}); the configured rule is "
+        f"{'that one' if chosen == configured else configured.label()}"
     )
-    markets = pick_markets(split["choice"], configured, settings)
-    held = pick_markets(split["confirmation"], configured, settings)
     print(
-        f"\nmarkets whose choice-part picks have a positive fair closing EV under "
-        f"{' and '.join(METHODS)}: {','.join(markets) or 'none'} (PICK_MARKETS is "
-        f"{','.join(settings['PICK_MARKETS']) or 'empty'}); on the confirmation part: "
-        f"{','.join(held) or 'none'}"
+        f"best raw growth rule on the choice part: {raw.label() if raw else 'none'} "
+        f"(weakest t, league by league, {raw_t:.2f})"
     )
-    previous = Rule("edge", settings["PICK_MIN_EDGE"], 0.08, 0.05)
-    for rule, name in (
-        (configured, "configured rule"),
-        (edge_rule, "best edge thresholds on the choice part"),
-        (previous, "model 2.0.0's edge thresholds (with today's data quality)"),
-    ):
+    rules = [(configured, "configured rule"), (raw_rule(settings), "model 3.0.0's")]
+    if chosen is not None and chosen != configured:
+        rules.insert(1, (chosen, "chosen rule"))
+    for rule, name in rules:
         for part in PARTS:
-            print_by_rating(split[part], rule, settings, f"{part}, {name}")
-    for part in ("confirmation", "later", "choice"):
-        print(f"\nthe configured rule on the {part} part, per market, line and rating:")
-        print_report(split[part], configured, settings)
+            print_by_rating(split[part], rule, settings, evidence, f"{part}, {name}")
+    for rule, name in rules[:-1]:
+        for part in ("confirmation", "later", "choice"):
+            print(f"\nthe {name} on the {part} part, per market, price band and rating:")
+            print_report(split[part], rule, settings, evidence)
+    print(
+        f"\nmarkets whose picks have a positive fair closing EV under {' and '.join(METHODS)}: "
+        f"choice {','.join(rating_rule.pick_markets(split['choice'])) or 'none'}; confirmation "
+        f"{','.join(rating_rule.pick_markets(split['confirmation'])) or 'none'} (PICK_MARKETS "
+        f"is {','.join(settings['PICK_MARKETS']) or 'empty'})"
+    )
 
 
 def main():
@@ -441,7 +293,8 @@ def main():
         c = candidates(settings)
         db.close()
     print(
-        f"commit {commit()}; {len(files)} files; MARGIN_METHOD={settings['MARGIN_METHOD']}; "
+        f"commit {commit()}; {len(files)} files from {args.data}; "
+        f"MARGIN_METHOD={settings['MARGIN_METHOD']}; "
         f"candidate picks (edge ≥ {settings['PICK_MIN_EDGE']}) of finished matches"
         + ("; a smoke run: its one season is every part" if args.smoke else "")
     )

@@ -20,7 +20,7 @@ import time
 from bench.common import ROOT, SKIPPED, stop_on_sigterm
 
 #: Modules of bench/ that are not benchmarks.
-NOT_BENCHMARKS = {"__init__", "__main__", "common", "serving", "smoke"}
+NOT_BENCHMARKS = {"__init__", "__main__", "common", "rating_rule", "serving", "smoke"}
 TIMEOUT = 300  # seconds one smoke run may take (every one takes well under a minute)
 GRACE = 30  # seconds a stopped run has to stop its own servers before it is killed
 

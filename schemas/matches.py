@@ -255,7 +255,20 @@ class PickSchema(CamelSchema):
         allow_none=True,
         metadata={"description": "probability × odds − 1 at the best pre-match price."},
     )
-    rating = enum_of(PICK_RATINGS, required=True)
+    rating = enum_of(
+        PICK_RATINGS,
+        required=True,
+        metadata={
+            "description": "`A`, `B` or `C` by the expected log growth of a Kelly stake at the "
+            "probability the rating rule trusts: the edge shrunk by how far earlier settled "
+            "picks' edges held at the close at the pick's price band and league, so a long "
+            "price needs more edge (docs/method.md, Ratings), and by data quality. A rating "
+            "is not shown to be better picks than the next: the track record's `ratingsTold` "
+            "says whether their fair closing EVs can be told apart, and on the leagues the "
+            "rule was confirmed on they could not all be. The lock on `A` before kick-off sells "
+            "the same evidence, earlier, not better picks."
+        },
+    )
     data_quality = fields.Float(required=True)
     stake = money(
         required=True,

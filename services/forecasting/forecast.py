@@ -1,5 +1,6 @@
 """The forecast: the walk-forward model over the stored matches (see ``engine.model.walkforward``),
-pooled with the sharp pre-match line, and the pick and rating of each market at the best price."""
+pooled with the sharp pre-match line, and the pick of each market at the best price, rated by the
+share of its edge the rule trusts (``services.forecasting.trusted``)."""
 
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -14,7 +15,7 @@ from engine.model import lines, market_ratings, pooling, timeline, walkforward
 from engine.model.timeline import DAY
 from enums import LINE_MARKETS, MARKET_SELECTIONS
 from models import Match, Prediction
-from services.forecasting import line_forecast, stored
+from services.forecasting import line_forecast, stored, trusted
 from services.forecasting.stored import History, Quotes, all_quotes, group_quotes
 from store.bulk import epoch_seconds, fetch_rows, json_documents
 
@@ -35,6 +36,9 @@ class Forecast:
     best: dict  # market → (best price (n,k), bookmaker name (n,k))
     quality: dict  # market → (score (n,), parts {name: (n,)})
     choice: dict  # market → (selection (n,), edge (n,), growth (n,), rating (n,))
+    #: market → the probability the rating rule trusts of each row's pick, NaN where none
+    #: (``engine.betting.trust.trusted_probability``); (m,) line rows for a market with lines.
+    trusted: dict
     source: dict  # market → (n,) what made the published probabilities
     margin_method: str  # how every margin in it was removed
     pre_match: dict  # market → the pre-match price cube the picks were made from
@@ -103,20 +107,17 @@ def _goal_history(output) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def _thresholds(settings) -> picks.RatingThresholds:
-    return picks.RatingThresholds(
-        settings["RATING_A_GROWTH"],
-        settings["RATING_A_QUALITY"],
-        settings["RATING_B_GROWTH"],
-        settings["RATING_B_QUALITY"],
-    )
+def trust_config(settings):
+    """The rating rule's trust parameters (``TRUST_*``)."""
+    return trusted.config(settings)
 
 
 def _choose_picks(published, quotes: Quotes, history, settings) -> tuple[dict, dict, dict]:
     """Best prices, data quality and the pick of each market, from the published probabilities
     and only what is known before kick-off: the pre-match quotes and the goal model's history.
-    Returns ``(best, quality, choice)`` keyed by market (see :class:`Forecast`)."""
-    thresholds = _thresholds(settings)
+    Returns ``(best, quality, choice)`` keyed by market (see :class:`Forecast`); the ratings
+    are the raw growth's until :func:`trusted.rate_fixed` rates by the trusted growth."""
+    thresholds = trusted.thresholds(settings)
     best, quality, choice = {}, {}, {}
     for market in FIXED_MARKETS:
         cube = quotes.pre_match[market]
@@ -176,7 +177,7 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
         output,
         quotes.pre_match_lines,
         settings,
-        _thresholds(settings),
+        trusted.thresholds(settings),
         goal_history,
         has_result,
         allowed=seen,
@@ -184,6 +185,17 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
         pool_weights=None if pool_weights is None else pool_weights.get("lines"),
     )
     line_forecast.one_total_pick(choice["ou25"], lines["ou"], len(history.match_id))
+    cutoff = output.fitted_at.astype(float)
+    if match_ids is None:
+        evidence = trusted.own_evidence(
+            history, choice, best, output.published, quotes.closing, settings["MARGIN_METHOD"]
+        )
+    else:
+        evidence = trusted.stored_evidence(float(cutoff[targets].max()))
+    choice, trusting = trusted.rate_fixed(
+        choice, best, output.published, quality, history, cutoff, evidence, settings
+    )
+    trusting.update(trusted.rate_lines(lines, history, cutoff, evidence, settings))
     return Forecast(
         history.match_id,
         history.kickoff,
@@ -197,6 +209,7 @@ def forecast(now, settings, match_ids=None, country=None, progress=None) -> Fore
         best,
         quality,
         choice,
+        trusting,
         source,
         settings["MARGIN_METHOD"],
         quotes.pre_match,

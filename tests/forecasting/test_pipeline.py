@@ -5,6 +5,7 @@ from collections import Counter
 
 import pytest
 
+from config import DEFAULTS
 from engine.betting.picks import growth
 from engine.markets import MARKETS
 from engine.model import lines
@@ -59,6 +60,7 @@ def test_picks_take_the_largest_edge_and_are_rated_by_the_rules(world):
     )
     assert len(picks) > 500
     assert sum(pick.prediction.made_at == pick.created_at for pick in picks) > 500
+    ratings = Counter()
     for pick in picks:
         assert pick.edge >= 0.02
         assert pick.edge == pytest.approx(pick.probability * pick.odds - 1)
@@ -68,17 +70,19 @@ def test_picks_take_the_largest_edge_and_are_rated_by_the_rules(world):
         kelly = growth(pick.probability, pick.odds)
         expected = (
             "A"
-            if kelly >= 0.001 and pick.data_quality >= 0.8
+            if kelly >= DEFAULTS["RATING_A_GROWTH"] and pick.data_quality >= 0.8
             else "B"
-            if kelly >= 0.0005 and pick.data_quality >= 0.6
+            if kelly >= DEFAULTS["RATING_B_GROWTH"] and pick.data_quality >= 0.6
             else "C"
         )
-        if pick.market in LINE_MARKETS:
-            # Growth on the share at risk only (a push refunds): never rated above the whole.
-            assert PICK_RATINGS.index(pick.rating) >= PICK_RATINGS.index(expected)
-        else:
-            assert pick.rating == expected
+        # Rated by the growth at the probability the rule trusts (engine.betting.trust): a share
+        # of the edge at most 1, so never above the whole edge's rating (nor a line bet, which
+        # grows on the share of its stake at risk only). tests/forecasting/test_trusted.py
+        # checks the trusted rating itself.
+        assert PICK_RATINGS.index(pick.rating) >= PICK_RATINGS.index(expected)
+        ratings[pick.rating] += 1
         assert pick.bookmaker != "market-average"
+    assert set(ratings) == set(PICK_RATINGS)  # every rating is given
 
 
 def test_upcoming_fixtures_have_live_picks_and_the_past_backfilled_ones(world):

@@ -203,6 +203,9 @@ class Pick(BaseModel):
     bookmaker = CharField(max_length=32)
     odds = DoubleField()
     probability = DoubleField()
+    #: The probability the rating rule trusted (``engine.betting.trust``): the stake's; null for
+    #: picks made before it was recorded (their published probability stands in).
+    trusted_probability = DoubleField(null=True)
     edge = DoubleField()
     rating = CharField(max_length=1, choices=choices_of(PICK_RATINGS))
     data_quality = DoubleField()

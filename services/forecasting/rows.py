@@ -90,7 +90,7 @@ def moment(epoch):
 
 def _pick(forecast: Forecast, market, row, at, chosen, is_live, now, arrays) -> dict:
     """One pick record of match row ``row``, from index ``at`` of the market's ``arrays``
-    (``line`` (or None for the market's own), ``best``, ``published``, ``choice``,
+    (``line`` (or None for the market's own), ``best``, ``published``, ``trusted``, ``choice``,
     ``quality``)."""
     prices, books = arrays["best"]
     _, edge, _, rating = arrays["choice"]
@@ -103,6 +103,7 @@ def _pick(forecast: Forecast, market, row, at, chosen, is_live, now, arrays) -> 
         "bookmaker": books[at, chosen],
         "odds": float(prices[at, chosen]),
         "probability": float(arrays["published"][at, chosen]),
+        "trusted_probability": float(arrays["trusted"][at]),
         "edge": float(edge[at]),
         "rating": str(rating[at]),
         "data_quality": float(arrays["quality"][0][at]),
@@ -119,6 +120,7 @@ def pick_rows(forecast: Forecast, rows, live, now) -> list[dict]:
             "line": None,
             "best": forecast.best[market],
             "published": forecast.output.published[market],
+            "trusted": forecast.trusted[market],
             "choice": forecast.choice[market],
             "quality": forecast.quality[market],
         }
@@ -131,6 +133,7 @@ def pick_rows(forecast: Forecast, rows, live, now) -> list[dict]:
             "line": lm.line,
             "best": lm.best,
             "published": lm.published,
+            "trusted": forecast.trusted[market],
             "choice": lm.choice,
             "quality": lm.quality,
         }

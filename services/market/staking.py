@@ -11,16 +11,17 @@ settled pick (not set apart) is known a day after its match kicked off
 """
 
 import numpy as np
+from peewee import fn
 
 from engine.betting import stakes
 from models import Match, Pick
 from store.bulk import epoch_seconds, fetch_rows
 
-#: The probability a pick's stake is sized from: the one the rating rule trusts. Today the rule
-#: rates the published (pooled) probability the pick was made from, so that is this column; a
-#: rule that trusts another probability stores it with the pick and names its column here, the
-#: one place the stakes read it from.
-TRUSTED_PROBABILITY = Pick.probability
+#: The probability a pick's stake is sized from: the one the rating rule trusted when it made the
+#: pick (its edge shrunk by how far earlier edges at its price held to the close:
+#: ``engine.betting.trust``), stored with the pick; for a pick made before that was stored, its
+#: published probability. The one place the stakes read it from.
+TRUSTED_PROBABILITY = fn.COALESCE(Pick.trusted_probability, Pick.probability)
 
 
 def settings_rule(settings) -> dict:

@@ -11,6 +11,7 @@ from clock import utcnow
 from engine.betting import picks, trust
 from models import Match, Pick
 from services.forecasting import forecast, predictions, trusted
+from services.market import staking
 from tests import factories
 
 #: Pinnacle's line before and at the close, and a soft bookmaker 10 % above it on the home side:
@@ -81,3 +82,8 @@ def test_a_refresh_rates_a_pick_as_the_backfill_does(ctx, app):
     predictions.refresh(Match.get_by_id(upcoming.id), settings, now=now)
     (stored,) = Pick.select().where(Pick.match == upcoming.id)
     assert stored.rating == everything.choice["1x2"][3][row]
+    # … and the probability it trusted, which its stake is worked from (migration 018).
+    assert stored.trusted_probability == pytest.approx(everything.trusted["1x2"][row])
+    assert stored.trusted_probability < stored.probability
+    sized = Pick.select(staking.TRUSTED_PROBABILITY).where(Pick.id == stored.id).scalar()
+    assert sized == stored.trusted_probability

@@ -251,6 +251,7 @@ def test_a_release_database_with_data_upgrades_and_every_endpoint_answers(make_a
             .replace("<slug:slug>", ids["slug"])
             .replace("<day:day>", "2026-11-20")
             .replace("<name>", "not-found")
+            .replace("<league_code:code>", "E0")
             .replace("<path:filename>", "none.css")
             .replace("<path:tile>", "0/000")
         )

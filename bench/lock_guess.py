@@ -108,7 +108,9 @@ def moved(record, now):
 def run(app, records, start, days, horizon) -> list[dict]:
     """Replay ``days`` days from ``start``; one row per A pick met: whether the memory guessed
     it, its blind chance, whether a saved card showed its numbers."""
-    memory: dict[int, dict] = {}  # match id -> the last card saved while it showed numbers
+    # (match id, market) -> the last card saved while it showed that market's numbers: a match
+    # is sealed market by market, so its other markets go on showing theirs.
+    memory: dict[tuple, dict] = {}
     seen_a: set[int] = set()
     met = []
     settings = app.config
@@ -120,7 +122,7 @@ def run(app, records, start, days, horizon) -> list[dict]:
             if pick.id in seen_a:
                 continue
             seen_a.add(pick.id)
-            saved = memory.get(pick.match_id)
+            saved = memory.get((pick.match_id, pick.market))
             guessed = guess(saved, pick.market) if saved else None
             line = pick.line
             met.append(
@@ -132,8 +134,9 @@ def run(app, records, start, days, horizon) -> list[dict]:
                 }
             )
         for match_id, card in observe(now, horizon).items():
-            if not card["locked"]:
-                memory[match_id] = card
+            for market in {row["market"] for row in card["odds"]}:
+                if guess(card, market) is not None:
+                    memory[match_id, market] = card
     return met
 
 

@@ -262,6 +262,15 @@ class PickSchema(CamelSchema):
     status = enum_of(PICK_STATUSES, required=True)
     profit = money(required=True, allow_none=True)
     closing_odds = fields.Float(required=True, allow_none=True)
+    closing_bookmaker = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The bookmaker whose price is `closingOdds` (the sharp bookmaker's "
+            "close, as the ledger records it); null where there is no closing price, and for a "
+            "locked pick."
+        },
+    )
     closing_line = closing_line()
     clv = ratio(
         required=True,

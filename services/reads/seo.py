@@ -80,7 +80,7 @@ def _description(home, away, league, when, prediction) -> str:
         return f"{text} No prediction yet."
     shares = prediction["probabilities"]
     if shares is None:  # the market's pick is locked until kick-off
-        return f"{text} The forecast is for Pro subscribers until kick-off."
+        return f"{text} The forecast is sealed until kick-off."
     name = FORECAST_NAMES[prediction["source"]]
     if prediction["source"] != "market":
         return f"{text} {name}: {_spelled(shares, home, away)}."

@@ -450,7 +450,8 @@ def test_the_results_page_shows_the_latest_days_scores_forecasts_and_picks(clien
     assert '<time datetime="2026-03-09">Monday 9 March 2026</time>' in text
     assert "<h2>Test League</h2>" in text
     assert f'href="http://localhost/api/v1/seo/predictions/{slugs["settled"]}"' in text
-    assert "<strong>2–0</strong>" in text
+    assert '</a> <strong class="final">2–0</strong>' in text  # beside the teams, not after
+    assert text.index('class="slate"') < text.index('id="how"')  # the matches first
     assert re.search(r"<strong>Rovers win \d+%</strong> · Draw \d+% · United win \d+%", text)
     assert "Rovers win at 2.20<br>won" in text and "+1.20&nbsp;u" in text
     assert 'rel="prev"' in text and 'rel="next"' not in text

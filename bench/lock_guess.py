@@ -10,7 +10,8 @@ day the market has moved: the closing prices stand as the pre-match ones), and a
 each day saves every upcoming match's card as an anonymous caller receives it (the cards every
 public answer is built from: the match, the slate, the pages). When a pick rated A appears (locked:
 its market and rating shown, what to back withheld), the observer guesses it from the last card
-it saved of that match before the pick existed, the probe's method: of the pick's market, the
+it saved of that match showing that market's numbers (a match is sealed market by market: its
+other markets go on showing theirs), the probe's method: of the pick's market, the
 selection (and line) with the largest published probability × best price − 1, at the bookmaker
 shown holding that best price; with nothing saved it guesses blind. A hit names the pick's
 selection, line and bookmaker.

@@ -155,8 +155,8 @@ def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None) -> list[dict]
     the relations in ``include`` as ``viewer`` may see them at ``now``: one query for the
     matches, one per relation, and one for the locked matches (see the module's docstring).
 
-    A card's ``locked`` says whether the match is locked for this viewer: every price and
-    probability of it withheld, every pick locked (see :mod:`services.market.premium`)."""
+    A card's ``locked`` says whether the match is locked for this viewer: its locked picks'
+    markets withheld, and what was made with them (see :mod:`services.market.premium`)."""
     rows = list(query.dicts())
     cards = [_match(row) for row in rows]
     if not cards:

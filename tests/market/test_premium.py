@@ -263,7 +263,7 @@ def test_b_and_c_picks_stay_visible_before_kick_off(make_app):
     """Only a pick rated A locks its match, and only before its own kick-off: the B and C picks
     of a match still to come without one show in full, and so does an A pick of a match that
     has already kicked off on the same day; beside an A pick still to come, a B pick of the
-    same match is locked too (its price is one of that match's prices)."""
+    same match made with it is locked too (its probability is the same fit's)."""
     app = make_app(CLOCK=lambda: NOON)
     with app.app_context():
         started = factories.match(

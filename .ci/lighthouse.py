@@ -1,8 +1,8 @@
 """Lighthouse on the public pages: builds a small world (tests/world.py) in a temporary SQLite
 database, serves it with gunicorn on a loopback port, runs the npm package ``lighthouse``
 against Debian's Chromium on the landing page, a prediction page with a settled pick, one with
-a locked pick, the track-record page, the results page and the 404 page, prints the four
-category scores of each, and exits 1 when any is below 100.
+a locked pick, one open (no pick), the track-record page, the results page and the 404 page,
+prints the four category scores of each, and exits 1 when any is below 100.
 
     python .ci/lighthouse.py [--lighthouse PATH] [--chromium PATH] [--out DIR]
 """
@@ -53,6 +53,7 @@ def main() -> int:
             "landing": "/",
             "prediction, settled pick": f"/api/v1/seo/predictions/{slugs['settled']}",
             "prediction, locked pick": f"/api/v1/seo/predictions/{slugs['locked']}",
+            "prediction, open": f"/api/v1/seo/predictions/{slugs['later']}",
             "track record": "/track-record",
             "results": "/results",
             "404": NOT_FOUND,

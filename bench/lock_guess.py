@@ -10,7 +10,8 @@ day the market has moved: the closing prices stand as the pre-match ones), and a
 each day saves every upcoming match's card as an anonymous caller receives it (the cards every
 public answer is built from: the match, the slate, the pages). When a pick rated A appears (locked:
 its market and rating shown, what to back withheld), the observer guesses it from the last card
-it saved of that match before the pick existed, the probe's method: of the pick's market, the
+it saved of that match showing that market's numbers (a match is sealed market by market: its
+other markets go on showing theirs), the probe's method: of the pick's market, the
 selection (and line) with the largest published probability × best price − 1, at the bookmaker
 shown holding that best price; with nothing saved it guesses blind. A hit names the pick's
 selection, line and bookmaker.
@@ -108,7 +109,9 @@ def moved(record, now):
 def run(app, records, start, days, horizon) -> list[dict]:
     """Replay ``days`` days from ``start``; one row per A pick met: whether the memory guessed
     it, its blind chance, whether a saved card showed its numbers."""
-    memory: dict[int, dict] = {}  # match id -> the last card saved while it showed numbers
+    # (match id, market) -> the last card saved while it showed that market's numbers: a match
+    # is sealed market by market, so its other markets go on showing theirs.
+    memory: dict[tuple, dict] = {}
     seen_a: set[int] = set()
     met = []
     settings = app.config
@@ -120,7 +123,7 @@ def run(app, records, start, days, horizon) -> list[dict]:
             if pick.id in seen_a:
                 continue
             seen_a.add(pick.id)
-            saved = memory.get(pick.match_id)
+            saved = memory.get((pick.match_id, pick.market))
             guessed = guess(saved, pick.market) if saved else None
             line = pick.line
             met.append(
@@ -132,8 +135,9 @@ def run(app, records, start, days, horizon) -> list[dict]:
                 }
             )
         for match_id, card in observe(now, horizon, settings).items():
-            if not card["locked"]:
-                memory[match_id] = card
+            for market in {row["market"] for row in card["odds"]}:
+                if guess(card, market) is not None:
+                    memory[match_id, market] = card
     return met
 
 

@@ -52,7 +52,7 @@ class TrackRecord(MethodView):
     @blp.doc(operationId="getDataTrackRecord")
     def get(self, query):
         """Live and backfilled picks apart: overall, by month, market, rating and type"""
-        return track_record.report(query.get("date_from"), query.get("date_to"), settings())
+        return track_record.report(query.get("date_from"), query.get("date_to"), settings(), now())
 
 
 @blp.route("/exports")

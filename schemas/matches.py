@@ -228,14 +228,13 @@ class PredictionSchema(CamelSchema):
 
 
 class PickSchema(CamelSchema):
-    """A rated pick. Before kick-off, for anonymous and free callers, a match with a pick rated
-    `A` is sealed: each of its picks is `locked` (its `selection`, `odds`, `bookmaker`,
-    `probability` and `edge` null, and the `line` of a handicap or over/under pick; its rating
-    and market shown), and so is every price and probability of the match in every market and
-    at every line (published, sharp and model probabilities, best, sharp and closing prices with
-    their bookmakers, expected goals, strengths, and what is computed from them), wherever they
-    appear. From kick-off every pick is public in full, and stays public if the match is later
-    moved. A locked pick's `suggestedStake` is null too."""
+    """A rated pick. Before kick-off, for anonymous and free callers, a pick rated `A` is sealed
+    with its market: the pick is `locked` (its `selection`, `odds`, `bookmaker`, `probability`,
+    `edge`, closing figures and the `line` of a handicap or over/under pick null; its rating and
+    market shown), and so is every price and probability of its market, and whatever the goal
+    model made with it in the match's other markets (see the API description); what was public
+    before it stays public. From kick-off every pick is public in full, and stays public if the
+    match is later moved. A locked pick's `suggestedStake` is null too."""
 
     id = Integer(required=True)
     market = enum_of(MARKETS, required=True)
@@ -291,6 +290,15 @@ class PickSchema(CamelSchema):
     status = enum_of(PICK_STATUSES, required=True)
     profit = money(required=True, allow_none=True)
     closing_odds = fields.Float(required=True, allow_none=True)
+    closing_bookmaker = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The bookmaker whose price is `closingOdds` (the sharp bookmaker's "
+            "close, as the ledger records it); null where there is no closing price, and for a "
+            "locked pick."
+        },
+    )
     closing_line = closing_line()
     clv = ratio(
         required=True,

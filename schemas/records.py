@@ -283,7 +283,14 @@ class RecordPartSchema(FiguresSchema):
     """Live or backfilled picks: overall, and by month, market, rating and competition type, and
     whether each rating can be told from the next."""
 
-    by_month = fields.List(fields.Nested(MonthFiguresSchema), required=True)
+    by_month = fields.List(
+        fields.Nested(MonthFiguresSchema),
+        required=True,
+        metadata={
+            "description": "The months with a pick, up to the current one (UTC): a month still "
+            "to come has pending picks at most, and is left out."
+        },
+    )
     by_market = fields.List(fields.Nested(MarketFiguresSchema), required=True)
     by_rating = fields.List(fields.Nested(RatingFiguresSchema), required=True)
     by_competition_type = fields.List(fields.Nested(CompetitionFiguresSchema), required=True)

@@ -203,15 +203,22 @@ def _mean_bars(chart, rows, key, label_of):
     return chart
 
 
+def _with_error(rows: list[dict]) -> list[dict]:
+    """The rows whose ROI has a standard error (two decided picks or more): a ROI of one pick
+    is drawn with its uncertainty or not at all, and one pick has no standard error."""
+    return [row for row in rows if row["roi"] is not None and row["roi_std_error"] is not None]
+
+
 def monthly_roi(months: list[dict], name: str) -> dict:
-    """One bar per month with a settled pick: its ROI with ± one standard error."""
-    shown = [row for row in months if row["roi"] is not None]
+    """One bar per month with two settled picks or more: its ROI with ± one standard error."""
+    shown = _with_error(months)
     chart = _frame(
         f"Return on investment by month, {name}",
         f"ROI of the settled {name} picks of each month, with ± one standard error and the "
         f"number of picks; {len(shown)} month{'s' if len(shown) != 1 else ''}.",
         ("Month", "Picks", "ROI", "± SE"),
-        f"No {name} pick has settled yet: no month to show.",
+        f"No month has two settled {name} picks yet: a ROI of one pick has no standard error, "
+        "so none is drawn.",
     )
     if shown:
         _mean_bars(chart, shown, "month", lambda row: row["month"])
@@ -219,14 +226,16 @@ def monthly_roi(months: list[dict], name: str) -> dict:
 
 
 def rating_roi(ratings: list[dict], name: str) -> dict:
-    """One bar per rating with a settled pick: its ROI with ± one standard error."""
-    shown = [row for row in ratings if row["roi"] is not None]
+    """One bar per rating with two settled picks or more: its ROI with ± one standard error
+    (the table under the chart lists every rating)."""
+    shown = _with_error(ratings)
     chart = _frame(
         f"Return on investment by rating, {name}",
         f"ROI of the settled {name} picks of each rating, with ± one standard error: a "
         "difference between ratings smaller than their error bars is noise.",
         ("Rating", "Picks", "ROI", "± SE"),
-        f"No {name} pick has settled yet: no rating to show.",
+        f"No rating has two settled {name} picks yet: a ROI of one pick has no standard error, "
+        "so none is drawn (the table below lists each rating).",
     )
     if shown:
         _mean_bars(chart, shown, "rating", lambda row: f"Rated {row['rating']}")

@@ -48,10 +48,16 @@ CSS = (
     "white-space:pre-wrap;font-size:.8rem;background:#f4f4f4;padding:.5rem}"
     "code{overflow-wrap:anywhere}.figures{display:grid;grid-template-columns:max-content 1fr;"
     "gap:.2rem 1rem}.figures dt{font-weight:600}.figures dd{margin:0}"
-    # On a phone the navigation stays one line: a little smaller, and without "Matches", which
-    # is where the brand's link goes too.
+    # A market's columns: the published one in bold; a finished match's score beside its teams.
+    ".market thead th{font-weight:400}.market thead th.published{font-weight:700}"
+    ".final{font-size:1.1rem;white-space:nowrap}.lead{margin:.25rem 0 .5rem}"
+    # On a phone the navigation stays one line and complete: a little smaller, the brand short
+    # (its full name is the link's accessible name); the first matches come right under the
+    # title, and the slate's forecast cells keep each figure on one line.
     "@media (max-width:30rem){table{font-size:.85rem}th,td{padding:.3rem .15rem}"
-    ".site nav{flex-wrap:nowrap;column-gap:.75rem;font-size:.875rem}.site .brand+a{display:none}}"
+    "h1{font-size:1.25rem;margin:.5rem 0}.wide h2{margin-top:1rem}"
+    ".site{padding:.25rem 0}.site nav{flex-wrap:nowrap;column-gap:.6rem;font-size:.875rem}"
+    ".site .full{display:none}}@media (min-width:30.01rem){.site .short{display:none}}"
 )
 CSS_SOURCE = "sha256-" + base64.b64encode(hashlib.sha256(CSS.encode()).digest()).decode()
 #: The pages' policy: nothing but their own hashed style (the JSON-LD block is data, never run).

@@ -205,9 +205,10 @@ def _count_query(resource, query):
     return query.order_by().select(fn.COALESCE(fn.SUM(per_prediction), 0))
 
 
-def _track_record_rows(filters):
-    """The track record as flat rows: live and backfilled, overall and by each grouping."""
-    report = track_record.report(filters.get("date_from"), filters.get("date_to"))
+def _track_record_rows(filters, now=None):
+    """The track record as flat rows: live and backfilled, overall and by each grouping (the
+    months up to ``now``'s)."""
+    report = track_record.report(filters.get("date_from"), filters.get("date_to"), now)
     names = row_names("track-record")
     groupings = (
         ("month", "by_month", "month"),
@@ -254,7 +255,7 @@ def prepare(user, resource: str, filters: dict, format_: str, settings, now=None
     snapshot, prepared = None, None
     try:
         if resource == "track-record":
-            rows = _track_record_rows(filters)
+            rows = _track_record_rows(filters, now)
             count = len(rows)
         else:
             query = QUERIES[resource](filters)

@@ -6,11 +6,15 @@ or why. Nothing else may give it back, and every price and probability of the ma
 market's published probability is its sharp line's where the market alone makes it, the goal
 models' probabilities of one market follow from their expected goals and another market's, and
 the best price of the pick's selection is the pick's price. So a match with a locked pick is
-**locked** as a whole: every market's published, market (sharp) and model probabilities, every
-best, sharp and closing price with its bookmaker, the expected goals and strengths, every
-pick's price and probability, and whatever is computed from them are withheld, wherever they
-appear; so are the lines quoted in the markets with lines (Asian handicap, over/under), since
-a locked pick's line is one of them. Teams, kick-off, status, ratings and markets stay.
+**locked**, market by market (:class:`Lock`): in the locked pick's own market every published,
+market (sharp) and model probability, every best, sharp and closing price with its bookmaker,
+the lines quoted (a locked pick's line is one of them) and every pick are withheld; in the
+match's other markets, what was made with the locked pick or after it by the goal model (its
+probabilities, the published ones it pools into, the picks made then) is withheld too, since
+its expected goals carry one market's numbers to another's; and so are the expected goals and
+strengths. What stays: the teams, kick-off, status, ratings and markets, and in the other
+markets the prices with their bookmakers, the market's own fair line, and whatever was public
+before the lock (a forecast shown to everyone is never hidden again).
 
 From kick-off every pick is public in full, and stays public: a match moved after it kicked
 off (a postponement) keeps, in ``Match.public_since``, the kick-off from which its picks were
@@ -41,6 +45,7 @@ HIDDEN_FIELDS = (
     "suggested_stake",
     "profit",
     "closing_odds",
+    "closing_bookmaker",
     "clv",
     "closing_ev",
 )
@@ -67,22 +72,49 @@ def has_premium(viewer) -> bool:
 
 def locked_matches(kickoffs: dict, viewer, now) -> dict:
     """The matches of ``kickoffs`` (``{match_id: unlock}``, each match's
-    :func:`unlock_column` value) locked for ``viewer`` at ``now``, each with the instant its
-    picks made until then became public for good (its ``public_since``, None if never): still
-    to open, with a pick rated ``A`` that has never been public. One query, none for premium
-    callers or when every match has opened."""
+    :func:`unlock_column` value) locked for ``viewer`` at ``now``: still to open, with a pick
+    rated ``A`` that has never been public. Each maps to its :class:`Lock`: the instant its
+    picks made until then became public for good (its ``public_since``, None if never), the
+    markets of its locked picks and when the first of them was made. One query, none for
+    premium callers or when every match has opened."""
     if has_premium(viewer):
         return {}
     upcoming = [match_id for match_id, unlock in kickoffs.items() if now < unlock]
     if not upcoming:
         return {}
     query = (
-        Pick.select(Pick.match, Match.public_since)
+        Pick.select(Pick.match, Match.public_since, Pick.market, Pick.created_at)
         .join(Match)
         .where(Pick.match.in_(upcoming) & _not_open(now) & _never_public())
-        .distinct()
     )
-    return dict(query.tuples())
+    found = {}
+    for match_id, public_since, market, created_at in query.tuples():
+        created_at = Pick.created_at.python_value(created_at)
+        lock = found.setdefault(match_id, Lock(public_since, set(), created_at))
+        lock.markets.add(market)
+        lock.since = min(lock.since, created_at)
+    return found
+
+
+class Lock:
+    """What of a locked match is sealed: the picks of ``markets`` (those of its never-public
+    picks rated A) and whatever was made with them, from ``since`` (the first of them) on; what
+    was public before (``public_since``, and anything made before ``since``) stays public."""
+
+    __slots__ = ("markets", "public_since", "since")
+
+    def __init__(self, public_since, markets, since):
+        self.public_since, self.markets, self.since = public_since, markets, since
+
+    def seals_market(self, market: str) -> bool:
+        """Whether ``market``'s prices, probabilities and lines are sealed: a locked pick's."""
+        return market in self.markets
+
+    def seals_since(self, made_at) -> bool:
+        """Whether something made at ``made_at`` (a prediction, a pick) is sealed with the
+        locked picks: made with them or after them (the same fit of the goal model, whose
+        expected goals carry one market's numbers to another's)."""
+        return made_at is None or made_at >= self.since
 
 
 def unlock_column():
@@ -105,12 +137,16 @@ def _never_public():
 
 
 def pick_locked(pick: dict, locked: dict, match_id: int) -> bool:
-    """Whether ``pick`` (with its ``created_at``) of ``match_id`` is locked, ``locked`` being
-    :func:`locked_matches`' answer: its match is locked, and it was not public before."""
-    if match_id not in locked:
+    """Whether ``pick`` (with its ``market`` and ``created_at``) of ``match_id`` is locked,
+    ``locked`` being :func:`locked_matches`' answer: its match is locked, it was not public
+    before, and it is of a locked market or was made with the locked picks or after them (its
+    probability is the same fit's)."""
+    lock = locked.get(match_id)
+    if lock is None:
         return False
-    public_since = locked[match_id]
-    return public_since is None or pick["created_at"] > public_since
+    if lock.public_since is not None and pick["created_at"] <= lock.public_since:
+        return False
+    return lock.seals_market(pick["market"]) or lock.seals_since(pick["created_at"])
 
 
 def present(pick: dict, is_locked: bool) -> dict:
@@ -125,10 +161,19 @@ def present(pick: dict, is_locked: bool) -> dict:
     return pick
 
 
-def withhold_prediction(prediction: dict) -> dict:
-    """A locked match's prediction: its published, goal-model and market probabilities
-    withheld."""
-    prediction.update(dict.fromkeys(HIDDEN_PREDICTION))
+def withhold_prediction(prediction: dict, lock: Lock | None = None) -> dict:
+    """A locked match's prediction: in a locked market (or with no ``lock`` given) its
+    published, goal-model and market probabilities withheld; in another market, made with the
+    locked picks or after them, the goal model's probabilities withheld, and the published ones
+    unless they are the market's own line (the goal model's numbers of one market give
+    another's back through its expected goals). A prediction public before the lock stays as it
+    was shown."""
+    if lock is None or lock.seals_market(prediction["market"]):
+        prediction.update(dict.fromkeys(HIDDEN_PREDICTION))
+    elif lock.seals_since(prediction["made_at"]):
+        prediction["model_probabilities"] = None
+        if prediction["source"] != "market":
+            prediction["probabilities"] = None
     return prediction
 
 
@@ -140,15 +185,15 @@ def withhold_odds(summary: dict) -> dict:
     return summary
 
 
-def withhold_lines(rows: list) -> list:
-    """A locked match's odds summaries or predictions with one row per market with lines, its
-    line withheld: which lines are quoted narrows a locked pick's line down, to the very line
-    where only one is. The market's first row stands for it; a summary counts the bookmakers of
-    its most quoted line."""
+def withhold_lines(rows: list, markets=None) -> list:
+    """A locked match's odds summaries or predictions with one row per market with lines of
+    ``markets`` (every such market when None), its line withheld: which lines are quoted
+    narrows a locked pick's line down, to the very line where only one is. The market's first
+    row stands for it; a summary counts the bookmakers of its most quoted line."""
     kept, first = [], {}
     for row in rows:
         market = row["market"]
-        if market not in LINE_MARKETS:
+        if market not in LINE_MARKETS or (markets is not None and market not in markets):
             kept.append(row)
         elif market in first:
             if "bookmakers" in row:

@@ -3,9 +3,9 @@ for any number of matches in a fixed number of queries.
 
 Every answer that shows matches is built here: one query for the matches (with league and teams
 joined), then one ``IN`` query per relation asked for, whatever the number of matches. Everything
-goes through the premium rule on the way out: a match with a locked pick is locked whole, every
-price and probability of it withheld and every pick of it locked (one more query, for callers
-without premium access, when a match is still to kick off).
+goes through the premium rule on the way out: a match with a locked pick is locked market by
+market as :mod:`services.market.premium` says (one more query, for callers without premium
+access, when a match is still to kick off).
 """
 
 from collections import defaultdict
@@ -62,6 +62,7 @@ PICK_FIELDS = (
     "status",
     "profit",
     "closing_odds",
+    "closing_bookmaker",
     "closing_line",
     "closing_probability",
     "clv",
@@ -158,8 +159,8 @@ def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None, settings=None
     Picks carry their suggested stake by the stake rule of ``settings`` (one more query, see
     :mod:`services.market.staking`); the picks relation needs them.
 
-    A card's ``locked`` says whether the match is locked for this viewer: every price and
-    probability of it withheld, every pick locked (see :mod:`services.market.premium`)."""
+    A card's ``locked`` says whether the match is locked for this viewer: its locked picks'
+    markets withheld, and what was made with them (see :mod:`services.market.premium`)."""
     rows = list(query.dicts())
     cards = [_match(row) for row in rows]
     if not cards:
@@ -176,18 +177,19 @@ def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None, settings=None
         for card in cards:
             card["odds"] = []
         for match_id, market in _odds(ids):
-            if match_id in locked:
+            if match_id in locked and locked[match_id].seals_market(market["market"]):
                 premium.withhold_odds(market)
             by_id[match_id]["odds"].append(market)
-        for match_id in locked:
-            by_id[match_id]["odds"] = premium.withhold_lines(by_id[match_id]["odds"])
+        for match_id, lock in locked.items():
+            by_id[match_id]["odds"] = premium.withhold_lines(by_id[match_id]["odds"], lock.markets)
     if "predictions" in include:
         grouped = _grouped(_predictions(ids))
         for card in cards:
             predictions = grouped.get(card["id"], [])
-            if card["locked"]:
+            lock = locked.get(card["id"])
+            if lock is not None:
                 predictions = premium.withhold_lines(
-                    list(map(premium.withhold_prediction, predictions))
+                    [premium.withhold_prediction(row, lock) for row in predictions], lock.markets
                 )
             card["predictions"] = predictions
     if "picks" in include:

@@ -8,7 +8,7 @@ from peewee import fn
 
 from engine.markets import FIXED_MARKETS, outcome
 from engine.model import lines
-from enums import GOAL_SOURCES, LINE_MARKETS, MARKET_SELECTIONS, MARKETS, PICK_RATINGS
+from enums import LINE_MARKETS, MARKET_SELECTIONS, MARKETS, PICK_RATINGS
 from errors import NotFound
 from models import LedgerCheckpoint, Match, Operation, Pick, Prediction
 from schemas.ops import RESULT_SCHEMAS
@@ -242,9 +242,13 @@ def prediction(slug: str, base_url: str, viewer, now: datetime, settings) -> dic
             markets.append(_market_view(market, found, picks.get(market), card, found["line"]))
     intelligence = card.pop("intelligence")
     page = seo.of_card(card, base_url)
+    sealed = sorted({m["pick"]["rating"] for m in markets if m["sealed"]})
     return {
         **page,
         "locked": card["locked"],
+        "sealed_markets": [m["name"] for m in markets if m["sealed"]],
+        # What a sealed pick's rating has done so far: the live record of that rating.
+        "rating_records": {rating: track_record.of_rating(rating) for rating in sealed},
         "markets": markets,
         "form": _form(intelligence, home, away),
         "head_to_head": _head_to_head(intelligence, card, home, away),
@@ -279,37 +283,73 @@ def market_name(market: str, line) -> str:
     return MARKET_NAMES[market]
 
 
+#: A prediction page's columns, in this order and these colours in every market: the market's
+#: fair line, the goal model's own, and the two pooled (ours) where they are.
+COLUMNS = (
+    ("fair", FAIR_NAME, "#767676"),
+    ("model", "Goal model", "#a3530f"),
+    ("published", "Our forecast (pooled)", "#1f5fa8"),
+)
+
+
+def _columns(source: str | None, fair, model) -> list[dict]:
+    """The columns of a market's table, in :data:`COLUMNS`' order, each shown once: the market's
+    fair line and the goal model's where they have numbers, our pooled forecast only where it
+    is neither of them (the published column is whichever the source says, marked)."""
+    published = {"market": "fair", None: "published", "pool": "published"}.get(source, "model")
+    shown = []
+    for key, name, colour in COLUMNS:
+        present = {"fair": fair is not None or source == "market", "model": model is not None}
+        if key == "published" and published != "published":
+            continue
+        if key != "published" and not present[key] and published != key:
+            continue
+        if key == "published" and source is None:
+            name = seo.FORECAST_NAMES[None]
+        shown.append({"key": key, "name": name, "colour": colour, "published": key == published})
+    return shown
+
+
 def _market_view(market, found, pick, card, line) -> dict:
-    """One market of a prediction page (at ``line`` for a market with lines)."""
+    """One market of a prediction page (at ``line`` for a market with lines): its columns
+    (:func:`_columns`), its selections, what happened, whether a finished match pushed it
+    (a handicap or goal line met exactly: stakes returned) and its pick."""
     home, away = card["home_team"]["name"], card["away_team"]["name"]
     source = found and found["source"]
     published = found["probabilities"] if found else None
     fair = found["market_probabilities"] if found else None
     model = found["model_probabilities"] if found else None
+    if source == "market":
+        fair = fair or published
     happened = _outcome(card, market, line)
+    settled = card["status"] == "finished" and card["score"] is not None
+    values = {"fair": fair, "model": model, "published": published}
+    sealed = bool(pick and pick["locked"])
+    columns = [  # a column sealed with a locked pick is left out, not drawn as dashes
+        column
+        for column in (_columns(source, fair, model) if found and not sealed else [])
+        if values[column["key"]] is not None
+    ]
     return {
         "market": market,
         "name": market_name(market, line),
-        "predicted": found is not None,
+        "predicted": bool(columns),
+        "sealed": sealed,
+        "columns": columns,
         "selections": [
             {
                 "selection": selection,
                 "name": selection_name(selection, home, away, market, line),
-                "published": published[selection] if published else None,
-                "fair": fair[selection] if fair else None,
-                "model": model[selection] if model else None,
+                "values": [(values[column["key"]] or {}).get(selection) for column in columns],
                 "happened": selection == happened,
             }
             for selection in MARKET_SELECTIONS[market]
         ],
         "happened": happened and selection_name(happened, home, away, market, line),
+        "push": settled and happened is None and market in LINE_MARKETS and line is not None,
         "pick": _named(pick, home, away),
         "source": source,
         "label": FAIR_NAME if source == "market" else seo.FORECAST_NAMES[source],
-        # The columns beside the published one: the market's fair line unless it is the
-        # published one, the goal model's own unless it is (a goal model alone).
-        "shows_fair": source != "market",
-        "shows_model": source not in GOAL_SOURCES,
     }
 
 
@@ -368,15 +408,11 @@ def track_record_page(settings, now: datetime) -> dict:
     (and their standard errors), its units curve, its months up to ``now``'s (a month to come
     has pending picks at most: nothing to show), its fair closing EVs and its tables; the
     latest calibration run's reliability per market; the ledger's latest checkpoint."""
-    report = track_record.report(settings=settings)
-    this_month = now.strftime("%Y-%m")
+    report = track_record.report(settings=settings, now=now)
     for name, is_live in (("live", True), ("backfilled", False)):
         series = track_record.settled_series(is_live)
         report[name]["curve"] = _curve(series["profits"])
         report[name]["closing_ev_bins"] = _histogram(series["closing_evs"])
-        report[name]["by_month"] = [
-            row for row in report[name]["by_month"] if row["month"] <= this_month
-        ]
     return {
         **report,
         "calibration": latest_calibration(),

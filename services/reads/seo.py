@@ -81,9 +81,10 @@ def _description(home, away, league, when, prediction) -> str:
         return f"{text} No prediction yet."
     shares = prediction["probabilities"]
     if shares is None:  # the market's pick is locked until kick-off
-        return f"{text} The forecast is for Pro subscribers until kick-off."
+        return f"{text} The forecast is sealed until kick-off."
     name = FORECAST_NAMES[prediction["source"]]
-    if prediction["source"] != "market":
+    if prediction["source"] != "market" or prediction["model_probabilities"] is None:
+        # (the goal model's own are withheld where it made them with a sealed pick)
         return f"{text} {name}: {_spelled(shares, home, away)}."
     model = _spelled(prediction["model_probabilities"], home, away)
     return f"{text} {name}: {_spelled(shares, home, away)}; goal model: {model}."

@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 from peewee import fn
 
+from clock import utcnow
 from engine.betting import metrics, stakes
 from enums import COMPETITION_TYPES, MARKETS, NOT_LIVE_REASONS, PICK_RATINGS
 from models import League, Match, Pick
@@ -190,13 +191,15 @@ def stake_figures(frame, settings, known=None) -> dict:
     return {**stakes.record(suggested, unit_profit, flat), "flat_stake": flat}
 
 
-def report(since=None, until=None, settings=None) -> dict:
+def report(since=None, until=None, settings=None, now=None) -> dict:
     """Live and backfilled picks apart, each overall and by month, market, rating and
     competition type, whether each rating is told from the next (:func:`ratings_told`), and,
     given ``settings``, what the suggested stakes would have made (:func:`stake_figures`), over
-    matches kicking off in the range."""
+    matches kicking off in the range; the months listed are those up to ``now``'s (the clock's
+    when None): a month still to come has pending picks at most, nothing to show."""
     answer = {"date_from": since, "date_to": until}
     known = None if settings is None else staking.evidence()
+    this_month = (now or utcnow()).strftime("%Y-%m")
     for name, is_live in (("live", True), ("backfilled", False)):
         frame = _frame(is_live, since, until)
         month = frame["kickoff"].astype("datetime64[s]").astype("datetime64[M]")
@@ -204,7 +207,9 @@ def report(since=None, until=None, settings=None) -> dict:
         answer[name] = {
             **_figures(frame),
             "by_month": [
-                {"month": key, **figures} for key, figures in _figures(frame, months).items()
+                {"month": key, **figures}
+                for key, figures in _figures(frame, months).items()
+                if key <= this_month
             ],
             "by_market": [
                 {"market": key, **figures}
@@ -226,6 +231,14 @@ def report(since=None, until=None, settings=None) -> dict:
             answer[name]["stakes"] = stake_figures(frame, settings, known)
     answer["set_apart"] = set_apart(since, until)
     return answer
+
+
+def of_rating(rating: str, is_live: bool = True) -> dict:
+    """The figures of the live (or backfilled) picks rated ``rating``, what a sealed pick's page
+    shows of the record behind it."""
+    frame = _frame(is_live)
+    chosen = frame["rating"] == rating
+    return _figures({name: values[chosen] for name, values in frame.items()})
 
 
 def settled_series(is_live: bool) -> dict:

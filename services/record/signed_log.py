@@ -505,8 +505,8 @@ def _reveals(pick_ids, now) -> dict:
     )
     names = [field.name for field in PICK_FIELDS]
     rows = list(query.tuples())
-    # Locked as the match cards are: every pick of a match with a locked one, whatever its own
-    # rating (its price is one of the match's prices).
+    # Locked as the match cards are (premium.pick_locked): the picks of a sealed market, and
+    # those made with a locked pick or after it, whatever their own rating.
     at = names.index("match")
     unlocks = {values[at]: unlock for *values, unlock, _ in rows}
     locked = premium.locked_matches(unlocks, None, now)

@@ -123,7 +123,7 @@ def world(make_app, football_data):
         yield World(make_app, football_data, odds)
 
 
-LOCKED_PAGE = "This pick is for Pro subscribers until kick-off"
+LOCKED_PAGE = "This pick is sealed until kick-off"
 
 
 def _locked(world, home_team) -> bool:

@@ -4,9 +4,11 @@ shows.
 
 "Gives back" is tested as non-interference: every public answer about the locked match is read,
 then everything the lock hides (the pick's selection, price, bookmaker, probability and edge,
-and every market's published, sharp and model probabilities, best and sharp prices with their
-bookmakers, expected goals and strengths) is replaced with other values, and every answer is
-read again. Any field, or any combination of fields (an average, a ranking, a distance, a
+its market's published, sharp and model probabilities and best and sharp prices with their
+bookmakers, the other markets' goal-model probabilities made with the pick and the published
+ones they pool into, expected goals and strengths) is replaced with other values, and every
+answer is read again: what stays visible (the other markets' prices and fair lines) does not
+rebuild the pick. Any field, or any combination of fields (an average, a ranking, a distance, a
 sentence), that depended on a hidden value would now read differently: its body, its size and
 its ETag. The walk runs on the small world of tests/world.py.
 
@@ -141,16 +143,28 @@ def hide_otherwise(pick) -> None:
         edge=pick.edge + 0.21,
     ).where(Pick.id == pick.id).execute()
     even = {market: {name: 1.0 / len(names) for name in names} for market, names in others.items()}
+    mine = (Prediction.match == pick.match_id) & (Prediction.market == pick.market)
+    Prediction.update(
+        probabilities=even[pick.market],
+        model_probabilities=even[pick.market],
+        market_probabilities=even[pick.market],
+    ).where(mine).execute()
+    # The other markets' goal-model numbers, made with the pick (and the published ones they
+    # pool into, where the published ones are not the market's own line).
     for market, shifted in even.items():
-        Prediction.update(
-            probabilities=shifted, model_probabilities=shifted, market_probabilities=shifted
-        ).where((Prediction.match == pick.match_id) & (Prediction.market == market)).execute()
+        if market == pick.market:
+            continue
+        theirs = (Prediction.match == pick.match_id) & (Prediction.market == market)
+        Prediction.update(model_probabilities=shifted).where(theirs).execute()
+        Prediction.update(probabilities=shifted).where(
+            theirs & (Prediction.source != "market")
+        ).execute()
     OddsSummary.update(
         best_price=OddsSummary.best_price + 0.55,
         best_bookmaker="another-bookmaker",
         sharp_price=OddsSummary.sharp_price + 0.45,
         sharp_bookmaker="another-sharp",
-    ).where(OddsSummary.match == pick.match_id).execute()
+    ).where((OddsSummary.match == pick.match_id) & (OddsSummary.market == pick.market)).execute()
     intelligence = MatchIntelligence.get(MatchIntelligence.match == pick.match_id)
     payload = json.loads(json.dumps(intelligence.payload))
     model = payload["model"]
@@ -249,7 +263,7 @@ def test_b_and_c_picks_stay_visible_before_kick_off(make_app):
     """Only a pick rated A locks its match, and only before its own kick-off: the B and C picks
     of a match still to come without one show in full, and so does an A pick of a match that
     has already kicked off on the same day; beside an A pick still to come, a B pick of the
-    same match is locked too (its price is one of that match's prices)."""
+    same match made with it is locked too (its probability is the same fit's)."""
     app = make_app(CLOCK=lambda: NOON)
     with app.app_context():
         started = factories.match(
@@ -360,3 +374,42 @@ def test_a_locked_answer_is_cached_until_the_next_locked_kick_off(make_app):
     clock.advance(seconds=1)
     locked, fresh = read()
     assert not locked and fresh > 3
+
+
+def test_a_forecast_shown_to_everyone_stays_shown_when_a_later_pick_locks_another_market(
+    make_app,
+):
+    """The world's later match has been public for two days (its forecasts, prices and no pick);
+    an A pick on over/under made now seals that market alone: its numbers and prices go, the
+    1x2 forecast and prices everyone saw stay exactly as they were shown, on the card and on
+    the page, which names the sealed market and its rating."""
+    app = make_app(CLOCK=lambda: NOW, **UNLIMITED)
+    with app.app_context():
+        slugs = world.build(NOW)
+        match = Match.get(Match.slug == slugs["later"])
+    client = app.test_client()
+    path = f"/api/matches/{match.id}"
+
+    def by_market(card, part):
+        return {row["market"]: row for row in card[part] if row["market"] in ("1x2", "ou25")}
+
+    before = helpers.ok(client.get(path))
+    assert before["picks"] == []
+    with app.app_context():
+        factories.pick(match, "ou25", "over", 1.95, rating="A", is_live=True, created_at=NOW)
+        bump_data_version()
+    after = helpers.ok(client.get(path))
+    assert [p["locked"] for p in after["picks"]] == [True]
+    for part in ("predictions", "odds"):
+        shown, now_shown = by_market(before, part), by_market(after, part)
+        assert now_shown["1x2"] == shown["1x2"]  # public before: never hidden again
+        assert now_shown["ou25"] != shown["ou25"]
+    assert by_market(after, "predictions")["ou25"]["probabilities"] is None
+    assert {row["bestPrice"] for row in by_market(after, "odds")["ou25"]["selections"]} == {None}
+    page = client.get(
+        f"/api/v1/seo/predictions/{match.slug}", headers={"Accept": "text/html"}
+    ).get_data(as_text=True)
+    one = page.split("<h2>Match result</h2>")[1].split("</section>")[0]
+    sealed = page.split("<h2>Over/under 2.5 goals</h2>")[1].split("</section>")[0]
+    assert "%" in one and "–" not in one  # the 1x2 forecast in full
+    assert "Pick rated A" in sealed and "%" not in sealed.split('<div class="pick">')[0]

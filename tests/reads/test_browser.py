@@ -137,6 +137,8 @@ def test_the_docs_render_in_a_browser_under_their_policy(app, tmp_path):
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "screenshots"
 WIDTHS = (1280, 390)
+#: Each width's screen height: a desktop's, and a phone's (390 × 844, a common phone's CSS px).
+HEIGHTS = {1280: 900, 390: 844}
 #: The smallest chart text a reader must be able to read, at either width (CSS px).
 MIN_TEXT_PX = 12
 
@@ -189,8 +191,14 @@ MEASURE = """() => {
     return {left: Math.round(box.left), top: Math.round(box.top)};
   });
   const score = document.querySelector('.score strong');
+  // The first match (a slate's first row, a prediction page's first market) and where it ends.
+  const first = document.querySelector('table.slate tbody tr')
+    || document.querySelector('main section h2');
+  const links = [...nav.querySelectorAll('a')].filter((a) => a.getBoundingClientRect().width > 0)
+    .map((a) => a.textContent.trim());
   return {bars, charts, texts, width: document.documentElement.scrollWidth, wide,
-          navLines: lines(nav), nowrap, happened, days,
+          navLines: lines(nav), nowrap, happened, days, links,
+          firstBottom: first && first.getBoundingClientRect().bottom, fold: window.innerHeight,
           main: document.querySelector('main').getBoundingClientRect().width,
           score: score && parseFloat(getComputedStyle(score).fontSize)};
 }"""
@@ -206,6 +214,7 @@ def public_pages(app):
         "landing": "/",
         "prediction-settled": f"/api/v1/seo/predictions/{slugs['settled']}",
         "prediction-locked": f"/api/v1/seo/predictions/{slugs['locked']}",
+        "prediction-open": f"/api/v1/seo/predictions/{slugs['later']}",
         "track-record": "/track-record",
         "results": "/results",
         "not-found": "/no-such-page",
@@ -229,7 +238,8 @@ def test_the_public_pages_in_a_browser(app, public_pages):
         try:
             for name, path in public_pages.items():
                 for width in WIDTHS:
-                    context = browser.new_context(viewport={"width": width, "height": 900})
+                    viewport = {"width": width, "height": HEIGHTS[width]}
+                    context = browser.new_context(viewport=viewport)
                     page = context.new_page()
                     console, requests = [], []
                     page.on("console", lambda message, log=console: log.append(message))
@@ -254,6 +264,10 @@ def test_the_public_pages_in_a_browser(app, public_pages):
                     small = [t for t in found["texts"] if t["size"] < MIN_TEXT_PX]
                     assert not small, (name, width, small[:5])
                     assert found["navLines"] == 1, (name, width)  # the navigation never wraps
+                    # ...and is complete at every width.
+                    assert found["links"][1:] == ["Matches", "Results", "Track record"], found
+                    if name != "not-found":  # the first match on the first screen
+                        assert found["firstBottom"] <= found["fold"], (name, width, found)
                     wrapped = [each for each in found["nowrap"] if each["lines"] != 1]
                     assert not wrapped, (name, width, wrapped)  # "−1.00 u" stays whole
                     seen[name, width] = found
@@ -282,12 +296,12 @@ def test_the_public_pages_in_a_browser(app, public_pages):
     assert all(len(seen["results", width]["bars"]) == 3 for width in WIDTHS)  # the 1x2 forecast
     assert len(seen["prediction-settled", 1280]["bars"]) >= 7  # 3 + 2 + 2 selections, ours
     titles = [chart["title"] for chart in seen["track-record", 390]["charts"]]
-    assert titles[:4] == [
+    # The live record's one settled pick has no standard error: no month or rating bar of it.
+    assert titles[:2] == [
         "Units won or lost, pick by pick, live",
-        "Return on investment by month, live",
-        "Return on investment by rating, live",
         "Fair closing EV of the live picks",
     ]
+    assert "Return on investment by rating, backfilled" in titles
     assert "Units won or lost, pick by pick, backfilled" in titles
     assert any(title.startswith("Reliability") for title in titles)
     assert seen["track-record", 390]["texts"]  # the sizes above were measured

@@ -213,6 +213,7 @@ def test_a_locked_pick_hides_exactly_the_premium_fields(ctx):
         status="won",
         profit=2.1,
         closing_odds=2.8,
+        closing_bookmaker="pinnacle",
         clv=3.1 / 2.8 - 1,
         closing_probability=0.34,
     )
@@ -225,6 +226,7 @@ def test_a_locked_pick_hides_exactly_the_premium_fields(ctx):
         "edge": 0.12,
         "profit": 2.1,
         "closing_odds": 2.8,
+        "closing_bookmaker": "pinnacle",
         "clv": pytest.approx(3.1 / 2.8 - 1),
         "closing_ev": pytest.approx(3.1 * 0.34 - 1),
         # A quarter of Kelly, (0.55 × 3.1 − 1) / 2.1 / 4 = 0.084, capped at 0.02.

@@ -1,7 +1,8 @@
-"""What the pages and answers say in words: the next step of a locked pick (``PRO_URL``, or how
-Pro is granted here), competition types by their names, a way back from the API reference, and
-counts in the right number."""
+"""What the pages and answers say in words: the next step of a locked pick (``PRO_URL``, or no
+word of Pro at all without it), competition types by their names, a way back from the API
+reference, and counts in the right number."""
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -56,12 +57,16 @@ def test_a_pro_url_on_this_site_is_linked_from_the_base(pages):
     assert '<a href="http://localhost/pro">Get Pro</a>' in box
 
 
-def test_without_a_pro_url_the_locked_pick_says_how_pro_is_granted(pages):
+def test_without_a_pro_url_no_page_pitches_pro(pages):
+    """How an operator grants Pro is for the docs: a visitor of a deployment without a Pro page
+    reads that a pick is sealed until kick-off, and nothing of Pro, on any page."""
     client, slugs = pages()
     box = locked_box(text_of(client, f"/api/v1/seo/predictions/{slugs['locked']}"))
-    assert GRANTED in box and "sets an account's plan to Pro" in box
-    assert "Get Pro" not in box
-    assert GRANTED in text_of(client, "/")
+    assert "This pick is sealed until kick-off" in box
+    for path in ("/", f"/api/v1/seo/predictions/{slugs['locked']}", "/results", "/track-record"):
+        text = text_of(client, path)
+        assert not re.search(r"\bPro\b", text), path
+        assert GRANTED not in text and "administrator" not in text, path
 
 
 def test_a_public_pick_has_no_step_to_pro(pages):

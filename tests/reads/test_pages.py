@@ -53,7 +53,8 @@ def test_the_landing_page_shows_the_coming_matches(client, slugs):
     assert slugs["settled"] not in text  # yesterday's match is not among the coming days
     assert 'href="http://localhost/track-record"' in text
     assert 'href="http://localhost/results"' in text
-    assert "Pro until kick-off" in text and "locked" in text  # the A pick's 1x2 is withheld
+    assert "Sealed until kick-off" in text and "sealed" in text  # the A pick's 1x2 is withheld
+    assert text.index('class="slate"') < text.index('id="how"')  # the matches first
     assert 'class="bar"' in text  # the other match's published 1x2
 
 
@@ -74,6 +75,7 @@ def test_a_prediction_page_with_a_settled_pick(client, slugs):
     assert "<td>won</td>" in text  # 2.2 odds, one unit staked: never wrapped before its unit
     assert '<td class="n nowrap">+1.20&nbsp;u</td>' in text
     assert "Fair closing EV" in text and "CLV" in text
+    assert '2.00 <span class="small">(pinnacle)</span>' in text  # the close and whose it is
     assert '<script type="application/ld+json">' in text
     assert "<h2>Form</h2>" in text and "<h2>Head to head</h2>" in text
     assert 'aria-label="Breadcrumb"' in text and "Other Test League matches" in text
@@ -94,17 +96,27 @@ def test_a_finished_match_marks_its_result_on_the_forecast_it_settles(client, sl
     assert 'class="happened"' not in text and 'class="score"' not in text
 
 
-def test_a_sealed_match_says_so_once_not_in_every_market(client, slugs):
+def test_a_sealed_match_says_so_once_and_shows_what_it_can(client, slugs):
+    """A sealed match says so once, above its markets, with the record of the sealed pick's
+    rating; the sealed market says so in a sentence rather than rows of dashes, and the other
+    markets show their forecasts."""
     text = page(client, f"/api/v1/seo/predictions/{slugs['locked']}")
-    assert text.count("are for Pro subscribers until kick-off") == 1
-    assert text.index("are for Pro subscribers") < text.index("<h2>Match result</h2>")
+    assert text.count("Sealed until kick-off: a pick rated A in Match result.") == 1
+    assert text.index("Sealed until kick-off: a pick") < text.index("<h2>Match result</h2>")
+    assert "Live picks rated A so far: 0 settled" in text  # the world's only live A is this one
+    sealed = text.split("<h2>Match result</h2>")[1].split("</section>")[0]
+    assert "<table" not in sealed and "–" not in sealed
+    assert "Sealed until kick-off: this market has a pick rated A" in sealed
+    other = text.split("<h2>Both teams score</h2>")[1].split("</section>")[0]
+    assert '<table class="market">' in other and "%" in other
 
 
 def test_a_prediction_page_says_how_to_read_it(client, slugs):
     text = page(client, f"/api/v1/seo/predictions/{slugs['settled']}")
     notes = " ".join(re.findall(r'<p class="small how">(.*?)</p>', text, re.S))
     for words in (
-        "the published forecast, named by whose it is",
+        "the same order and colours",
+        "the column in bold is the forecast published",
         "the market's is the forecast published, not ours",
         "edge is the published probability × its price − 1",
         "rating (A the strongest",
@@ -140,7 +152,7 @@ def test_a_market_forecast_is_named_the_markets_with_the_goal_model_beside_it(cl
 
     text = page(client, f"/api/v1/seo/predictions/{slugs['later']}")
     table = _market_table(text)
-    headings = re.findall(r'<th scope="col">([^<]*)</th>', table)
+    headings = re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', table)
     assert headings == ["Outcome", "Market (fair)", "Goal model"]
     assert "Our forecast" not in table
     cells = re.findall(r"</svg>([\d.]+%)</td>", table.split("City win</th>")[1].split("</tr>")[0])
@@ -152,8 +164,10 @@ def test_a_market_forecast_is_named_the_markets_with_the_goal_model_beside_it(cl
 
     landing = page(client, "/")
     row = landing.split(slugs["later"])[1].split("</tr>")[0]
-    assert f"Market: {_percent(published['home'], 0)} · " in row
-    assert f"Goal model: {_percent(model['home'], 0)} · " in row
+    # Each label and each set of figures kept on one line (a nowrap span each).
+    nowrap = '</span> <span class="nowrap">'
+    assert f"Market:{nowrap}{_percent(published['home'], 0)} · " in row
+    assert f"Goal model:{nowrap}{_percent(model['home'], 0)} · " in row
 
     with client.application.app_context():
         settled = Match.get(Match.slug == slugs["settled"])
@@ -194,16 +208,19 @@ def test_a_pooled_forecast_is_ours_and_never_called_the_markets(client, slugs):
         ).execute()
     text = page(client, f"/api/v1/seo/predictions/{slugs['later']}")
     table = _market_table(text)
-    headings = re.findall(r'<th scope="col">([^<]*)</th>', table)
-    assert headings == ["Outcome", "Our forecast (pooled)", "Market (fair)", "Goal model"]
+    headings = re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', table)
+    # The same order and colours as every market: the market's, the goal model's, then ours.
+    assert headings == ["Outcome", "Market (fair)", "Goal model", "Our forecast (pooled)"]
+    assert '<th scope="col" class="published">Our forecast (pooled)</th>' in table
     cells = re.findall(r"</svg>([\d.]+%)</td>", table.split("City win</th>")[1].split("</tr>")[0])
-    assert cells == [_percent(pooled["home"]), _percent(fair["home"]), _percent(model["home"])]
+    assert cells == [_percent(fair["home"]), _percent(model["home"]), _percent(pooled["home"])]
     description = re.search(r'<meta name="description" content="([^"]*)">', text)[1]
     assert f"Our forecast (pooled): City {_percent(pooled['home'], 0)}" in description
     assert "Market:" not in description and "goal model:" not in description
 
     row = page(client, "/").split(slugs["later"])[1].split("</tr>")[0]
-    assert f"Our forecast (pooled): {_percent(pooled['home'], 0)} · " in row
+    nowrap = '</span> <span class="nowrap">'
+    assert f"Our forecast (pooled):{nowrap}{_percent(pooled['home'], 0)} · " in row
     assert "Market" not in row and "Goal model" not in row
 
     body = client.get(f"/api/matches/{match.id}").get_json()
@@ -258,13 +275,13 @@ def test_the_landing_pages_pick_names_its_market_and_selection_or_is_locked(clie
     picks = re.findall(
         r'<span class="rating r(\w)">\w</span> <span class="small">([^<]*)</span>', text
     )
-    assert picks == [("A", "Match result: locked"), ("B", "Over/under 2.5 goals: Over 2.5 at 1.95")]
+    assert picks == [("A", "Match result: sealed"), ("B", "Over/under 2.5 goals: Over 2.5 at 1.95")]
     assert '<body class="wide">' in text and '<div class="grid">' in text  # a desktop's width
 
 
 def test_a_prediction_page_keeps_a_locked_pick_locked(client, slugs):
     text = page(client, f"/api/v1/seo/predictions/{slugs['locked']}")
-    assert "Pick rated A" in text and "for Pro subscribers until kick-off" in text
+    assert "Pick rated A" in text and "This pick is sealed until kick-off" in text
     assert "City win at" not in text and "2.90" not in text  # nor what to back, nor its price
 
 
@@ -275,13 +292,16 @@ def test_the_track_record_page(client, slugs):
     for title in (
         "Units won or lost, pick by pick, live",
         "Units won or lost, pick by pick, backfilled",
-        "Return on investment by month, live",
+        "Return on investment by month, backfilled",
         "Return on investment by rating, backfilled",
         "Fair closing EV of the live picks",
         "Reliability, Match result",
     ):
         assert f"{title}</title>" in text and f"<caption>{title}</caption>" in text
     assert "Live picks by rating" in text and "Live picks by competition type" in text
+    # The one settled live pick has no standard error: its rating and month are not drawn.
+    assert "No rating has two settled live picks yet" in text
+    assert "Return on investment by rating, live</title>" not in text
     # One live pick has no standard error: its ROI is shown without the words that name one.
     for before in re.findall(r"(\S+) \(± one standard error\)", text):
         assert re.fullmatch(r"\d+\.\d", before), before
@@ -349,23 +369,29 @@ def test_the_track_records_charts_draw_their_tables_rows_on_axes_of_their_own(cl
     assert not NEGATIVE_ZERO.search(re.sub(r"<[^>]*>", " ", text))
 
 
-def test_the_months_to_come_are_not_drawn(client, slugs):
-    """A pending pick of next month (by the app's clock) draws no month of its own."""
+def test_the_months_to_come_are_not_shown_in_any_answer(client, slugs):
+    """A pending pick of next month (by the app's clock) has no month of its own, on the page
+    nor in the Data API's `byMonth`; the months before it are there."""
     with client.application.app_context():
         ahead = factories.match(
             "City", "Athletic", kickoff=world.T0 + timedelta(days=30), status="scheduled"
         )
         factories.pick(ahead, rating="B", is_live=True, created_at=world.T0)
+        headers = factories.people()["pro"][1]
     text = page(client, "/track-record")
-    months = next(c for c in _figures(text) if c["title"].endswith("by month, live"))
-    assert months["texts"][-1] == "2026-03" and "2026-04" not in text
+    assert "2026-04" not in text
+    answer = client.get("/api/v1/data/track-record", headers=headers).get_json()
+    for part in ("live", "backfilled"):
+        months = [row["month"] for row in answer[part]["byMonth"]]
+        assert months and max(months) <= "2026-03", (part, months)
 
 
 def test_an_empty_record_says_so_instead_of_bare_axes(client):
     text = page(client, "/track-record")
     assert '<figure class="chart">' not in text
     assert "No settled live pick yet" in text and "No settled backfilled pick yet" in text
-    assert "No live pick has settled yet: no month to show." in text
+    assert "No month has two settled live picks yet" in text
+    assert "<dt>Largest drawdown</dt><dd>–</dd>" in text  # nothing settled: no figure
 
 
 def test_the_roi_bars_carry_one_standard_error():
@@ -377,7 +403,8 @@ def test_the_roi_bars_carry_one_standard_error():
     chart = charts.monthly_roi(rows, "live")
     bars = chart["rects"]
     whiskers = [line for line in chart["lines"] if line["x1"] == line["x2"]]
-    assert len(bars) == 3 and len(whiskers) == 2  # none for a single pick: no error to show
+    # A month of one pick has no error to show: it is not drawn (its table row neither).
+    assert len(bars) == 2 and len(whiskers) == 2 and len(chart["rows"]) == 2
     for bar, whisker, row in zip(bars, whiskers, rows, strict=False):
         assert whisker["x1"] == round(bar["x"] + bar["width"] / 2, 2)
         # ROI ± SE: the whisker is twice the error long and centred on the bar's end
@@ -423,7 +450,8 @@ def test_the_results_page_shows_the_latest_days_scores_forecasts_and_picks(clien
     assert '<time datetime="2026-03-09">Monday 9 March 2026</time>' in text
     assert "<h2>Test League</h2>" in text
     assert f'href="http://localhost/api/v1/seo/predictions/{slugs["settled"]}"' in text
-    assert "<strong>2–0</strong>" in text
+    assert '</a> <strong class="final">2–0</strong>' in text  # beside the teams, not after
+    assert text.index('class="slate"') < text.index('id="how"')  # the matches first
     assert re.search(r"<strong>Rovers win \d+%</strong> · Draw \d+% · United win \d+%", text)
     assert "Rovers win at 2.20<br>won" in text and "+1.20&nbsp;u" in text
     assert 'rel="prev"' in text and 'rel="next"' not in text

@@ -87,10 +87,14 @@ def people(app):
 
 
 @pytest.fixture(scope="session")
-def demo_template(tmp_path_factory):
-    """The demo world at ``helpers.NOW``, built once for the whole run: a SQLite file, or on
-    TEST_DATABASE_URL a snapshot of the one database's rows (``helpers.Snapshot``)."""
-    return helpers.demo_template(tmp_path_factory.mktemp("demo-template"))
+def demo_template(request, tmp_path_factory):
+    """The demo world at ``helpers.NOW``, built once for the whole run, however many workers run
+    it (``helpers.built_once``): a SQLite file, or on TEST_DATABASE_URL a snapshot of the one
+    database's rows (``helpers.Snapshot``), which each worker restores into its own database."""
+    shared = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):
+        shared = shared.parent  # each worker's base folder sits in the run's
+    return helpers.built_once(shared, "demo-template", helpers.demo_template)
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,11 @@ No test module imports another test module (or ``conftest``): what two of them n
 """
 
 import contextlib
+import fcntl
 import io
 import logging
 import os
+import pickle
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -208,6 +210,23 @@ def demo_template(folder: Path):
     if not db.is_closed():
         db.close()
     return folder / "demo.db"
+
+
+def built_once(shared: Path, name: str, make):
+    """``make(folder)``'s result, made once for every pytest-xdist worker of a run (``shared`` is
+    the folder they share): the first worker to ask makes it under a lock and keeps it pickled;
+    the others wait for the lock and read it. Two workers would otherwise each build the demo
+    world (half a minute on PostgreSQL)."""
+    folder = shared / name
+    folder.mkdir(exist_ok=True)
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        kept = folder / "made.pickle"
+        if kept.exists():
+            return pickle.loads(kept.read_bytes())
+        made = make(folder)
+        kept.write_bytes(pickle.dumps(made))
+        return made
 
 
 def copy_sqlite(source: Path, target: Path) -> None:

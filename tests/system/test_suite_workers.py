@@ -1,5 +1,6 @@
 """The suite under pytest-xdist: each worker's PostgreSQL database and Redis database are its own,
-made from the ones the run was given (``helpers.worker_settings``)."""
+made from the ones the run was given (``helpers.worker_settings``); what they share, such as
+the demo world, is made once (``helpers.built_once``)."""
 
 import os
 
@@ -41,3 +42,18 @@ def test_a_worker_gets_a_postgresql_database_of_its_own_made_when_missing():
     finally:
         connection.close()
     assert helpers.worker_settings("gw7", {"TEST_DATABASE_URL": url})["TEST_DATABASE_URL"] == made
+
+
+def test_what_workers_share_is_made_once_and_read_by_the_others(tmp_path):
+    made = []
+
+    def make(folder):
+        made.append(folder)
+        (folder / "world.db").write_text("the world")
+        return {"path": folder / "world.db", "rows": b"\x00rows"}
+
+    first = helpers.built_once(tmp_path, "world", make)
+    second = helpers.built_once(tmp_path, "world", make)
+    assert made == [tmp_path / "world"]
+    assert second == first and second is not first  # read back, not made again
+    assert second["path"].read_text() == "the world"

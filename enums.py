@@ -33,6 +33,9 @@ PICK_RATINGS = ("A", "B", "C")
 PICK_STATUSES = ("pending", "won", "lost", "void", "half-won", "half-lost")
 #: What a settled pick can be (a quarter-line bet can be half won or half lost).
 SETTLED_STATUSES = tuple(status for status in PICK_STATUSES if status != "pending")
+#: What a pick whose result is known can be: won or lost money, in full or by half (a void one
+#: tells nothing of its rating's record).
+DECIDED_STATUSES = ("won", "lost", "half-won", "half-lost")
 #: The kinds the Operations API starts, the one only the CLI records, the worker's checkpoints,
 #: and an admin's change to an account (``PATCH /api/admin/users/{id}``).
 OPERATION_KINDS = (

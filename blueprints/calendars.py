@@ -29,7 +29,8 @@ blp = Blueprint(
 )
 
 CALENDAR = "text/calendar"
-#: An answer carrying a token is never kept by a browser or a cache on the way.
+#: An answer carrying a token, or an account's own calendar, is never kept by a browser or a
+#: cache on the way.
 NO_STORE = {"Cache-Control": "no-store"}
 
 #: What every calendar holds, as the OpenAPI description says it.
@@ -69,8 +70,10 @@ class LeagueCalendar(MethodView):
 
 @blp.route("/calendars/mine.ics")
 class ChosenCalendar(MethodView):
+    # Never from the shared answer cache, nor kept on the way (no-store): the request carries
+    # no credentials the cache would key on, yet its answer is its account's (a Pro calendar
+    # must not outlive a downgrade or a suspension).
     @blp.arguments(ChosenCalendarArgsSchema, location="query")
-    @blp.cached()
     @blp.doc(
         operationId="getChosenCalendar",
         responses={
@@ -84,9 +87,11 @@ class ChosenCalendar(MethodView):
     @blp.problems(404, "not-found")
     def get(self, query):
         """Your calendar of the leagues you choose, by your calendar token"""
-        return calendar(
+        answer = calendar(
             calendars.chosen(query["token"], query["leagues"], base_url(), now(), settings())
         )
+        answer.headers.update(NO_STORE)
+        return answer
 
 
 @blp.route("/me/calendar-token")

@@ -9,6 +9,7 @@ JSON API answers an unknown one with a 422."""
 from flask.views import MethodView
 
 from errors import NotFound
+from services.market import names
 from services.reads import pages
 from web import charts, html
 from web.access import PUBLIC, current_viewer, guard, now, settings
@@ -70,7 +71,7 @@ class TrackRecordPage(MethodView):
             "track_record.html",
             page=page,
             charts=charts.for_track_record(page),
-            market_names=pages.MARKET_NAMES,
+            market_names=names.MARKET_NAMES,
             competition_names=pages.COMPETITION_TYPE_NAMES,
             title="Track record of every pick, live and backfilled",
             description="How our football picks did: the live record (every pick published "

@@ -3,6 +3,8 @@ settled picks, overall or per group, computed without a Python loop per pick."""
 
 import numpy as np
 
+from enums import DECIDED_STATUSES
+
 
 def _forecasts(probs, outcome):
     """Probabilities (n, k) and outcome indices (n,) as arrays, after checking they fit."""
@@ -193,7 +195,7 @@ def longest_losing_streak(status):
     """Most consecutive losing picks (``lost`` or ``half-lost``), ``void`` and ``pending`` ones
     skipped (neither end it)."""
     status = np.asarray(status, dtype=str)
-    decided = status[np.isin(status, _DECIDED)]
+    decided = status[np.isin(status, DECIDED_STATUSES)]
     lost = np.concatenate([[0], np.isin(decided, _LOSING).astype(np.int8), [0]])
     change = np.diff(lost)
     starts, ends = np.flatnonzero(change == 1), np.flatnonzero(change == -1)
@@ -204,8 +206,7 @@ def longest_losing_streak(status):
 #: A quarter-line bet is two half stakes: half won (the other half refunded) or half lost.
 STATUS_ORDER = ("pending", "won", "lost", "void", "half-won", "half-lost")
 _PENDING, _WON, _LOST, _VOID, _HALF_WON, _HALF_LOST, _OTHER = range(len(STATUS_ORDER) + 1)
-#: The statuses of a pick that won or lost money, and of those that lost it.
-_DECIDED = ("won", "lost", "half-won", "half-lost")
+#: The statuses of a pick that lost money (``DECIDED_STATUSES``: those that won or lost it).
 _LOSING = ("lost", "half-lost")
 
 

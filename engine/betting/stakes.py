@@ -7,7 +7,7 @@ expected log growth of the bankroll. Staking f* exactly presumes p is right; an 
 overbets, and overbetting costs growth far faster than underbetting. So the suggestion is a
 fraction of it (``fraction``, a quarter by default), capped at ``cap`` of the bankroll, and 0
 where the evidence behind the pick is thin: its data quality below the rating rule's B threshold,
-or fewer than ``min_settled`` settled picks of its rating and price band (:data:`PRICE_BANDS`)
+or fewer than ``min_settled`` settled picks of its rating and price band (:data:`STAKE_BANDS`)
 known when it was made (:func:`settled_before`).
 
 Markets with lines. Their probability is the *fair* one, p = W/(W + Lo), W and Lo the expected
@@ -26,17 +26,15 @@ an underbet (conservative) for quarter lines, which needs only the pick's probab
 
 import numpy as np
 
-#: Upper edges of the price bands the evidence is counted in: below 2.0, 2.0 to 3.0, 3.0 to 5.0,
+#: Upper edges of the price bands a stake's evidence is counted in (not the rating rule's
+#: ``metrics.PRICE_BANDS``): below 2.0, 2.0 to 3.0, 3.0 to 5.0,
 #: 5.0 and above. A long price's record is noisier (a bet at o has a spread near √(o − 1)), so
 #: each band has to earn its own stakes.
-PRICE_BANDS = (2.0, 3.0, 5.0)
+STAKE_BANDS = (2.0, 3.0, 5.0)
 
 #: A settled pick counts as evidence for picks made at least this long after its kick-off (its
 #: match played and settled by then): seconds.
 RESULT_DELAY = 86_400
-
-#: Statuses of a pick whose result is known (a void one tells nothing of its rating's record).
-DECIDED = ("won", "lost", "half-won", "half-lost")
 
 
 def kelly(probability, odds) -> np.ndarray:
@@ -50,10 +48,10 @@ def kelly(probability, odds) -> np.ndarray:
     return np.where(known, np.clip(share, 0.0, 1.0), 0.0)
 
 
-def price_band(odds) -> np.ndarray:
-    """Each price's band: 0 below ``PRICE_BANDS[0]``, then one up at each edge (NaN: band 0)."""
+def stake_band(odds) -> np.ndarray:
+    """Each price's band: 0 below ``STAKE_BANDS[0]``, then one up at each edge (NaN: band 0)."""
     o = np.nan_to_num(np.asarray(odds, dtype=float), nan=0.0)
-    return np.searchsorted(np.asarray(PRICE_BANDS), o, side="right")
+    return np.searchsorted(np.asarray(STAKE_BANDS), o, side="right")
 
 
 def settled_before(moment, rating, odds, known_at, known_rating, known_odds) -> np.ndarray:
@@ -63,10 +61,10 @@ def settled_before(moment, rating, odds, known_at, known_rating, known_odds) -> 
     result known later never counts."""
     moment = np.asarray(moment, dtype=float)
     rating = np.asarray(rating, dtype=str)
-    band = price_band(odds)
+    band = stake_band(odds)
     known_at = np.asarray(known_at, dtype=float)
     known_rating = np.asarray(known_rating, dtype=str)
-    known_band = price_band(known_odds)
+    known_band = stake_band(known_odds)
     counts = np.zeros(moment.shape, dtype=np.int64)
     for value in np.unique(rating).tolist():
         for b in np.unique(band[rating == value]).tolist():

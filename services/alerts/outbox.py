@@ -7,8 +7,8 @@ subscription, at one of two moments:
 
 - at its **publication**, when its reader may see it then: every pick for a Pro user or an
   admin, and for everyone else the picks the premium rule leaves open
-  (``services.market.premium``: a free user is never told of a locked pick, nor of any pick of
-  its match, before kick-off);
+  (``services.market.premium``, market by market: a free user is never told before kick-off of
+  a locked pick, nor of a pick sealed with it: of its market, or made with it or after it);
 - at its match's **kick-off**, when the premium rule makes it public, for a reader who could not
   see it before (within :data:`KICKOFF_GRACE`: "it kicks off now" is news for a while only; a
   match postponed or cancelled says nothing).

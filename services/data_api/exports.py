@@ -208,7 +208,7 @@ def _count_query(resource, query):
 def _track_record_rows(filters, now=None):
     """The track record as flat rows: live and backfilled, overall and by each grouping (the
     months up to ``now``'s)."""
-    report = track_record.report(filters.get("date_from"), filters.get("date_to"), now)
+    report = track_record.report(filters.get("date_from"), filters.get("date_to"), now=now)
     names = row_names("track-record")
     groupings = (
         ("month", "by_month", "month"),

@@ -6,16 +6,17 @@ forecasts only its own matches, from the settled picks stored. Either way a pick
 from picks whose match kicked off before its forecast's cut-off, so a backfilled pick and a
 live one are rated by the same evidence."""
 
+from datetime import UTC, datetime
+
 import numpy as np
 
 from engine.betting import odds, picks, trust
 from engine.markets import FIXED_MARKETS
-from enums import SETTLED_STATUSES
+from enums import DECIDED_STATUSES
 from models import Match, Pick
 from store.bulk import epoch_seconds, fetch_rows
 
 #: Settled statuses whose fair closing EV is evidence (a void pick staked nothing).
-_DECIDED = tuple(status for status in SETTLED_STATUSES if status != "void")
 
 
 def config(settings) -> trust.TrustConfig:
@@ -69,28 +70,29 @@ def own_evidence(history, choice, best, published, closing, method) -> trust.Evi
 
 def stored_evidence(before: float) -> trust.Evidence:
     """The settled picks of the fixed markets stored, with a fair closing probability, of
-    matches that kicked off before ``before`` (epoch seconds)."""
+    matches that kicked off before ``before`` (epoch seconds); never a pick set apart (a row
+    the live rule refused, whose numbers nothing vouches for)."""
     rows = fetch_rows(
         Pick.select(Match.kickoff_at, Match.league, Pick.odds, Pick.edge, Pick.closing_probability)
         .join(Match)
         .where(
             Pick.market.in_(tuple(FIXED_MARKETS))
-            & Pick.status.in_(_DECIDED)
+            & Pick.status.in_(DECIDED_STATUSES)
             & Pick.closing_probability.is_null(False)
+            & Pick.not_live_reason.is_null()
+            & (Match.kickoff_at < datetime.fromtimestamp(before, UTC))
         )
     )
     if not rows:
         return trust.Evidence.empty()
     kickoff, league, price, edge, fair = zip(*rows, strict=True)
-    kickoff = epoch_seconds(kickoff).astype(float)
     price = np.array(price, dtype=float)
-    keep = kickoff < before
     return trust.Evidence(
-        kickoff[keep],
-        np.array(league, dtype=np.int64)[keep],
-        price[keep],
-        np.array(edge, dtype=float)[keep],
-        (price * np.array(fair, dtype=float) - 1.0)[keep],
+        epoch_seconds(kickoff).astype(float),
+        np.array(league, dtype=np.int64),
+        price,
+        np.array(edge, dtype=float),
+        price * np.array(fair, dtype=float) - 1.0,
     )
 
 

@@ -33,6 +33,9 @@ from models import Match, Pick
 
 #: Ratings whose picks are locked for callers without premium access until kick-off.
 LOCKED_RATINGS = frozenset({"A"})
+
+#: The markets of the goals' total: over/under 2.5 and over/under at any line, sealed together.
+GOAL_TOTALS = frozenset({"ou25", "ou"})
 #: What a pick of a locked match hides (null in the answer): what to back, at what price and
 #: why, and what would give the price back (profit, closing odds with CLV, closing EV, and the
 #: suggested stake: Kelly's share is a function of the probability and the price).
@@ -91,7 +94,9 @@ def locked_matches(kickoffs: dict, viewer, now) -> dict:
     for match_id, public_since, market, created_at in query.tuples():
         created_at = Pick.created_at.python_value(created_at)
         lock = found.setdefault(match_id, Lock(public_since, set(), created_at))
-        lock.markets.add(market)
+        # Both goal-total markets with either: one over/under pick is made across "ou25" and
+        # "ou", and the lines either side of a sealed one would bracket it.
+        lock.markets.update(GOAL_TOTALS if market in GOAL_TOTALS else (market,))
         lock.since = min(lock.since, created_at)
     return found
 

@@ -14,6 +14,7 @@ import numpy as np
 from peewee import fn
 
 from engine.betting import stakes
+from enums import DECIDED_STATUSES
 from models import Match, Pick
 from store.bulk import epoch_seconds, fetch_rows
 
@@ -41,7 +42,7 @@ def evidence() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows = fetch_rows(
         Pick.select(Match.kickoff_at, Pick.rating, Pick.odds)
         .join(Match)
-        .where(Pick.status.in_(stakes.DECIDED) & Pick.not_live_reason.is_null())
+        .where(Pick.status.in_(DECIDED_STATUSES) & Pick.not_live_reason.is_null())
     )
     kickoff, rating, odds = list(zip(*rows, strict=True)) or [(), (), ()]
     known_at = epoch_seconds(kickoff).astype(float) + stakes.RESULT_DELAY

@@ -14,8 +14,8 @@ from errors import NotFound
 from models import League, Match
 from services import routes
 from services.accounts import calendar_tokens
+from services.market.names import market_name, selection_name
 from services.reads import cards
-from services.reads.pages import market_name, selection_name
 
 PRODID = "-//Sports Pick Service//Match calendars 1.0//EN"
 #: How often a calendar app should fetch a calendar again (``REFRESH-INTERVAL``).

@@ -173,6 +173,9 @@ def build(query, viewer=None, include=DEFAULT_RELATIONS, now=None, settings=None
         locked = premium.locked_matches(unlocks, viewer, now or utcnow())
     for card in cards:
         card["locked"] = card["id"] in locked
+        # Which markets the lock seals (their prices, probabilities and lines), for the reads
+        # that answer one market; the card's schema writes none of it.
+        card["sealed_markets"] = sorted(locked[card["id"]].markets) if card["locked"] else []
     if "odds" in include:
         for card in cards:
             card["odds"] = []

@@ -49,7 +49,7 @@ def slate(
         predictions = _of_market(card.pop("predictions"), market)
         odds = _of_market(card.pop("odds"), market)
         chosen = _of_market(card.pop("picks"), market)
-        withheld = card["locked"] and market in LINE_MARKETS
+        withheld = market in LINE_MARKETS and market in card.pop("sealed_markets")
         for at in [None] if withheld else _lines(market, predictions + odds + chosen):
             shown = wire_line(market, at)
             if line is not None and shown != line and not withheld:
@@ -217,8 +217,12 @@ def comparable(
     lines it quotes. ``index`` is the process's :class:`ComparableIndex` (a new one when
     None)."""
     target = cards.one(match_id, viewer, include=("predictions",), now=now)
-    locked = target.pop("locked")
-    at, prediction = _compared(market, _of_market(target.pop("predictions"), market), line, locked)
+    # Locked where the lock seals this market, or hides what its forecast was made with.
+    predictions = _of_market(target.pop("predictions"), market)
+    locked = market in target.pop("sealed_markets") or any(
+        row["probabilities"] is None for row in predictions
+    )
+    at, prediction = _compared(market, predictions, line, locked)
     names = MARKET_SELECTIONS[market]
     found = {
         "match": target,

@@ -12,6 +12,7 @@ from enums import LINE_MARKETS, MARKET_SELECTIONS, MARKETS, PICK_RATINGS
 from errors import NotFound
 from models import LedgerCheckpoint, Match, Operation, Pick, Prediction
 from schemas.ops import RESULT_SCHEMAS
+from services.market.names import MARKET_NAMES, market_name, selection_name
 from services.reads import cards, seo, track_record
 from services.record import signed_log
 
@@ -34,27 +35,12 @@ CURVE_POINTS = 120
 #: counted in the outermost bins).
 EV_BIN_WIDTH = 0.025
 EV_RANGE = (-0.2, 0.2)
-
-MARKET_NAMES = {
-    "1x2": "Match result",
-    "ou25": "Over/under 2.5 goals",
-    "btts": "Both teams score",
-    "ah": "Asian handicap",
-    "ou": "Over/under goals",
-}
 #: How a page names each competition type (the wire's slugs are for programs).
 COMPETITION_TYPE_NAMES = {
     "top-flight": "Top flights",
     "lower-league": "Lower leagues",
     "cup": "Cups",
     "international": "Internationals",
-}
-SELECTION_NAMES = {
-    "draw": "Draw",
-    "over": "Over 2.5",
-    "under": "Under 2.5",
-    "yes": "Both score",
-    "no": "Not both",
 }
 
 
@@ -86,20 +72,6 @@ def _headline(card: dict, home: str, away: str) -> dict | None:
         "shares": _shares(found["probabilities"], home, away),
         "model": _shares(found["model_probabilities"], home, away) if source == "market" else None,
     }
-
-
-def selection_name(selection: str, home: str, away: str, market="1x2", line=None) -> str:
-    """How a page names a selection (the teams' names for the 1x2 sides; a side and its
-    handicap for an Asian handicap, "Over 2.75" for an over/under at a line; the side alone
-    where the line is withheld)."""
-    if market == "ah":
-        team, handicap = (home, line) if selection == "home" else (away, line and -line)
-        return team if line is None else f"{team} {handicap:+g}".replace("-", "−")
-    if market == "ou":
-        return selection.capitalize() if line is None else f"{selection.capitalize()} {line:g}"
-    return {"home": f"{home} win", "away": f"{away} win"}.get(
-        selection, SELECTION_NAMES.get(selection, selection)
-    )
 
 
 def _best_pick(picks: list) -> dict | None:
@@ -242,7 +214,7 @@ def prediction(slug: str, base_url: str, viewer, now: datetime, settings) -> dic
             markets.append(_market_view(market, found, picks.get(market), card, found["line"]))
     intelligence = card.pop("intelligence")
     page = seo.of_card(card, base_url)
-    sealed = sorted({m["pick"]["rating"] for m in markets if m["sealed"]})
+    sealed = sorted({m["pick"]["rating"] for m in markets if m["sealed"] and m["pick"]})
     return {
         **page,
         "locked": card["locked"],
@@ -270,17 +242,6 @@ def _shown_line(market: str, predictions: list, pick: dict | None) -> dict | Non
         first = MARKET_SELECTIONS[market][0]
         return min(priced, key=lambda p: abs(p["market_probabilities"][first] - 0.5))
     return found[0] if found else None
-
-
-def market_name(market: str, line) -> str:
-    """How a page names a market, with its line where it has one (and it is not withheld)."""
-    if line is None:
-        return MARKET_NAMES[market]
-    if market == "ah":
-        return f"Asian handicap (home {line:+g})".replace("-", "−")
-    if market == "ou":
-        return f"Over/under {line:g} goals"
-    return MARKET_NAMES[market]
 
 
 #: A prediction page's columns, in this order and these colours in every market: the market's
@@ -324,7 +285,9 @@ def _market_view(market, found, pick, card, line) -> dict:
     happened = _outcome(card, market, line)
     settled = card["status"] == "finished" and card["score"] is not None
     values = {"fair": fair, "model": model, "published": published}
-    sealed = bool(pick and pick["locked"])
+    # Sealed where the lock seals this market (a locked pick's own, or both goal totals); a
+    # pick locked only for being made with it keeps its market's public columns.
+    sealed = market in card["sealed_markets"]
     columns = [  # a column sealed with a locked pick is left out, not drawn as dashes
         column
         for column in (_columns(source, fair, model) if found and not sealed else [])

@@ -10,7 +10,7 @@ from peewee import fn
 
 from clock import utcnow
 from engine.betting import metrics, stakes
-from enums import COMPETITION_TYPES, MARKETS, NOT_LIVE_REASONS, PICK_RATINGS
+from enums import COMPETITION_TYPES, DECIDED_STATUSES, MARKETS, NOT_LIVE_REASONS, PICK_RATINGS
 from models import League, Match, Pick
 from services.market import staking
 from services.queries import within
@@ -175,7 +175,7 @@ def stake_figures(frame, settings, known=None) -> dict:
     would have made, beside a flat stake of ``STAKE_CAP`` on each, in settlement order:
     ``stakes.record``'s figures and the flat stake. ``known``: the settled picks' evidence (read
     when not given)."""
-    decided = np.isin(frame["status"], stakes.DECIDED)
+    decided = np.isin(frame["status"], DECIDED_STATUSES)
     moment = np.minimum(frame["created_at"], frame["kickoff"])[decided]
     suggested = staking.suggest(
         frame["trusted"][decided],

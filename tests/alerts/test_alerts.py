@@ -161,7 +161,7 @@ def test_a_published_pick_is_emailed_once_however_often_the_round_runs(
     link = email["List-Unsubscribe"].strip("<>")
     assert link.startswith(f"{BASE}/api/alerts/unsubscribe/{made['id']}.")
     body = email.get_content()
-    assert "Match result: Rovers at 2.35 (bet365)" in body
+    assert "Match result: Rovers win at 2.35 (bet365)" in body
     assert f"Stop these alerts: {link}" in body
 
 

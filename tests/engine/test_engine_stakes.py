@@ -84,7 +84,7 @@ def test_only_results_known_by_a_picks_moment_count_in_its_band():
     # A at 2.0–3.0: one known by 100, three by 200 (the one known at 250 not yet); B: one; A
     # below 2.0: none.
     assert counts.tolist() == [1, 3, 1, 0]
-    assert stakes.price_band([1.9, 2.0, 2.99, 3.0, 5.0, 11.0]).tolist() == [0, 1, 1, 2, 3, 3]
+    assert stakes.stake_band([1.9, 2.0, 2.99, 3.0, 5.0, 11.0]).tolist() == [0, 1, 1, 2, 3, 3]
 
 
 def test_the_record_of_stakes_beside_flat_ones():

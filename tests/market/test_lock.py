@@ -26,7 +26,7 @@ from models import Match, Pick
 from models.schema import create_tables, drop_tables
 from services.feeds import imports
 from services.forecasting import predictions
-from services.reads.pages import selection_name
+from services.market.names import selection_name
 from services.record import signed_log
 from store.database import db
 from tests import factories, helpers, world

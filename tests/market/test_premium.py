@@ -25,6 +25,7 @@ import pytest
 from app import create_app
 from models import Match, MatchIntelligence, OddsSummary, Pick, Prediction, bump_data_version
 from models.schema import create_tables, drop_tables
+from services.market import premium
 from store.database import db
 from tests import factories, helpers, world
 from tests.helpers import UNLIMITED
@@ -413,3 +414,18 @@ def test_a_forecast_shown_to_everyone_stays_shown_when_a_later_pick_locks_anothe
     sealed = page.split("<h2>Over/under 2.5 goals</h2>")[1].split("</section>")[0]
     assert "%" in one and "–" not in one  # the 1x2 forecast in full
     assert "Pick rated A" in sealed and "%" not in sealed.split('<div class="pick">')[0]
+
+
+def test_a_locked_over_under_pick_seals_both_goal_total_markets(make_app):
+    """One over/under pick is made across over/under 2.5 and the other goal lines, and the lines
+    either side of a sealed one would bracket it: an A pick on either seals both, and nothing
+    else."""
+    app = make_app(CLOCK=lambda: NOON)
+    with app.app_context():
+        coming = factories.match(
+            "Night", "Owls", kickoff=NOON + timedelta(hours=3), status="scheduled"
+        )
+        factories.pick(coming, "ou25", "over", 1.9, rating="A")
+        (lock,) = premium.locked_matches({coming.id: coming.kickoff_at}, None, NOON).values()
+    sealed = {market: lock.seals_market(market) for market in ("ou25", "ou", "1x2", "ah", "btts")}
+    assert sealed == {"ou25": True, "ou": True, "1x2": False, "ah": False, "btts": False}

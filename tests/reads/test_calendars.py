@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 import icalendar
 import pytest
 
-from models import Match
+from models import Match, User
 from services.accounts import users
 from services.reads import ical
 from tests import asserts, factories
@@ -334,3 +334,16 @@ def test_durations_and_instants():
     assert ical.instant(datetime(2026, 11, 21, 16, 45, tzinfo=UTC)) == "20261121T164500Z"
     with pytest.raises(ValueError):
         ical.duration(timedelta(0))
+
+
+def test_a_users_calendar_shows_the_plan_of_now_and_is_never_kept(client, app, world):
+    """An account's own calendar is neither cached nor kept on the way: downgraded from Pro, the
+    same address shows its locked pick locked at once."""
+    pro = world["people"]["pro"]
+    token = token_of(client, pro[1])
+    first = mine(client, token, "E0")
+    assert first.headers["Cache-Control"] == "no-store" and "ETag" not in first.headers
+    assert "3.45" in description(first)
+    with app.app_context():
+        User.update(plan="free").where(User.id == pro[0].id).execute()  # not via the API
+    assert "3.45" not in description(mine(client, token, "E0"))

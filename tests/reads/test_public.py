@@ -10,7 +10,7 @@ import schemas.spans
 from engine.betting import metrics, picks
 from enums import LINE_MARKETS, PICK_RATINGS
 from models import League, Match, Pick, Prediction
-from services.reads import pages
+from services.market import names
 from tests import asserts, factories
 from tests.helpers import NOW, UNLIMITED, ok
 
@@ -241,8 +241,8 @@ def test_a_sealed_match_withholds_the_lines_it_quotes(client, world, kind):
     page = get(client, world, f"/api/v1/seo/predictions/{slug}", kind, Accept="text/html")
     assert page.status_code == 200
     html = page.get_data(as_text=True)
-    assert (pages.market_name(pick.market, pick.line) in html) is not locked
-    assert (pages.MARKET_NAMES[pick.market] in html) is True
+    assert (names.market_name(pick.market, pick.line) in html) is not locked
+    assert (names.MARKET_NAMES[pick.market] in html) is True
 
 
 def test_a_suspended_account_reads_public_pages_as_anonymous(client, world):

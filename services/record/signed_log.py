@@ -36,7 +36,7 @@ from models import (
 )
 from services.market import premium
 from services.record import timestamps, witnesses
-from store.bulk import fetch_rows, insert_columns
+from store.bulk import insert_columns
 from store.database import db, is_sqlite
 
 log = logging.getLogger("picks.ledger")
@@ -238,16 +238,18 @@ def first_signed(pick_ids) -> dict:
     """``{pick_id: when}``: when the first signed checkpoint covering each pick's
     ``pick.published`` entry was signed (picks without an entry, or not yet covered, are
     left out)."""
-    wanted = set(pick_ids)
-    published = LedgerEntry.select(LedgerEntry.pick_id, LedgerEntry.position).where(
-        LedgerEntry.kind == entries.PUBLISHED
-    )
+    wanted = sorted(set(pick_ids))
     positions = {}
-    if len(wanted) <= BATCH:
-        positions.update(published.where(LedgerEntry.pick_id.in_(sorted(wanted))).tuples())
-    else:  # entries are not indexed by pick: one pass over the published ones, not many
+    # By the partial index of published entries by pick (models.ledger): no body is read, and
+    # no entry of another pick.
+    for start in range(0, len(wanted), BATCH):
         positions.update(
-            (pick_id, position) for pick_id, position in fetch_rows(published) if pick_id in wanted
+            LedgerEntry.select(LedgerEntry.pick_id, LedgerEntry.position)
+            .where(
+                (LedgerEntry.kind == entries.PUBLISHED)
+                & LedgerEntry.pick_id.in_(wanted[start : start + BATCH])
+            )
+            .tuples()
         )
     if not positions:
         return {}

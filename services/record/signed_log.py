@@ -123,16 +123,16 @@ def _lookup(addresses):
     return [found[address] for address in addresses]
 
 
-def _append(kinds, pick_ids, bodies, now, leaves=None) -> int:
-    """Append entries (their kinds, picks and canonical bytes; their leaf hashes when known)
-    with the perfect subtrees they complete; returns the new size. Call inside the transaction
-    that makes them true."""
+def _append(kinds, pick_ids, bodies, now, leaves=None, texts=None) -> int:
+    """Append entries (their kinds, picks and canonical bytes; their leaf hashes and the bytes
+    as text when known) with the perfect subtrees they complete; returns the new size. Call
+    inside the transaction that makes them true."""
     if not bodies:
         return size()
     _lock()
     start = size()
     frontier = _lookup(merkle.subtrees(0, start)) if start else []
-    leaves = leaves or [merkle.leaf_hash(body) for body in bodies]
+    leaves = leaves or merkle.leaf_hashes(bodies)
     made, _ = merkle.append(frontier, start, leaves)
     insert_columns(
         LedgerEntry,
@@ -140,7 +140,7 @@ def _append(kinds, pick_ids, bodies, now, leaves=None) -> int:
             "position": range(start, start + len(bodies)),
             "kind": kinds,
             "pick_id": pick_ids,
-            "body": list(map(bytes.decode, bodies)),
+            "body": texts or list(map(bytes.decode, bodies)),
         },
         constants={"created_at": now},
     )
@@ -219,7 +219,7 @@ def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now,
     """Append the outcome entries of settled live picks (``published``: the leaf hashes, hex,
     of their ``pick.published`` entries), with what settled each (``settled_by``: the columns
     and margin method :func:`engine.ledger.entries.outcome_entries` takes); returns how many."""
-    bodies = entries.outcome_entries(
+    texts = entries.outcome_texts(
         pick_ids,
         published,
         status,
@@ -230,8 +230,8 @@ def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now,
         **settled_by,
     )
     kinds = [entries.VOIDED if state == "void" else entries.SETTLED for state in status]
-    _append(kinds, list(pick_ids), bodies, now)
-    return len(bodies)
+    _append(kinds, list(pick_ids), list(map(str.encode, texts)), now, texts=texts)
+    return len(texts)
 
 
 def first_signed(pick_ids) -> dict:

@@ -19,6 +19,7 @@ import logging
 import secrets
 from datetime import datetime, timedelta
 
+import numpy as np
 from peewee import JOIN
 
 from engine.ledger import entries, merkle, notes
@@ -253,18 +254,47 @@ def first_signed(pick_ids) -> dict:
         )
     if not positions:
         return {}
-    rows = list(
-        LedgerCheckpoint.select(LedgerCheckpoint.size, LedgerCheckpoint.published_at)
-        .where(LedgerCheckpoint.size > min(positions.values()))
-        .order_by(LedgerCheckpoint.size)
-        .tuples()
-    )
+    rows = _covering_from(min(positions.values()))
     sizes = [size for size, _ in rows]
     found = {}
     for pick_id, position in positions.items():
         at = bisect.bisect_right(sizes, position)
         if at < len(rows):
             found[pick_id] = rows[at][1]
+    return found
+
+
+def _covering_from(position: int) -> list[tuple]:
+    """``(size, published_at)`` of every checkpoint covering the entry at ``position``, by size."""
+    return list(
+        LedgerCheckpoint.select(LedgerCheckpoint.size, LedgerCheckpoint.published_at)
+        .where(LedgerCheckpoint.size > position)
+        .order_by(LedgerCheckpoint.size)
+        .tuples()
+    )
+
+
+#: Each pick's ``pick.published`` entry, for a query of picks to join (``LEFT OUTER`` on
+#: :data:`PUBLISHED_ON`) and read its position: through the partial index of those entries by
+#: pick (models.ledger), no body read.
+PUBLISHED_ENTRY = LedgerEntry.alias("published_entry")
+PUBLISHED_ON = (PUBLISHED_ENTRY.pick_id == Pick.id) & (PUBLISHED_ENTRY.kind == entries.PUBLISHED)
+
+
+def first_signed_at(positions) -> np.ndarray:
+    """When (epoch seconds, whole, as floats) the first signed checkpoint covering the entry at
+    each of ``positions`` was signed: NaN where the position is None or no checkpoint covers
+    it yet. One query of the checkpoints from the earliest position on, whatever their number."""
+    at = np.array(positions, dtype=float)  # None: NaN
+    found = np.full(len(at), np.nan)
+    known = np.flatnonzero(np.isfinite(at))
+    if not len(known):
+        return found
+    rows = _covering_from(int(at[known].min()))
+    sizes = np.array([size for size, _ in rows], dtype=float)
+    signed = np.array([float(int(when.timestamp())) for _, when in rows] + [np.nan])
+    # The first checkpoint whose size exceeds the position (len(rows): none yet, NaN).
+    found[known] = signed[np.searchsorted(sizes, at[known], side="right")]
     return found
 
 

@@ -382,8 +382,9 @@ class SchemaOutdated(AppError):
 
     def __init__(self, pending, retry_after=30):
         super().__init__(
-            "The database's schema is behind this version of the service (pending migration "
-            f"steps: {', '.join(pending)}): run `flask db upgrade`.",
+            # The command first: a long list of steps is what a cut detail loses.
+            "The database's schema is behind this version of the service: run `flask db "
+            f"upgrade` (pending migration steps: {', '.join(pending)}).",
             headers={"Retry-After": str(retry_after)},
         )
 

@@ -22,6 +22,14 @@ class LedgerEntry(BaseModel):
     created_at = UTCDateTimeField()
 
 
+# Where each pick was published (its ``pick.published`` entry's position), found without reading
+# the entries' bodies: a partial index, so appending outcomes never writes to it (SQLite keeps the
+# position, its rowid, in the index itself).
+LedgerEntry.add_index(
+    LedgerEntry.index(LedgerEntry.pick_id).where(LedgerEntry.kind == LEDGER_KINDS[0])
+)
+
+
 class LedgerNode(BaseModel):
     """The hash (hex) of the ledger tree's perfect subtree of ``2^level`` leaves starting at leaf
     ``position × 2^level``, for the levels ``services.record.signed_log.STORED_LEVEL`` and up

@@ -257,7 +257,12 @@ def outcome_entry(
     )
 
 
-def outcome_entries(
+def outcome_entries(*columns, **named) -> list[bytes]:
+    """:func:`outcome_texts` as bytes, what the ledger hashes."""
+    return list(map(str.encode, outcome_texts(*columns, **named)))
+
+
+def outcome_texts(
     pick_ids,
     published,
     status,
@@ -277,12 +282,13 @@ def outcome_entries(
     not_live_reason,
     line=None,
 ):
-    """:func:`outcome_entry` for many picks at once (lists of one length, ``published`` as hex,
-    the score as ``home_goals``/``away_goals`` with None where there is none, one
+    """:func:`outcome_entry` for many picks at once, as text (lists of one length, ``published``
+    as hex, the score as ``home_goals``/``away_goals`` with None where there is none, one
     ``settled_at`` and ``margin_method``, a profit for every pick, ``closing_line`` a column
     like the others, ``line`` a column with None for the picks without one, or None for none at
-    all): the same bytes, written from a template a column at a time, for settlement runs of a
-    hundred thousand picks."""
+    all): the same bytes (as text: the ledger stores the text and hashes the bytes, so
+    neither is converted back), written from a template a column at a time, for settlement runs
+    of a hundred thousand picks."""
     if line is None:
         line = [None] * len(pick_ids)
     columns = [
@@ -344,7 +350,7 @@ def outcome_entries(
         raise ValueError(f"not a closing line: {unknown[0]!r}")
     tail = f'"settledAt":"{instant(settled_at)}",'
     method = _text(margin_method)
-    texts = [
+    return [
         f'{{"closingBookmaker":{book},"closingLine":{line},"closingOdds":{closing},'
         f'"closingProbability":{fair},'
         f'"clv":{value},"kickoffAt":"{kickoff}",{at_line}"live":{live},"marginMethod":{method},'
@@ -386,7 +392,6 @@ def outcome_entries(
             strict=True,
         )
     ]
-    return list(map(str.encode, texts))
 
 
 def _text(value) -> str:

@@ -73,9 +73,13 @@ def _settle(settings, now, kickoff_from) -> dict:
             Pick.is_live,
             Pick.created_at,
             LedgerSeal.published_hash,  # a live pick's entry, which its outcome cites
+            signed_log.PUBLISHED_ENTRY.position,  # where it is, for when it was first signed
         )
         .join(Match)
         .join_from(Pick, LedgerSeal, on=(LedgerSeal.pick_id == Pick.id), join_type=JOIN.LEFT_OUTER)
+        .join_from(
+            Pick, signed_log.PUBLISHED_ENTRY, on=signed_log.PUBLISHED_ON, join_type=JOIN.LEFT_OUTER
+        )
         .where((Pick.status == "pending") & (Match.kickoff_at < now))
         .where(Match.id.not_in(held()))
         # While its sources disagree on the kick-off (services.feeds.kickoffs), a match settles
@@ -88,7 +92,7 @@ def _settle(settings, now, kickoff_from) -> dict:
     counts = {"examined": len(rows), **dict.fromkeys(COUNTED, 0), "pending": len(rows)}
     if not rows:
         return counts
-    *columns, made_at, cited = zip(*rows, strict=True)
+    *columns, made_at, cited, position = zip(*rows, strict=True)
     pick_id, market, line, selection, price, stake, match_id, status, home, away, kickoff, live = (
         np.array(column) for column in columns
     )
@@ -131,7 +135,11 @@ def _settle(settings, now, kickoff_from) -> dict:
     events.emit_subjects("pick.settled", pick_id[published].astype(np.int64).tolist(), now)
     published = np.array([value is not None for value in cited], dtype=bool)
     reasons = _not_live(
-        pick_id, done & live.astype(bool), epoch_seconds(made_at), kickoff_seconds, published
+        pick_id,
+        done & live.astype(bool),
+        epoch_seconds(made_at),
+        kickoff_seconds,
+        (published, np.array(position, dtype=object)),
     )
     # Live picks are those the ledger published: their outcomes follow them into it.
     recorded = done & published
@@ -175,18 +183,19 @@ def settled_count(counts: dict) -> int:
     return sum(counts[name] for name in COUNTED)
 
 
-def _not_live(pick_id, checked, made_at, kickoff_at, published) -> np.ndarray:
-    """The live rule for the ``checked`` picks (settling live ones; instants in epoch seconds);
-    those that fail it are set apart with their reason (no longer live). Returns each pick's
-    reason (None: live, or not checked)."""
+def _not_live(pick_id, checked, made_at, kickoff_at, ledger) -> np.ndarray:
+    """The live rule for the ``checked`` picks (settling live ones; instants in epoch seconds;
+    ``ledger``: whether each was published, and its entry's position, None without one); those
+    that fail it are set apart with their reason (no longer live). Returns each pick's reason
+    (None: live, or not checked)."""
     reasons = np.full(len(pick_id), None, dtype=object)
     if not checked.any():
         return reasons
+    published, position = ledger
     ids = pick_id[checked].astype(np.int64).tolist()
-    signed = signed_log.first_signed(ids)
     reasons[checked] = entries.not_live_reasons(
         made_at[checked],
-        [int(signed[value].timestamp()) if value in signed else np.nan for value in ids],
+        signed_log.first_signed_at(position[checked].tolist()),
         kickoff_at[checked],
         published[checked],
     )

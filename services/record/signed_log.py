@@ -19,6 +19,7 @@ import logging
 import secrets
 from datetime import datetime, timedelta
 
+import numpy as np
 from peewee import JOIN
 
 from engine.ledger import entries, merkle, notes
@@ -36,7 +37,7 @@ from models import (
 )
 from services.market import premium
 from services.record import timestamps, witnesses
-from store.bulk import fetch_rows, insert_columns
+from store.bulk import insert_columns
 from store.database import db, is_sqlite
 
 log = logging.getLogger("picks.ledger")
@@ -123,16 +124,16 @@ def _lookup(addresses):
     return [found[address] for address in addresses]
 
 
-def _append(kinds, pick_ids, bodies, now, leaves=None) -> int:
-    """Append entries (their kinds, picks and canonical bytes; their leaf hashes when known)
-    with the perfect subtrees they complete; returns the new size. Call inside the transaction
-    that makes them true."""
+def _append(kinds, pick_ids, bodies, now, leaves=None, texts=None) -> int:
+    """Append entries (their kinds, picks and canonical bytes; their leaf hashes and the bytes
+    as text when known) with the perfect subtrees they complete; returns the new size. Call
+    inside the transaction that makes them true."""
     if not bodies:
         return size()
     _lock()
     start = size()
     frontier = _lookup(merkle.subtrees(0, start)) if start else []
-    leaves = leaves or [merkle.leaf_hash(body) for body in bodies]
+    leaves = leaves or merkle.leaf_hashes(bodies)
     made, _ = merkle.append(frontier, start, leaves)
     insert_columns(
         LedgerEntry,
@@ -140,7 +141,7 @@ def _append(kinds, pick_ids, bodies, now, leaves=None) -> int:
             "position": range(start, start + len(bodies)),
             "kind": kinds,
             "pick_id": pick_ids,
-            "body": list(map(bytes.decode, bodies)),
+            "body": texts or list(map(bytes.decode, bodies)),
         },
         constants={"created_at": now},
     )
@@ -219,7 +220,7 @@ def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now,
     """Append the outcome entries of settled live picks (``published``: the leaf hashes, hex,
     of their ``pick.published`` entries), with what settled each (``settled_by``: the columns
     and margin method :func:`engine.ledger.entries.outcome_entries` takes); returns how many."""
-    bodies = entries.outcome_entries(
+    texts = entries.outcome_texts(
         pick_ids,
         published,
         status,
@@ -230,39 +231,70 @@ def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now,
         **settled_by,
     )
     kinds = [entries.VOIDED if state == "void" else entries.SETTLED for state in status]
-    _append(kinds, list(pick_ids), bodies, now)
-    return len(bodies)
+    _append(kinds, list(pick_ids), list(map(str.encode, texts)), now, texts=texts)
+    return len(texts)
 
 
 def first_signed(pick_ids) -> dict:
     """``{pick_id: when}``: when the first signed checkpoint covering each pick's
     ``pick.published`` entry was signed (picks without an entry, or not yet covered, are
     left out)."""
-    wanted = set(pick_ids)
-    published = LedgerEntry.select(LedgerEntry.pick_id, LedgerEntry.position).where(
-        LedgerEntry.kind == entries.PUBLISHED
-    )
+    wanted = sorted(set(pick_ids))
     positions = {}
-    if len(wanted) <= BATCH:
-        positions.update(published.where(LedgerEntry.pick_id.in_(sorted(wanted))).tuples())
-    else:  # entries are not indexed by pick: one pass over the published ones, not many
+    # By the partial index of published entries by pick (models.ledger): no body is read, and
+    # no entry of another pick.
+    for start in range(0, len(wanted), BATCH):
         positions.update(
-            (pick_id, position) for pick_id, position in fetch_rows(published) if pick_id in wanted
+            LedgerEntry.select(LedgerEntry.pick_id, LedgerEntry.position)
+            .where(
+                (LedgerEntry.kind == entries.PUBLISHED)
+                & LedgerEntry.pick_id.in_(wanted[start : start + BATCH])
+            )
+            .tuples()
         )
     if not positions:
         return {}
-    rows = list(
-        LedgerCheckpoint.select(LedgerCheckpoint.size, LedgerCheckpoint.published_at)
-        .where(LedgerCheckpoint.size > min(positions.values()))
-        .order_by(LedgerCheckpoint.size)
-        .tuples()
-    )
+    rows = _covering_from(min(positions.values()))
     sizes = [size for size, _ in rows]
     found = {}
     for pick_id, position in positions.items():
         at = bisect.bisect_right(sizes, position)
         if at < len(rows):
             found[pick_id] = rows[at][1]
+    return found
+
+
+def _covering_from(position: int) -> list[tuple]:
+    """``(size, published_at)`` of every checkpoint covering the entry at ``position``, by size."""
+    return list(
+        LedgerCheckpoint.select(LedgerCheckpoint.size, LedgerCheckpoint.published_at)
+        .where(LedgerCheckpoint.size > position)
+        .order_by(LedgerCheckpoint.size)
+        .tuples()
+    )
+
+
+#: Each pick's ``pick.published`` entry, for a query of picks to join (``LEFT OUTER`` on
+#: :data:`PUBLISHED_ON`) and read its position: through the partial index of those entries by
+#: pick (models.ledger), no body read.
+PUBLISHED_ENTRY = LedgerEntry.alias("published_entry")
+PUBLISHED_ON = (PUBLISHED_ENTRY.pick_id == Pick.id) & (PUBLISHED_ENTRY.kind == entries.PUBLISHED)
+
+
+def first_signed_at(positions) -> np.ndarray:
+    """When (epoch seconds, whole, as floats) the first signed checkpoint covering the entry at
+    each of ``positions`` was signed: NaN where the position is None or no checkpoint covers
+    it yet. One query of the checkpoints from the earliest position on, whatever their number."""
+    at = np.array(positions, dtype=float)  # None: NaN
+    found = np.full(len(at), np.nan)
+    known = np.flatnonzero(np.isfinite(at))
+    if not len(known):
+        return found
+    rows = _covering_from(int(at[known].min()))
+    sizes = np.array([size for size, _ in rows], dtype=float)
+    signed = np.array([float(int(when.timestamp())) for _, when in rows] + [np.nan])
+    # The first checkpoint whose size exceeds the position (len(rows): none yet, NaN).
+    found[known] = signed[np.searchsorted(sizes, at[known], side="right")]
     return found
 
 

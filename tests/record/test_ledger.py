@@ -185,6 +185,15 @@ def test_live_picks_are_published_and_settled_into_the_ledger(app, clock):
         assert found[0]["kickoffAt"] == "2026-03-02T09:00:00Z"
         sizes = [row.size for row in LedgerCheckpoint.select().order_by(LedgerCheckpoint.size)]
         assert sizes == [3, 4, 6, 7]  # one per operation that appended
+        # When each entry was first signed, by pick (as a caller asks) and by position (as a
+        # settlement does): the same instants, none for no entry or one not signed yet.
+        signed = signed_log.first_signed([pick.id for pick in picks])
+        by_position = signed_log.first_signed_at([0, None, 3, 6, 7]).tolist()
+        assert by_position[0] == int(signed[picks[0].id].timestamp())
+        assert by_position[2] == int(signed[picks[3].id].timestamp()) != by_position[0]
+        last = LedgerCheckpoint.get(LedgerCheckpoint.size == 7).published_at
+        assert by_position[3] == int(last.timestamp())
+        assert [value != value for value in by_position] == [False, True, False, False, True]
 
 
 def test_backfilled_picks_never_enter_the_ledger(ctx):

@@ -16,7 +16,7 @@ import socketserver
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.helpers import SHUTDOWN_POLL
+from tests.helpers import Serving
 
 
 class _Threading(socketserver.ThreadingTCPServer):
@@ -24,7 +24,7 @@ class _Threading(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
 
 
-class SmtpServer:
+class SmtpServer(Serving):
     """An SMTP server on a free loopback port; ``messages`` holds each accepted message
     (``email.message.EmailMessage``) with its envelope in ``envelopes`` (sender, recipients).
 
@@ -49,17 +49,7 @@ class SmtpServer:
         self.server = _Threading(("127.0.0.1", 0), Handler)
         self.host, self.port = self.server.server_address
         self.url = f"smtp://{self.host}:{self.port}"
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True
-        )
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        self._serve(self.server)
 
     def _scripted(self, command):
         with self.lock:
@@ -121,7 +111,7 @@ class SmtpServer:
                 reply(502, "Command not implemented")
 
 
-class BotApi:
+class BotApi(Serving):
     """Telegram's Bot API on a free loopback port, for the bot ``token``: ``sendMessage`` with a
     JSON body answers ``{"ok": true, "result": Message}``; another token, ``{"ok": false,
     "error_code": 401, ...}``. ``sent`` holds the bodies it accepted, ``requests`` every one."""
@@ -145,17 +135,7 @@ class BotApi:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, args=(SHUTDOWN_POLL,), daemon=True
-        )
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._serve(self.httpd)
 
     @staticmethod
     def refusal(status, description, **parameters) -> tuple:

@@ -392,6 +392,25 @@ def rate_limit_remaining(limit: str, key: str, policy: str) -> int:
 SHUTDOWN_POLL = 0.02
 
 
+class Serving:
+    """A server answering from a thread of its own inside its ``with`` block (the local
+    stand-ins of the sources, the SMTP relay and the Bot API): :meth:`_serve` names it."""
+
+    def _serve(self, server) -> None:
+        self.served = server
+        self.thread = threading.Thread(
+            target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True
+        )
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.served.shutdown()
+        self.served.server_close()
+
+
 @contextlib.contextmanager
 def redis_commands_sent():
     """The commands redis-py sends meanwhile, packed, in order; each is still sent."""

@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from services.feeds.formats.oddsapi import DEFAULT_SPORTS
-from tests.helpers import SHUTDOWN_POLL
+from tests.helpers import Serving
 
 #: The Odds API's keys of our bookmakers (the reverse of
 #: services.feeds.formats.oddsapi.BOOKMAKERS, and more).
@@ -32,7 +32,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-class SourceServer:
+class SourceServer(Serving):
     """A server on a free loopback port; ``requests`` logs (method, path, headers) of each."""
 
     def __init__(self):
@@ -50,17 +50,7 @@ class SourceServer:
 
         self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, args=(SHUTDOWN_POLL,), daemon=True
-        )
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._serve(self.httpd)
 
     def _handle(self, handler):
         path = urlsplit(handler.path).path

@@ -36,9 +36,6 @@ class LeagueCodes(CommaList):
             "maxItems": CALENDAR_LEAGUES_MAX,
         }
 
-    def _serialize(self, value, attr, obj, **kwargs):
-        return None if value is None else ",".join(value)
-
     def _deserialize(self, value, attr, data, **kwargs):
         values = list(value) if isinstance(value, list | tuple) else [value]
         if not values or not all(isinstance(item, str) for item in values):

@@ -260,6 +260,7 @@ class Snapshot:
     def take(cls) -> "Snapshot":
         rows = {}
         with _copying(), db.atomic():
+            db.execute_sql("SET LOCAL statement_timeout = 0")
             cursor = db.cursor()
             for model in _COPIED:
                 buffer = io.BytesIO()
@@ -275,6 +276,9 @@ class Snapshot:
         """Put the rows back in the app's database, emptied first (``reset_tables``)."""
         reset_tables()
         with _copying(), db.atomic():
+            # The app's statement timeout is for requests: a copy of the whole world on a loaded
+            # machine may take longer, and is no request.
+            db.execute_sql("SET LOCAL statement_timeout = 0")
             db.execute_sql("SET LOCAL session_replication_role = replica")
             cursor = db.cursor()
             for model in _COPIED:

@@ -24,6 +24,8 @@ USER_STATUSES = ("active", "suspended")
 MATCH_STATUSES = ("scheduled", "live", "finished", "postponed", "cancelled")
 #: The statuses of a match that has kicked off, whatever a clock says.
 KICKED_OFF_STATUSES = ("live", "finished")
+#: The statuses of a match that will not be played when it said: its picks will be void.
+CALLED_OFF_STATUSES = ("postponed", "cancelled")
 COMPETITION_TYPES = ("top-flight", "lower-league", "cup", "international")
 MARKETS = tuple(MARKET_SELECTIONS)
 #: Every selection name once (the markets with lines reuse home/away and over/under).

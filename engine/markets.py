@@ -3,7 +3,7 @@ a line: a line market's outcome needs its line, see ``engine.model.lines``)."""
 
 import numpy as np
 
-from enums import LINE_MARKETS, MARKET_SELECTIONS
+from enums import LINE_MARKETS, MARKET_SELECTIONS, OU25_LINE
 
 #: The markets without a line and their selections (as ``enums`` defines them), in the order
 #: of the columns of the match-indexed (n, k) arrays; the line markets (``enums.LINE_MARKETS``)
@@ -18,6 +18,15 @@ MARKETS = FIXED_MARKETS
 
 #: Markets whose selections are ordered, so a ranked probability score is meaningful.
 ORDERED_MARKETS = frozenset({"1x2"})
+
+
+def market_line(market: str, line) -> float | None:
+    """The line a row of ``market`` stands at: its own for a market with lines ("ah": the home
+    side's handicap; "ou": the goals line; None where it is withheld), 2.5 for "ou25", and None
+    for the markets without one (1x2 and btts, stored with line 0)."""
+    if market in LINE_MARKETS:
+        return None if line is None else float(line)
+    return OU25_LINE if market == "ou25" else None
 
 
 def outcome(market: str, home_goals: int, away_goals: int) -> str:

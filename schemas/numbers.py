@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from marshmallow import ValidationError, fields, missing, validate
 
-from enums import LINE_MARKETS, OU25_LINE
+from engine.markets import market_line
 
 #: The integers a request may give: the interface declares them int32, and a larger one would
 #: overflow the database's integers (an OFFSET, a key) as a 500 rather than answer a 422.
@@ -132,15 +132,6 @@ def ratio(**kwargs) -> Rounded:
     return Rounded(PROBABILITY_PLACES, **kwargs)
 
 
-def wire_line(market: str, line) -> float | None:
-    """The ``line`` an answer writes for a stored row of ``market``: the line of a market with
-    lines ("ah": the home side's handicap; "ou": the goals line), 2.5 for "ou25", and null for
-    the markets without one (1x2, btts, stored with line 0) or where ``line`` is withheld."""
-    if market in LINE_MARKETS:
-        return None if line is None else float(line)
-    return OU25_LINE if market == "ou25" else None
-
-
 #: What every ``line`` field says in the OpenAPI description.
 LINE_DESCRIPTION = (
     "The line: for `ah` (Asian handicap) the home side's handicap in goals (whole, half or "
@@ -161,7 +152,7 @@ class Line(fields.Float):
     def serialize(self, attr, obj, accessor=None, **kwargs):
         market = self.get_value(obj, "market", accessor=accessor)
         line = self.get_value(obj, attr, accessor=accessor)
-        return wire_line(market, None if line is missing else line)
+        return market_line(market, None if line is missing else line)
 
 
 class QuarterGoals(Float):

@@ -2,8 +2,9 @@
 
 from marshmallow import Schema, fields
 
+from engine.markets import market_line
 from schemas.common import utc_z
-from schemas.numbers import Line, Rounded, round_to, wire_line
+from schemas.numbers import Line, Rounded, round_to
 
 
 def _utc_text(value):
@@ -51,7 +52,7 @@ def flat_rows(schema: Schema, booleans=(True, False)):
         for index, converter in pairs:
             values[index] = converter(values[index])
         for index, market in lines:
-            values[index] = wire_line(values[market], values[index])
+            values[index] = market_line(values[market], values[index])
         return values
 
     return names, convert

@@ -34,6 +34,7 @@ import logging
 from datetime import timedelta
 
 from clock import utcnow
+from enums import CALLED_OFF_STATUSES
 from models import (
     AlertFanout,
     AlertMessage,
@@ -53,9 +54,6 @@ log = logging.getLogger("picks.alerts")
 
 #: How long after its kick-off a match's unlocked picks are still told of.
 KICKOFF_GRACE = timedelta(hours=2)
-
-#: Matches whose kick-off tells nothing: their picks will be void.
-SILENT_STATUSES = ("postponed", "cancelled")
 
 #: Messages sent per round of the pump at most (the webhooks' deliveries take their turn).
 ROUND = 100
@@ -84,7 +82,9 @@ def _candidates(now) -> list[dict]:
             unlock.alias("unlock"),
         )
         .join(Match)
-        .where(Pick.is_live & (unlock > now - KICKOFF_GRACE) & Match.status.not_in(SILENT_STATUSES))
+        .where(
+            Pick.is_live & (unlock > now - KICKOFF_GRACE) & Match.status.not_in(CALLED_OFF_STATUSES)
+        )
         .dicts()
     )
     found = []

@@ -9,7 +9,7 @@ price or why. What comes out is plain values; :mod:`services.reads.ical` writes 
 from datetime import timedelta
 from urllib.parse import urlsplit
 
-from enums import CALENDAR_DAYS, CALENDAR_MATCH_HOURS
+from enums import CALENDAR_DAYS, CALENDAR_MATCH_HOURS, CALLED_OFF_STATUSES
 from errors import NotFound
 from models import League, Match
 from services import routes
@@ -135,7 +135,7 @@ def _description(card: dict, home: str, away: str, url: str | None) -> str:
     """The event's text: the league, the score once known, each pick as the reader may see it,
     and where the forecast is."""
     lines = [f"{card['league']['name']} ({card['league']['country']})"]
-    if card["status"] in ("postponed", "cancelled"):
+    if card["status"] in CALLED_OFF_STATUSES:
         lines.append(f"Match {card['status']}.")
     if card["score"]:
         lines.append(f"Result: {home} {card['score']['home']}–{card['score']['away']} {away}")

@@ -1,8 +1,8 @@
 """The picks of a day, each with its match."""
 
+from engine.markets import market_line
 from enums import MARKETS, PICK_RATINGS
 from models import Match
-from schemas.numbers import wire_line
 from services.queries import within
 from services.reads import cards
 
@@ -12,7 +12,7 @@ def for_day(
 ) -> dict:
     """The picks of matches kicking off on ``day`` (a span; its UTC day counts), ordered by
     kick-off, then rating (A first), market and id; filtered by rating, market and line (as
-    the answer writes it: see ``schemas.numbers.wire_line``); stakes by ``settings``'s rule."""
+    the answer writes it: see ``engine.markets.market_line``); stakes by ``settings``'s rule."""
     day = day.whole_day()
     query = within(cards.matches(), Match.kickoff_at, day, day)
     items = []
@@ -21,7 +21,7 @@ def for_day(
             if (
                 (ratings and pick["rating"] not in ratings)
                 or (markets and pick["market"] not in markets)
-                or (line is not None and wire_line(pick["market"], pick["line"]) != line)
+                or (line is not None and market_line(pick["market"], pick["line"]) != line)
             ):
                 continue
             items.append({**pick, "match": card})

@@ -11,11 +11,10 @@ import numpy as np
 
 from engine.betting import picks
 from engine.betting.comparable import nearest
-from engine.markets import outcome_indices
+from engine.markets import market_line, outcome_indices
 from engine.model import lines
 from enums import COMPARABLE_DEFAULT, LINE_MARKETS, MARKET_SELECTIONS
 from models import Match, Prediction, data_version, stored_line
-from schemas.numbers import wire_line
 from services.queries import match_filters, within
 from services.reads import cards
 
@@ -51,7 +50,7 @@ def slate(
         chosen = _of_market(card.pop("picks"), market)
         withheld = market in LINE_MARKETS and market in card.pop("sealed_markets")
         for at in [None] if withheld else _lines(market, predictions + odds + chosen):
-            shown = wire_line(market, at)
+            shown = market_line(market, at)
             if line is not None and shown != line and not withheld:
                 continue
             prediction = _at_line(predictions, at)
@@ -227,7 +226,7 @@ def comparable(
     found = {
         "match": target,
         "market": market,
-        "line": None if locked and market in LINE_MARKETS else wire_line(market, at),
+        "line": None if locked and market in LINE_MARKETS else market_line(market, at),
         "scope": scope,
         "locked": locked,
         "prediction": prediction,
@@ -289,7 +288,7 @@ def _compared(market, predictions, line, locked) -> tuple:
     row, its line withheld, and it is compared at none."""
     if market not in LINE_MARKETS:
         at = stored_line(market, None)
-        if line is not None and wire_line(market, at) != line:
+        if line is not None and market_line(market, at) != line:
             return at, None
         return at, _at_line(predictions, at)
     if locked:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from engine.betting.settlement import settle, winning_selection
+from engine.markets import market_line
 from engine.model import lines, pooling
 from engine.model.scores import score_matrix
 
@@ -351,3 +352,19 @@ def test_an_over_under_line_without_rates_is_carried_by_its_total():
     # A handicap needs the split: without rates it has no carried probability.
     handicap = (np.array([0]), np.array([-0.5]), np.array([[2.0, 2.0]]), np.array([[0.5, 0.5]]))
     assert np.isnan(lines.closing_at("ah", ([0], [-0.25], [0]), handicap, no_rates)[1]).all()
+
+
+@pytest.mark.parametrize(
+    ("market", "stored", "line"),
+    [
+        ("ah", -0.25, -0.25),
+        ("ah", 0, 0.0),
+        ("ou", 3.75, 3.75),
+        ("ah", None, None),  # withheld
+        ("ou25", 0, 2.5),
+        ("1x2", 0, None),
+        ("btts", 0, None),
+    ],
+)
+def test_a_rows_line_is_its_own_on_a_line_market_and_fixed_elsewhere(market, stored, line):
+    assert market_line(market, stored) == line

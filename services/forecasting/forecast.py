@@ -133,7 +133,7 @@ def _choose_picks(published, quotes: Quotes, history, settings) -> tuple[dict, d
             published[market], prices, settings["PICK_MIN_EDGE"], settings["PICK_MIN_GROWTH"]
         )
         if market not in settings["PICK_MARKETS"]:
-            selection = np.full_like(selection, -1)  # a market without picks (config.py)
+            selection = np.full_like(selection, -1)  # a market without picks (PICK_MARKETS)
         rating = picks.rate(growth, quality[market][0], thresholds)
         choice[market] = (selection, edge, growth, rating)
     return best, quality, choice

@@ -26,7 +26,7 @@ and one instant is one run.
 
 **Adding a job**: give it an operation kind (``enums.OPERATION_KINDS`` with its schemas in
 ``schemas/ops.py``) and append a :class:`Job` to ``JOBS`` naming its schedule setting (in
-``config.py``), its parameters, its work, and, if some instants have nothing to do, ``wanted``.
+``config``), its parameters, its work, and, if some instants have nothing to do, ``wanted``.
 """
 
 import logging

@@ -99,9 +99,11 @@ def shell_blocks(path: Path) -> list[str]:
 
 def test_every_setting_config_reads_is_documented_and_nothing_else():
     documented = table(section((DOCS / "configuration.md").read_text(), "Settings"))
-    read = set(config.DEFAULTS) | set(environment_reads(ROOT / "config.py"))
-    assert sorted(read - set(documented)) == [], "read by config.py, missing from the document"
-    assert sorted(set(documented) - read) == [], "in the document, read by nothing in config.py"
+    read = set(config.DEFAULTS)
+    for path in sorted((ROOT / "config").glob("*.py")):
+        read |= set(environment_reads(path))
+    assert sorted(read - set(documented)) == [], "read by config/, missing from the document"
+    assert sorted(set(documented) - read) == [], "in the document, read by nothing in config/"
 
 
 def test_every_documented_default_is_the_one_config_applies():

@@ -109,7 +109,7 @@ def test_the_choice_is_the_grid_rule_with_the_largest_weakest_t():
 
 
 def test_the_configured_rule_lies_on_the_grid_the_bench_searches():
-    """What config.py holds is a rule the bench can choose (docs/method.md gives its run)."""
+    """The configured rule is one the bench can choose (docs/method.md gives its run)."""
     assert forecast.trust_config(DEFAULTS) in rating_rule.TRUST_GRID
     assert DEFAULTS["RATING_A_GROWTH"] in rating_rule.GROWTHS
     assert DEFAULTS["RATING_B_GROWTH"] in rating_rule.GROWTHS

@@ -1,10 +1,9 @@
-"""Configuration from the environment, read each time the application factory runs."""
+"""Configuration from the environment, read each time the application factory runs: every setting
+with its default (:data:`DEFAULTS`), read and checked by :func:`config_from_env`. How a value is
+parsed lives in :mod:`config.values`, the secrets and keys in :mod:`config.keys`;
+``python -m config`` checks an environment's configuration (:func:`main`)."""
 
-import base64
-import binascii
-import hashlib
 import os
-import secrets
 import sys
 import tempfile
 from pathlib import Path
@@ -12,40 +11,35 @@ from urllib.parse import urlparse
 
 from cryptography.fernet import Fernet
 
+from config.keys import (
+    check_secrets,
+    ledger_key_name,
+    secrets_key_problem,
+    secrets_keys,
+    shared_secret,
+    signing_key_problem,
+)
+from config.values import (
+    ConfigError,
+    app_env,
+    as_bool,
+    cors_origins,
+    host_names,
+    ledger_witnesses,
+    pick_markets,
+    pro_url,
+    webhook_ports,
+)
 from engine.ledger import notes
-from enums import MARGIN_METHODS, MARKETS
+from enums import MARGIN_METHODS
 from services.feeds.formats import footballdata, oddsapi
-
-TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
-
-#: What ``APP_ENV`` may say (in any letter case); anything else stops the service at startup,
-#: so a typo such as ``prod`` never runs production with a generated key.
-APP_ENVS = ("development", "test", "production")
-
-#: The shortest signing key production accepts: HS256 wants at least its hash's 32 bytes.
-MIN_SECRET_BYTES = 32
 
 #: The shortest token lifetime accepted, seconds (0 would mean tokens that never expire).
 MIN_TOKEN_SECONDS = 60
 
+
 #: How ``SMTP_URL`` may reach its server: in the clear, upgraded by STARTTLS, or over TLS.
 SMTP_SCHEMES = ("smtp", "smtp+starttls", "smtps")
-
-#: The command that makes each secret production needs, said when one is missing or refused.
-SECRET_COMMANDS = {
-    "JWT_SECRET_KEY": 'python -c "import secrets; print(secrets.token_urlsafe(48))"',
-    "LEDGER_SIGNING_KEY": "flask --app app ledger new-key {name}",
-    "WEBHOOK_SECRETS_KEY": (
-        'python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
-    ),
-}
-
-
-class ConfigError(RuntimeError):
-    """A configuration the service refuses to start with. Its message is one line: each setting
-    that is wrong, why, and for a secret the command that makes one. The entry points say it as
-    that one line on stderr, with exit status 1, never a traceback."""
 
 
 #: Every setting the environment may give, with its default (None: none, or derived).
@@ -193,18 +187,6 @@ DEFAULTS: dict[str, object] = {
 }
 
 
-def as_bool(value) -> bool:
-    """Read a boolean the way people write one in an environment variable."""
-    if isinstance(value, bool):
-        return value
-    word = str(value).strip().lower()
-    if word in TRUE_WORDS:
-        return True
-    if word in FALSE_WORDS:
-        return False
-    raise ValueError(f"not a boolean: {value!r}")
-
-
 def _typed(name, raw):
     default = DEFAULTS[name]
     try:
@@ -281,78 +263,6 @@ def config_from_env(environ, instance_path, overrides=None) -> dict:
     return settings
 
 
-def check_secrets(settings, production: bool) -> None:
-    """Refuse the secrets production lacks or cannot trust, all of them in one message naming
-    each variable and the command that makes it: ``JWT_SECRET_KEY`` (set, and at least
-    ``MIN_SECRET_BYTES`` long), ``LEDGER_SIGNING_KEY`` (set, and a signing key) and
-    ``WEBHOOK_SECRETS_KEY`` (set, and Fernet keys). Outside production a missing one is made
-    into the instance folder instead."""
-    problems = []
-    secret = settings["JWT_SECRET_KEY"]
-    if production and not secret:
-        problems.append(
-            f"JWT_SECRET_KEY must be set when APP_ENV=production ({_making('JWT_SECRET_KEY')})"
-        )
-    elif production and len(secret.encode()) < MIN_SECRET_BYTES:
-        problems.append(
-            f"JWT_SECRET_KEY must be at least {MIN_SECRET_BYTES} bytes when APP_ENV=production "
-            f"(it has {len(secret.encode())}; {_making('JWT_SECRET_KEY')})"
-        )
-    key, making = settings["LEDGER_SIGNING_KEY"], _making("LEDGER_SIGNING_KEY", settings)
-    if key and (refused := signing_key_problem(key)):
-        problems.append(f"{refused} ({making})")
-    elif production and not key:
-        problems.append(f"LEDGER_SIGNING_KEY must be set when APP_ENV=production ({making})")
-    keys, making = settings["WEBHOOK_SECRETS_KEY"], _making("WEBHOOK_SECRETS_KEY")
-    if keys and (refused := secrets_key_problem(keys)):
-        problems.append(f"{refused} ({making})")
-    elif production and not keys:
-        problems.append(f"WEBHOOK_SECRETS_KEY must be set when APP_ENV=production ({making})")
-    if problems:
-        raise ConfigError("; ".join(problems))
-
-
-def signing_key_problem(key: str) -> str | None:
-    """Why ``key`` cannot be ``LEDGER_SIGNING_KEY``, or None when it can."""
-    try:
-        notes.parse_signing_key(key)
-    except notes.NoteError as error:
-        return f"LEDGER_SIGNING_KEY is not a signing key: {error}"
-    return None
-
-
-def secrets_keys(value) -> tuple[str, ...]:
-    """``WEBHOOK_SECRETS_KEY`` (comma-separated, or a list) as its keys, newest first."""
-    names = value.split(",") if isinstance(value, str) else value
-    return tuple(key.strip() for key in names if key.strip())
-
-
-def secrets_key_problem(value) -> str | None:
-    """Why ``value`` cannot be ``WEBHOOK_SECRETS_KEY``, or None when it can. A key is never
-    said back, only its place in the list."""
-    keys = secrets_keys(value)
-    if not keys:
-        return "WEBHOOK_SECRETS_KEY holds no key"
-    for place, key in enumerate(keys, 1):
-        try:
-            Fernet(key)
-        except ValueError:
-            return (
-                f"WEBHOOK_SECRETS_KEY must be Fernet keys, newest first, comma-separated: its key "
-                f"{place} of {len(keys)} is not 32 url-safe base64-encoded bytes"
-            )
-    return None
-
-
-def _making(name: str, settings=None) -> str:
-    """How to make the secret ``name``; the ledger key is named after the service's host
-    (``PUBLIC_BASE_URL``), or after a host to fill in while none is configured."""
-    base_url = settings["PUBLIC_BASE_URL"] if settings else None
-    host = urlparse(base_url).hostname if base_url else None
-    key_name = f"{host or 'your.host'}/ledger"
-    return f"make one with: {SECRET_COMMANDS[name].format(name=key_name)}"
-
-
 def check_worker(settings, production: bool) -> None:
     """Refuse worker, webhook and alert settings that cannot work, or that open a hole in
     production; the retry schedules become tuples of seconds."""
@@ -427,173 +337,6 @@ def check_exports(settings) -> None:
         raise ConfigError("EXPORT_MIN_RATE must be a number of bytes a second, 0 or more")
 
 
-def app_env(value) -> str:
-    """``APP_ENV`` normalised (``Production`` is ``production``); unknown values refused."""
-    word = str(value).strip().lower()
-    if word not in APP_ENVS:
-        raise ConfigError(f"APP_ENV must be one of {', '.join(APP_ENVS)} (got {value!r})")
-    return word
-
-
-def pick_markets(value) -> tuple[str, ...]:
-    """``PICK_MARKETS`` (comma-separated, or a list) as a tuple of market names; an unknown
-    market stops the service at startup. An empty list (as an override) gives no picks."""
-    names = value.split(",") if isinstance(value, str) else value
-    markets = tuple(name.strip() for name in names if name.strip())
-    if unknown := sorted(set(markets) - set(MARKETS)):
-        raise ConfigError(
-            f"PICK_MARKETS may name only {', '.join(MARKETS)} (got {', '.join(unknown)})"
-        )
-    return markets
-
-
-def host_names(value) -> frozenset[str]:
-    """``ALLOWED_HOSTS`` (comma-separated, or a list) as lower-case entries: a bare host name or
-    address (``localhost``, ``::1``: the scheme's default port only) or one with its port
-    (``localhost:8000``, ``[::1]:8000``: that port only). A port that is not a number from 1 to
-    65535 stops the service at startup."""
-    names = value.split(",") if isinstance(value, str) else value
-    return frozenset(_host_entry(name.strip().lower()) for name in names if name.strip())
-
-
-def _host_entry(entry: str) -> str:
-    """One ``ALLOWED_HOSTS`` entry as :func:`web.links.base_url` looks it up: ``name`` or
-    ``name:port``, an IPv6 address bracketed only when a port follows it."""
-    if entry.startswith("["):
-        name, _, rest = entry[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else None
-        if rest and port is None:
-            raise ConfigError(f"ALLOWED_HOSTS has a malformed entry {entry!r}")
-    elif entry.count(":") == 1:
-        name, _, port = entry.partition(":")
-    else:
-        name, port = entry, None  # a host name, or an IPv6 address without brackets
-    if port is None:
-        return name
-    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
-        raise ConfigError(f"ALLOWED_HOSTS has an entry whose port is not a port: {entry!r}")
-    return f"[{name}]:{int(port)}" if ":" in name else f"{name}:{int(port)}"
-
-
-def webhook_ports(value) -> frozenset[int]:
-    """``WEBHOOK_ALLOWED_PORTS`` (comma-separated, or a list) as port numbers; none, or one that
-    is not a number from 1 to 65535, stops the service at startup."""
-    items = value.split(",") if isinstance(value, str) else value
-    ports = set()
-    for item in items:
-        text = str(item).strip()
-        if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 65535):
-            raise ConfigError(
-                f"WEBHOOK_ALLOWED_PORTS must list ports from 1 to 65535 (got {item!r})"
-            )
-        ports.add(int(text))
-    if not ports:
-        raise ConfigError("WEBHOOK_ALLOWED_PORTS must list at least one port")
-    return frozenset(ports)
-
-
-def cors_origins(value) -> tuple[str, ...]:
-    """``CORS_ORIGINS`` (comma-separated, or a list) as origins (``https://app.example``,
-    ``http://localhost:5173``) or ``*``; an origin with a path, or without a scheme, stops the
-    service at startup (a browser sends none such, so it would silently allow nothing)."""
-    names = value.split(",") if isinstance(value, str) else value
-    origins = tuple(name.strip().rstrip("/") for name in names if name.strip())
-    for origin in origins:
-        if origin == "*":
-            continue
-        parsed = urlparse(origin)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc or parsed.path:
-            raise ConfigError(
-                f"CORS_ORIGINS must list origins such as https://app.example or * (got {origin!r})"
-            )
-    return origins
-
-
-def ledger_witnesses(value) -> tuple[tuple[str, str], ...]:
-    """``LEDGER_WITNESSES`` (comma-separated ``vkey@url``, or a list of them) as ``(vkey, url)``
-    pairs: each vkey a witness's Ed25519 cosignature key, ``name+hash+base64(0x04 ‖ key)``
-    (C2SP tlog-cosignature), each url its submission prefix (http or https)."""
-    entries = value.split(",") if isinstance(value, str) else value
-    found = []
-    for entry in (item.strip() for item in entries):
-        if not entry:
-            continue
-        vkey, _, url = entry.rpartition("@")
-        if refused := _witness_problem(vkey, url):
-            raise ConfigError(f"LEDGER_WITNESSES: {refused} (got {entry!r})")
-        found.append((vkey, url.rstrip("/")))
-    if len({vkey for vkey, _ in found}) != len(found):
-        raise ConfigError("LEDGER_WITNESSES names a witness twice")
-    return tuple(found)
-
-
-def _witness_problem(vkey: str, url: str) -> str | None:
-    """Why ``vkey@url`` names no witness, or None when it does."""
-    if urlparse(url).scheme not in ("http", "https") or not urlparse(url).hostname:
-        return "each entry is vkey@url, the url http or https"
-    parts = vkey.split("+", 2)
-    if len(parts) != 3 or not parts[0] or any(char.isspace() for char in parts[0]):
-        return "a witness's vkey is name+hash+base64"
-    if len(vkey) > 255:  # the width of ledger_cosignature.witness
-        return "a witness's vkey is at most 255 characters"
-    name, hash_hex, material = parts
-    try:
-        raw = base64.b64decode(material, validate=True)
-    except binascii.Error:
-        return "a witness's vkey ends in base64"
-    if len(raw) != 33 or raw[0] != 4:
-        return "a witness's vkey is an Ed25519 cosignature key (type 0x04, tlog-cosignature)"
-    if hashlib.sha256(name.encode() + b"\n" + raw).digest()[:4].hex() != hash_hex.lower():
-        return "a witness's vkey hash does not match its name and key"
-    return None
-
-
-def pro_url(value) -> str | None:
-    """``PRO_URL``: an ``https://`` or ``http://`` address, or a path on this site (``/pro``);
-    None when unset. Anything else (``javascript:``, a bare host) stops the service at startup,
-    as it would be a link that leads nowhere, or somewhere no page should send a reader."""
-    if not value:
-        return None
-    value = value.strip()
-    parsed = urlparse(value)
-    absolute = parsed.scheme in ("http", "https") and bool(parsed.netloc)
-    on_site = not parsed.scheme and not parsed.netloc and value.startswith("/")
-    if not (absolute or on_site) or any(char.isspace() for char in value):
-        raise ConfigError(
-            f"PRO_URL must be an http(s) address such as https://app.example/pro, or a path "
-            f"on this site such as /pro (got {value!r})"
-        )
-    return value
-
-
-def ledger_key_name(public_base_url) -> str:
-    """The name a generated ledger key signs under: the service's host and ``/ledger``."""
-    host = urlparse(public_base_url).hostname if public_base_url else None
-    return f"{host or 'localhost'}/ledger"
-
-
-def shared_secret(path: Path, make=lambda: secrets.token_urlsafe(48)) -> str:
-    """A secret kept in ``path``: made once by ``make()``, then read by every worker and every
-    restart."""
-    if path.exists():
-        return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    draft = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
-    # Created readable by its owner only from its first instant (a chmod afterwards would leave
-    # a moment where others may read it); O_EXCL refuses a file planted under the draft's name.
-    descriptor = os.open(draft, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    try:
-        with os.fdopen(descriptor, "w") as file:
-            file.write(make())
-        # link() refuses to replace an existing file, so when workers race exactly one secret wins
-        os.link(draft, path)
-    except FileExistsError:
-        pass
-    finally:
-        draft.unlink()
-    return path.read_text().strip()
-
-
 def main() -> None:
     """``python -m config``: check the configuration this environment (and a ``.env`` file)
     gives, by the rules the app starts with: one line saying so, or one line saying what is
@@ -608,7 +351,3 @@ def main() -> None:
         except ConfigError as error:
             sys.exit(f"Error: {error}")
     print(f"configuration accepted (APP_ENV={settings['APP_ENV']})")
-
-
-if __name__ == "__main__":
-    main()

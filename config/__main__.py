@@ -1,0 +1,5 @@
+"""``python -m config``: :func:`config.main`."""
+
+from config import main
+
+main()

@@ -20,6 +20,14 @@ its standard error.
    conversion) alone, against Dixon-Coles on goals, and pooled with the ratings
    (p ∝ ratings^(1 − w) · proxy model^w).
 
+3. **Memory and cut-off of the ratings** (``RatingsConfig.long_share``,
+   ``long_half_life_days`` and ``daily_cutoff``): a long memory beside the 14-day one (each
+   past match weighs 0.5^(age/14 d) + share · 0.5^(age/L)), and fits on every match kicked off
+   before the forecast match's day rather than its week. Chosen on the choice leagues, read on
+   the confirmation leagues, with each set's distance to the close (the mean RPS between the
+   model's and the closing line's probabilities ÷ the close's mean RPS; nearly noiseless,
+   but not the score: the score is that distance plus a covariance with the outcomes).
+
 Then the model alone as it is, on each set, with its standard error. ``--leagues`` keeps the
 files of those divisions only (to iterate on one or two); ``--smoke``: one file, one season.
 """
@@ -54,6 +62,19 @@ WEIGHTS = (
     (0.0, 0.1),
     (-0.02, 0.02),
     (-0.05, 0.05),
+)
+#: The ratings' memories and cut-offs tried: (label, RatingsConfig changes).
+MEMORIES = (
+    *(
+        (f"long {days} d at {share}", {"long_half_life_days": days, "long_share": share})
+        for days in (60, 90, 120)
+        for share in (0.02, 0.05, 0.1)
+    ),
+    ("daily cut-off", {"daily_cutoff": True}),
+    *(
+        (f"daily, long 90 d at {share}", {"daily_cutoff": True, "long_share": share})
+        for share in (0.03, 0.05)
+    ),
 )
 #: Shares of shots on target × conversion in Dixon-Coles' goal proxy, and pool weights of it.
 SHARES = (0.5,)
@@ -120,14 +141,18 @@ def dixon_coles(ds, home_goals, away_goals) -> dict[str, np.ndarray]:
     return out.model
 
 
-def model_alone(ds, dc, goal_weight=0.0, shots_weight=0.0) -> np.ndarray:
-    """The ratings (moved by results and shots at these weights), else ``dc``: 1x2 (n, 3)."""
+def model_alone(ds, dc, goal_weight=0.0, shots_weight=0.0, **changes) -> np.ndarray:
+    """The ratings (moved by results and shots at these weights, ``changes`` made to their
+    config), else ``dc``: 1x2 (n, 3)."""
     inp = replace(
         ratings_input(ds, handicap=False),
         observed=(np.column_stack([ds.home_goals, ds.away_goals]), ds.on_target),
     )
     config = replace(
-        market_ratings.RatingsConfig(), goal_weight=goal_weight, shots_weight=shots_weight
+        market_ratings.RatingsConfig(),
+        goal_weight=goal_weight,
+        shots_weight=shots_weight,
+        **changes,
     )
     out = market_ratings.run(inp, config)
     return market_ratings.with_fallback(out, {"1x2": dc["1x2"]})["1x2"]
@@ -147,6 +172,34 @@ def print_ratings_grid(ds, sets, dc, now) -> None:
     print(
         f"  chosen on {CHOICE if CHOICE in sets else 'all'}: goal weight {best[0]}, shots {best[1]}"
     )
+
+
+def distance(ds, rows, probs) -> float:
+    """The mean RPS between ``probs`` and Pinnacle's closing line on ``rows`` ÷ the close's
+    mean RPS: how far the forecast is from the close, whatever happened."""
+    close = ds.pinnacle_close["1x2"]
+    gap = np.cumsum(probs - close, axis=1)[:, :-1]
+    return float(((gap**2).sum(axis=1) / 2)[rows].mean() / per_match_rps(ds, close)[rows].mean())
+
+
+def print_memories(ds, sets, dc, now) -> None:
+    """Each memory and cut-off on every set; the choice's best, read on the others."""
+    print("3. the ratings' memory and cut-off -> 1x2 RPS ratio")
+    choice_rps = {}
+    rows = sets.get(CHOICE, sets["all"])
+    for label, changes in MEMORIES:
+        probs = model_alone(ds, dc, **changes)
+        cells = "; ".join(f"{name}: {compare(ds, sub, probs, now)}" for name, sub in sets.items())
+        print(f"  {label}: {cells}")
+        choice_rps[label] = (per_match_rps(ds, probs)[rows].mean(), probs)
+    best = min(choice_rps, key=lambda label: choice_rps[label][0])
+    chosen = choice_rps[best][1]
+    cells = "; ".join(
+        f"{name} {distance(ds, sub, chosen):.5f} (as it is {distance(ds, sub, now):.5f})"
+        for name, sub in sets.items()
+    )
+    where = CHOICE if CHOICE in sets else "all"
+    print(f"  chosen on {where}: {best}; distance to the close: {cells}")
 
 
 def print_dixon_coles(ds, sets, dc, now) -> None:
@@ -198,6 +251,7 @@ def main():
             value, se = ratio(ds, "1x2", now, rows)
             print(f"  {name}: {value:.4f} ± {se:.4f} ({rows.sum()} matches)")
         print_ratings_grid(ds, sets, dc, now)
+        print_memories(ds, sets, dc, now)
         if args.dixon_coles:
             print_dixon_coles(ds, sets, dc, now)
 

@@ -22,6 +22,13 @@ def cutoff(kickoff, now):
     return np.minimum(week_start(kickoff), now)
 
 
+def day_cutoff(kickoff, now):
+    """Each match's cut-off at 00:00 UTC of its kick-off day, or ``now`` if that is sooner: a
+    fit for it may use the matches of the earlier days of its week too."""
+    t = np.asarray(kickoff, dtype=np.int64)
+    return np.minimum(t - t % DAY, now)
+
+
 def dense_index(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Position of each value in the sorted ``ids``, -1 where absent."""
     if len(ids) == 0:

@@ -429,13 +429,33 @@ def test_closing_lines_from_now_on_are_ignored(world):
     assert again.priced == out.priced
 
 
-def test_each_row_comes_from_a_fit_on_the_priced_matches_before_its_cutoff(world):
+#: The long memory and the daily cut-off, both on.
+REMEMBERING = replace(CONFIG, long_share=0.1, long_half_life_days=60.0, daily_cutoff=True)
+
+
+def test_match_weights_add_a_long_memory_to_the_short_one():
+    age = np.array([0.0, 14.0, 60.0, 120.0]) * walkforward.DAY
+    np.testing.assert_allclose(
+        market_ratings.match_weights(age, CONFIG), [1, 0.5, 0.5 ** (60 / 14), 0.5 ** (120 / 14)]
+    )
+    np.testing.assert_allclose(
+        market_ratings.match_weights(
+            age, replace(CONFIG, long_share=0.1, long_half_life_days=60.0)
+        ),
+        [1.1, 0.5 + 0.1 * 0.5 ** (14 / 60), 0.5 ** (60 / 14) + 0.05, 0.5 ** (120 / 14) + 0.025],
+    )
+
+
+@pytest.mark.parametrize("config", [CONFIG, REMEMBERING], ids=["as it is", "remembering"])
+def test_each_row_comes_from_a_fit_on_the_priced_matches_before_its_cutoff(world, config):
     inp, out = world
+    if config is not CONFIG:
+        out = market_ratings.run(inp, config)
     priced = np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.kickoff < inp.now)
     home_rate, away_rate = market_ratings.solve_rates(
         inp.closing["1x2"], inp.closing["ou25"], CONFIG.rho
     )
-    window = CONFIG.window_days * walkforward.DAY
+    window = config.window_days * walkforward.DAY
     rows = np.flatnonzero(
         (inp.group != 3) & (out.fitted_at > inp.kickoff.min() + 8 * timeline.WEEK)
     )
@@ -454,14 +474,50 @@ def test_each_row_comes_from_a_fit_on_the_priced_matches_before_its_cutoff(world
             np.searchsorted(ids, inp.away[train]),
             np.log(home_rate[train]),
             np.log(away_rate[train]),
-            0.5 ** (age / (CONFIG.half_life_days * walkforward.DAY)),
+            0.5 ** (age / (config.half_life_days * walkforward.DAY))
+            + config.long_share * 0.5 ** (age / (config.long_half_life_days * walkforward.DAY)),
             len(ids),
-            CONFIG.ridge,
+            config.ridge,
         )
         expected = market_ratings.rates(
             ratings, [np.searchsorted(ids, inp.home[row])], [np.searchsorted(ids, inp.away[row])]
         )
         np.testing.assert_allclose(out.expected_goals[row], np.ravel(expected), rtol=1e-9)
+
+
+def midweek_world():
+    """The synthetic input with group 2's fifth round of season two moved from Saturday to the
+    next Tuesday: the same week as its sixth round."""
+    inp, _ = build_world()
+    kickoff = inp.kickoff.copy()
+    group2 = np.flatnonzero(inp.group == 2)
+    season2 = group2[inp.kickoff[group2] >= epoch(2022, 8, 1)]
+    rounds = np.unique(inp.kickoff[season2] - inp.kickoff[season2] % timeline.WEEK)
+    fifth = season2[(inp.kickoff[season2] - inp.kickoff[season2] % timeline.WEEK) == rounds[4]]
+    kickoff[fifth] += 3 * walkforward.DAY
+    inp = replace(inp, kickoff=kickoff, now=int(kickoff.max()) + 1)
+    sixth = season2[(inp.kickoff[season2] - inp.kickoff[season2] % timeline.WEEK) == rounds[5]]
+    return inp, fifth, sixth
+
+
+def test_a_daily_cutoff_fits_each_day_on_the_earlier_days_of_its_week():
+    inp, fifth, sixth = midweek_world()
+    assert (
+        timeline.week_start(inp.kickoff[fifth]) == timeline.week_start(inp.kickoff[sixth][0])
+    ).all()
+    weekly = market_ratings.run(inp, CONFIG)
+    daily = market_ratings.run(inp, replace(CONFIG, daily_cutoff=True))
+    np.testing.assert_array_equal(daily.fitted_at, inp.kickoff - inp.kickoff % walkforward.DAY)
+    moved = with_closing(inp, fifth[0], [0.02, 0.08, 0.90])
+    weekly_moved = market_ratings.run(moved, CONFIG)
+    daily_moved = market_ratings.run(moved, replace(CONFIG, daily_cutoff=True))
+    # The Tuesday line feeds Saturday's forecasts only when the fits are made daily.
+    np.testing.assert_array_equal(weekly_moved.expected_goals[sixth], weekly.expected_goals[sixth])
+    assert np.abs(daily_moved.expected_goals[sixth] - daily.expected_goals[sixth]).max() > 1e-3
+    # Never its own day's forecasts, nor earlier ones.
+    not_after = daily.fitted_at <= inp.kickoff[fifth[0]]
+    assert not_after[fifth].all()
+    assert_same_rows(row_outputs(daily_moved, not_after), row_outputs(daily, not_after), atol=0.0)
 
 
 def test_priced_counts_are_the_matches_inside_the_window(world):

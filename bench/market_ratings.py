@@ -33,7 +33,7 @@ from config import DEFAULTS
 from engine.betting import metrics
 from engine.betting.odds import remove_margin, sharp_probabilities
 from engine.markets import outcome_indices
-from engine.model import market_ratings, walkforward
+from engine.model import implied_rates, market_ratings, walkforward
 from engine.model.scores import market_probabilities, score_matrix
 from enums import MARKET_SELECTIONS
 from services.feeds.formats import footballdata
@@ -336,7 +336,7 @@ def print_weights(ds, sets, inp, base, dc):
 def own_line(ds, rho):
     """Each closing line put through its own solved rates (NaN rows where none): the part of
     the market the score matrix cannot reproduce, the floor of any ratings built on it."""
-    home_rate, away_rate = market_ratings.solve_rates(
+    home_rate, away_rate = implied_rates.solve_rates(
         ds.sharp_close["1x2"], ds.sharp_close["ou25"], rho
     )
     solved = np.isfinite(home_rate)
@@ -366,7 +366,7 @@ def main():
         ]
         ratings = runs[0][0]
         _, solve_s = timed(
-            lambda: market_ratings.solve_rates(
+            lambda: implied_rates.solve_rates(
                 ds.sharp_close["1x2"], ds.sharp_close["ou25"], config.rho
             )
         )

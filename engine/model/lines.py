@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.model import market_ratings, pooling
+from engine.model import implied_rates, market_ratings, pooling
 from engine.model.scores import score_matrix
 from enums import LINE_MARKETS, MARKET_SELECTIONS
 
@@ -406,4 +406,4 @@ def close_rates(fair_1x2, fair_ou25) -> tuple:
     de-margined closing 1x2 (and over/under 2.5) line: what :func:`closing_at` carries a moved
     line's probability through."""
     rho = market_ratings.RatingsConfig().rho
-    return (*market_ratings.solve_rates(fair_1x2, fair_ou25, rho=rho), rho)
+    return (*implied_rates.solve_rates(fair_1x2, fair_ou25, rho=rho), rho)

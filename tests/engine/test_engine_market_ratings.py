@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from engine.model import market_ratings, timeline, walkforward
+from engine.model import implied_rates, market_ratings, timeline, walkforward
 from engine.model.scores import market_probabilities, score_matrix
 from tests.helpers import assert_same_rows, epoch, schedule
 
@@ -30,7 +30,7 @@ def lines(home_rate, away_rate, rho):
 def test_solver_recovers_the_rates_prices_were_made_from(rho, with_ou):
     lam, mu = known_rates(400, seed=1)
     p1x2, pou = lines(lam, mu, rho)
-    home_rate, away_rate = market_ratings.solve_rates(p1x2, pou if with_ou else None, rho)
+    home_rate, away_rate = implied_rates.solve_rates(p1x2, pou if with_ou else None, rho)
     np.testing.assert_allclose(home_rate, lam, rtol=1e-7)
     np.testing.assert_allclose(away_rate, mu, rtol=1e-7)
 
@@ -41,7 +41,7 @@ def test_solver_fits_what_each_row_has():
     pou[1] = np.nan  # 1x2 only: still solved, from the 1x2 line alone
     p1x2[2] = np.nan  # over/under only: the split between the sides is unknown
     p1x2[3] = pou[3] = np.nan
-    home_rate, away_rate = market_ratings.solve_rates(p1x2, pou)
+    home_rate, away_rate = implied_rates.solve_rates(p1x2, pou)
     solved = np.array([True, True, False, False, True, True])
     assert (np.isfinite(home_rate) == solved).all()
     assert (np.isfinite(away_rate) == solved).all()
@@ -55,7 +55,7 @@ def test_solver_finds_the_least_squares_rates_of_lines_no_rates_reproduce():
     p1x2, pou = lines(lam, mu, 0.0)
     p1x2 = p1x2 * np.array([0.94, 1.15, 0.94])
     p1x2 /= p1x2.sum(axis=1, keepdims=True)
-    home_rate, away_rate = market_ratings.solve_rates(p1x2, pou)
+    home_rate, away_rate = implied_rates.solve_rates(p1x2, pou)
 
     def cost(h, a):
         fitted = lines(h, a, 0.0)
@@ -72,20 +72,20 @@ def test_solver_finds_the_least_squares_rates_of_lines_no_rates_reproduce():
 def test_jacobian_matches_finite_differences(rho):
     lam, mu = known_rates(50, seed=4)
     x = np.log(np.column_stack([lam, mu]))
-    _, jac = market_ratings._market_and_jacobian(x, rho)
+    _, jac = implied_rates._market_and_jacobian(x, rho)
     for k in range(2):
         step = np.zeros_like(x)
         step[:, k] = 1e-6
-        up, _ = market_ratings._market_and_jacobian(x + step, rho)
-        down, _ = market_ratings._market_and_jacobian(x - step, rho)
+        up, _ = implied_rates._market_and_jacobian(x + step, rho)
+        down, _ = implied_rates._market_and_jacobian(x - step, rho)
         np.testing.assert_allclose(jac[:, :, k], (up - down) / 2e-6, atol=1e-8)
 
 
 def test_solver_rejects_wrong_shapes():
     with pytest.raises(ValueError):
-        market_ratings.solve_rates(np.full((3, 2), 0.5))
+        implied_rates.solve_rates(np.full((3, 2), 0.5))
     with pytest.raises(ValueError):
-        market_ratings.solve_rates(np.full((3, 3), 1 / 3), np.full((2, 2), 0.5))
+        implied_rates.solve_rates(np.full((3, 3), 1 / 3), np.full((2, 2), 0.5))
 
 
 def brute_fair(matrix, market, line):
@@ -111,7 +111,7 @@ LINES = {
 @pytest.mark.parametrize("rho", [0.0, -0.08])
 def test_fair_line_probabilities_match_a_loop_over_the_scores(market, rho):
     lam, mu = known_rates(12, seed=5)
-    fair = market_ratings._fair_line_probabilities(lam, mu, rho, market, LINES[market])
+    fair = implied_rates._fair_line_probabilities(lam, mu, rho, market, LINES[market])
     matrix = score_matrix(lam, mu, rho)
     expected = [brute_fair(matrix[i], market, line) for i, line in enumerate(LINES[market])]
     np.testing.assert_allclose(fair[:, 0], expected, rtol=1e-12)
@@ -126,7 +126,7 @@ def test_fair_line_probabilities_by_hand():
     zero = np.zeros_like(matrix)
 
     def fair(market, line):
-        return market_ratings._fair_and_jacobian(matrix, zero, zero, market, np.array([line]))[0][
+        return implied_rates._fair_and_jacobian(matrix, zero, zero, market, np.array([line]))[0][
             0, 0
         ]
 
@@ -144,22 +144,22 @@ def test_jacobian_of_line_markets_matches_finite_differences(rho):
     lam, mu = known_rates(12, seed=6)
     x = np.log(np.column_stack([lam, mu]))
     given = (("ah", LINES["ah"]), ("ou", np.where(np.arange(12) == 3, np.nan, LINES["ou"])))
-    probs, jac = market_ratings._market_and_jacobian(x, rho, given)
+    probs, jac = implied_rates._market_and_jacobian(x, rho, given)
     assert probs.shape == (12, 9) and jac.shape == (12, 9, 2)
     assert (probs[3, 7:] == 0).all() and (jac[3, 7:] == 0).all()  # no line: no residual
     for k in range(2):
         step = np.zeros_like(x)
         step[:, k] = 1e-6
-        up, _ = market_ratings._market_and_jacobian(x + step, rho, given)
-        down, _ = market_ratings._market_and_jacobian(x - step, rho, given)
+        up, _ = implied_rates._market_and_jacobian(x + step, rho, given)
+        down, _ = implied_rates._market_and_jacobian(x - step, rho, given)
         np.testing.assert_allclose(jac[:, :, k], (up - down) / 2e-6, atol=1e-8)
 
 
 def handicap_lines(lam, mu, rho, ah_line, ou_line):
     """The fair Asian handicap and over/under probabilities of the rates at the given lines."""
     return {
-        "ah": (ah_line, market_ratings._fair_line_probabilities(lam, mu, rho, "ah", ah_line)),
-        "ou": (ou_line, market_ratings._fair_line_probabilities(lam, mu, rho, "ou", ou_line)),
+        "ah": (ah_line, implied_rates._fair_line_probabilities(lam, mu, rho, "ah", ah_line)),
+        "ou": (ou_line, implied_rates._fair_line_probabilities(lam, mu, rho, "ou", ou_line)),
     }
 
 
@@ -168,7 +168,7 @@ def test_solver_recovers_the_rates_from_lines_too(rho):
     lam, mu = known_rates(100, seed=7)
     p1x2, pou = lines(lam, mu, rho)
     given = handicap_lines(lam, mu, rho, np.resize(LINES["ah"], 100), np.resize(LINES["ou"], 100))
-    home_rate, away_rate = market_ratings.solve_rates(p1x2, pou, rho, lines=given)
+    home_rate, away_rate = implied_rates.solve_rates(p1x2, pou, rho, lines=given)
     np.testing.assert_allclose(home_rate, lam, rtol=1e-7)
     np.testing.assert_allclose(away_rate, mu, rtol=1e-7)
 
@@ -178,19 +178,19 @@ def test_a_handicap_moves_the_rates_by_its_weight_and_none_at_weight_zero():
     p1x2, pou = lines(lam, mu, 0.0)
     # The handicap says the home side is stronger than its 1x2 line says.
     line = np.full(40, -0.5)
-    stronger = market_ratings._fair_line_probabilities(lam * 1.2, mu / 1.2, 0.0, "ah", line)
+    stronger = implied_rates._fair_line_probabilities(lam * 1.2, mu / 1.2, 0.0, "ah", line)
     stronger[5] = np.nan  # not quoted at this row: nothing moves
-    plain = market_ratings.solve_rates(p1x2, pou)
-    off = market_ratings.solve_rates(p1x2, pou, lines={"ah": (line, stronger)}, weights={"ah": 0.0})
+    plain = implied_rates.solve_rates(p1x2, pou)
+    off = implied_rates.solve_rates(p1x2, pou, lines={"ah": (line, stronger)}, weights={"ah": 0.0})
     np.testing.assert_array_equal(off, plain)
     supremacy, miss = {}, {}
     for weight in (1.0, 8.0):
-        home_rate, away_rate = market_ratings.solve_rates(
+        home_rate, away_rate = implied_rates.solve_rates(
             p1x2, pou, lines={"ah": (line, stronger)}, weights={"ah": weight}
         )
         supremacy[weight] = np.log(home_rate / away_rate)
         np.testing.assert_allclose(supremacy[weight][5], np.log(lam[5] / mu[5]), rtol=1e-7)
-        fitted = market_ratings._fair_line_probabilities(home_rate, away_rate, 0.0, "ah", line)
+        fitted = implied_rates._fair_line_probabilities(home_rate, away_rate, 0.0, "ah", line)
         miss[weight] = np.abs(fitted - stronger)[:, 0]
     quoted = np.arange(40) != 5
     assert (supremacy[1.0][quoted] > np.log(lam / mu)[quoted]).all()
@@ -202,9 +202,9 @@ def test_a_handicap_moves_the_rates_by_its_weight_and_none_at_weight_zero():
 def test_solver_rejects_wrong_line_shapes():
     p1x2 = np.full((3, 3), 1 / 3)
     with pytest.raises(ValueError):
-        market_ratings.solve_rates(p1x2, lines={"ah": (np.zeros(2), np.full((3, 2), 0.5))})
+        implied_rates.solve_rates(p1x2, lines={"ah": (np.zeros(2), np.full((3, 2), 0.5))})
     with pytest.raises(ValueError):
-        market_ratings.solve_rates(p1x2, lines={"ou": (np.zeros(3), np.full((3, 3), 0.5))})
+        implied_rates.solve_rates(p1x2, lines={"ou": (np.zeros(3), np.full((3, 3), 0.5))})
 
 
 def round_robin(n_teams, rounds):
@@ -452,7 +452,7 @@ def test_each_row_comes_from_a_fit_on_the_priced_matches_before_its_cutoff(world
     if config is not CONFIG:
         out = market_ratings.run(inp, config)
     priced = np.isfinite(inp.closing["1x2"]).all(axis=1) & (inp.kickoff < inp.now)
-    home_rate, away_rate = market_ratings.solve_rates(
+    home_rate, away_rate = implied_rates.solve_rates(
         inp.closing["1x2"], inp.closing["ou25"], CONFIG.rho
     )
     window = config.window_days * walkforward.DAY

@@ -1,5 +1,5 @@
-"""Calendars (iCalendar, for calendar apps to subscribe to): a league's coming matches, the
-leagues a user chooses, and the calendar token that user's calendar address carries."""
+"""Calendars (iCalendar, for calendar apps to subscribe to): a league's coming matches, a user's
+own (following their alert subscriptions), and the calendar token its address carries."""
 
 from flask import make_response
 from flask.views import MethodView
@@ -44,8 +44,9 @@ CALENDAR_DOC = (
     "`Home vs Away`, `STATUS` (`CANCELLED` for a cancelled match, `TENTATIVE` for a postponed "
     "one), `CATEGORIES` the league, `URL` the match's prediction page (where the service knows "
     "its public address), and `DESCRIPTION` the result once known and each pick under the "
-    "premium rule: before kick-off a pick rated A shows anonymous and free readers only its "
-    "market, its rating and that it is locked. Lines are folded at 75 octets and end with CRLF."
+    "premium rule (its selection, price, bookmaker, edge, suggested stake and outcome): before "
+    "kick-off a pick rated A shows anonymous and free readers only its market, its rating and "
+    "that it is locked. Lines are folded at 75 octets and end with CRLF."
 )
 CALENDAR_CONTENT = {CALENDAR: {"schema": {"type": "string"}}}
 
@@ -78,17 +79,25 @@ class ChosenCalendar(MethodView):
         operationId="getChosenCalendar",
         responses={
             200: {
-                "description": CALENDAR_DOC + " Here the leagues are those of `leagues`, "
-                "and the picks show as the token's account may see them (in full for Pro).",
+                "description": CALENDAR_DOC + " Here the calendar follows the token's "
+                "account's alert subscriptions (`/api/me/alerts`): the matches of every league "
+                "a subscription names, and those with a pick that a subscription naming no "
+                "league asks for; each event lists only the picks some subscription asks for "
+                "(by league, market and rating), whenever they were made, as the account may "
+                "see them (in full for Pro; a suspended account sees what anyone does). "
+                "`leagues` keeps those of its leagues. An account without subscriptions gets, "
+                "with `leagues`, those leagues' matches and every pick; without, an empty "
+                "calendar whose `X-WR-CALDESC` says how to fill it. Never cached: "
+                "`Cache-Control: no-store`, no `ETag`.",
                 "content": CALENDAR_CONTENT,
             }
         },
     )
     @blp.problems(404, "not-found")
     def get(self, query):
-        """Your calendar of the leagues you choose, by your calendar token"""
+        """Your calendar of the matches and picks your alert subscriptions ask for"""
         answer = calendar(
-            calendars.chosen(query["token"], query["leagues"], base_url(), now(), settings())
+            calendars.mine(query["token"], query.get("leagues"), base_url(), now(), settings())
         )
         answer.headers.update(NO_STORE)
         return answer

@@ -1,4 +1,4 @@
-"""Calendar shapes: the arguments of a user's calendar, and the calendar token's answers."""
+"""Calendar shapes: the arguments of a user's own calendar, and the calendar token's answers."""
 
 import re
 
@@ -25,7 +25,8 @@ class LeagueCodes(CommaList):
         return (
             f"One or more league codes (the catalog's `code`: `E0`, `SP1`), comma-separated; "
             f"at most {CALENDAR_LEAGUES_MAX}, a repeated one counting once. An unknown code is "
-            "a 404."
+            "a 404. Optional: it keeps the calendar to these leagues (with alert subscriptions, "
+            "to what they ask for in them; without any, these leagues' matches and every pick)."
         )
 
     def documented(self) -> dict:
@@ -54,7 +55,7 @@ class LeagueCodes(CommaList):
 
 
 class ChosenCalendarArgsSchema(CamelSchema):
-    """A user's calendar: their calendar token and the leagues it shows."""
+    """A user's own calendar: their calendar token, and the leagues it keeps to (optional)."""
 
     token = fields.String(
         required=True,
@@ -66,7 +67,7 @@ class ChosenCalendarArgsSchema(CamelSchema):
             "pattern": f"^{TOKEN_PATTERN}$",
         },
     )
-    leagues = LeagueCodes(required=True)
+    leagues = LeagueCodes()
 
 
 class CalendarTokenSchema(CamelSchema):
@@ -83,10 +84,11 @@ class CalendarTokenSchema(CamelSchema):
     url = fields.String(
         required=True,
         metadata={
-            "description": "Your calendar's address with the token: add "
-            "`&leagues=E0,SP1` (the leagues' codes, from the catalog or a league calendar's "
-            "address) and subscribe to it in a calendar app. Relative when the service knows "
-            "no public address of its own (`PUBLIC_BASE_URL`)."
+            "description": "Your calendar's address with the token, to subscribe to in a "
+            "calendar app: it follows your alert subscriptions (`/api/me/alerts`), the matches "
+            "and picks they ask for. Add `&leagues=E0,SP1` (the leagues' codes, from the catalog "
+            "or a league calendar's address) to keep it to those leagues. Relative when the "
+            "service knows no public address of its own (`PUBLIC_BASE_URL`)."
         },
     )
 

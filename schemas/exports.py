@@ -192,6 +192,14 @@ class PickRowSchema(CamelSchema):
     settled_at = UTCDateTime(allow_none=True)
     #: Last, so the columns of before keep their places in a CSV.
     line = Line()
+    suggested_stake = ratio(
+        metadata={
+            "description": "The suggested stake, a share of the bankroll, as the match cards "
+            "give it (`suggestedStake`: a fraction of Kelly at the probability the rating rule "
+            "trusts, capped, 0 where the evidence was thin when the pick was made). The Data "
+            "API is Pro's: nothing in an export is sealed."
+        }
+    )
 
 
 class PredictionRowSchema(CamelSchema):

@@ -185,6 +185,18 @@ class PickPublishedDataSchema(PayloadDataSchema):
     bookmaker = fields.String(required=True)
     probability = ratio(required=True)
     edge = ratio(required=True)
+    suggested_stake = ratio(
+        required=True,
+        allow_none=True,
+        dump_default=None,
+        metadata={
+            "description": "The suggested stake, a share of the bankroll, as the match card "
+            "gives it (`suggestedStake`: a fraction of Kelly at the probability the rating rule "
+            "trusts, capped, 0 where the evidence is thin), sized when the pick was published. "
+            "Null for an event published before stakes were announced. Every endpoint's owner "
+            "may see every pick, so nothing here is sealed."
+        },
+    )
 
 
 class PickSettledDataSchema(PayloadDataSchema):

@@ -316,6 +316,17 @@ class Snapshot:
         cursor.execute(sql, params)
         return cursor.fetchone()[0]
 
+    def fetch(self, query) -> list[tuple]:
+        """Every row of ``query`` as the driver returns them, read whole (a client-side cursor:
+        for rows that fit in memory at once)."""
+        sql, params = query.sql()
+        cursor = self.connection.cursor()
+        try:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+        finally:
+            cursor.close()
+
     def rows(self, query, batch: int = 5000):
         """The rows of ``query`` as the driver returns them, fetched ``batch`` at a time."""
         sql, params = query.sql()

@@ -55,7 +55,7 @@ def holder(token: str, settings) -> User | None:
 
 def subscription(user, base_url: str, settings) -> dict:
     """What ``user`` puts in a calendar app: their calendar token and their calendar's address
-    with it (the leagues still to add)."""
+    with it (which follows their alert subscriptions; ``leagues`` may be added)."""
     token = issue(user, settings)
     return {"token": token, "url": f"{base_url}{routes.CHOSEN_CALENDAR}?token={token}"}
 

@@ -95,15 +95,6 @@ def _candidates(now) -> list[dict]:
     return found
 
 
-def _wants(subscription, pick: dict) -> bool:
-    """Whether ``subscription`` asks for ``pick``: its league, market and rating."""
-    return (
-        (not subscription.leagues or pick["league"] in subscription.leagues)
-        and (not subscription.markets or pick["market"] in subscription.markets)
-        and (not subscription.ratings or pick["rating"] in subscription.ratings)
-    )
-
-
 def _of_picks(query_of, pick_ids) -> set:
     """The rows ``query_of(chunk)`` gives for ``pick_ids``, 500 ids at a time, as a set."""
     found = set()
@@ -151,7 +142,9 @@ def fan_out(now) -> int:
                 "created_at"
             ] < subscription.created_at:
                 continue
-            if not _wants(subscription, pick):
+            if not subscriptions.wants(
+                subscription, pick["league"], pick["market"], pick["rating"]
+            ):
                 continue
             if not hidden or premium.has_premium(subscription.user):
                 rows.append((subscription.id, pick["id"], moment, "pending", 0, now, now))

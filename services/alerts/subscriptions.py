@@ -81,6 +81,25 @@ def describe(subscription: AlertSubscription) -> dict:
     }
 
 
+def wants(subscription, league_id: int, market: str, rating: str) -> bool:
+    """Whether ``subscription`` (its ``leagues``, ``markets`` and ``ratings``, an empty list
+    every one) asks for a pick of ``market`` rated ``rating`` in the league ``league_id``."""
+    return (
+        (not subscription.leagues or league_id in subscription.leagues)
+        and (not subscription.markets or market in subscription.markets)
+        and (not subscription.ratings or rating in subscription.ratings)
+    )
+
+
+def held(user) -> list[AlertSubscription]:
+    """``user``'s subscriptions, oldest first."""
+    return list(
+        AlertSubscription.select()
+        .where(AlertSubscription.user == user.id)
+        .order_by(AlertSubscription.id)
+    )
+
+
 def _own(viewer, subscription_id: int) -> AlertSubscription:
     """The caller's subscription ``subscription_id``, or NotFound (also for another user's)."""
     found = AlertSubscription.get_or_none(
@@ -93,12 +112,7 @@ def _own(viewer, subscription_id: int) -> AlertSubscription:
 
 def listing(viewer) -> dict:
     """The caller's subscriptions, oldest first, and how many they may have."""
-    query = (
-        AlertSubscription.select()
-        .where(AlertSubscription.user == viewer.id)
-        .order_by(AlertSubscription.id)
-    )
-    return {"items": [describe(row) for row in query], "limit": ALERT_SUBSCRIPTIONS_MAX}
+    return {"items": [describe(row) for row in held(viewer)], "limit": ALERT_SUBSCRIPTIONS_MAX}
 
 
 def get(viewer, subscription_id: int) -> dict:

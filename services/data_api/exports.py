@@ -9,7 +9,9 @@ count. ``web/streams.py`` writes them in their format.
 
 import json
 from dataclasses import dataclass
+from itertools import islice
 
+import numpy as np
 from peewee import Case, fn
 
 from enums import CARD_RELATIONS, MARKET_SELECTIONS
@@ -17,9 +19,11 @@ from models import Export, League, Match, OddsQuote, Pick, Prediction, Team
 from schemas.exports import FILTERS, ROWS
 from services import routes
 from services.accounts import quotas
+from services.market import staking
 from services.queries import at_line, match_filters, within
 from services.reads import cards, track_record
 from services.reads.cards import AWAY, HOME
+from store.bulk import epoch_seconds
 from store.database import Snapshot
 
 #: Rows read from the database per round trip.
@@ -97,11 +101,16 @@ def _match_filters(query, filters):
 
 
 def _picks(filters):
-    query = Pick.select(
-        *_columns(
-            "picks", Pick, match_id=Pick.match, kickoff_at=Match.kickoff_at, league_id=Match.league
-        )
-    ).join(Match)
+    # The stake's place holds the probability it is sized from (see _staked_rows).
+    columns = _columns(
+        "picks",
+        Pick,
+        match_id=Pick.match,
+        kickoff_at=Match.kickoff_at,
+        league_id=Match.league,
+        suggested_stake=staking.TRUSTED_PROBABILITY,
+    )
+    query = Pick.select(*columns).join(Match)
     query = _match_filters(query, filters)
     for column, name in ((Pick.market, "markets"), (Pick.rating, "ratings")):
         if filters.get(name):
@@ -112,6 +121,35 @@ def _picks(filters):
     if filters.get("is_live") is not None:
         query = query.where(Pick.is_live == filters["is_live"])
     return query.order_by(Match.kickoff_at, Pick.id)
+
+
+def _staked_rows(rows, known, settings):
+    """The pick rows, each with its suggested stake in the place of the probability it is sized
+    from, worked out :data:`BATCH` rows at a time, as the match cards work it out
+    (:mod:`services.market.staking`; ``known``: the settled picks' evidence)."""
+    names = row_names("picks")
+    at = {
+        name: names.index(name)
+        for name in ("odds", "rating", "data_quality", "created_at", "kickoff_at")
+    }
+    stake_at = names.index("suggested_stake")
+    rows = iter(rows)
+    while batch := [list(row) for row in islice(rows, BATCH)]:
+        columns = list(zip(*batch, strict=True))
+        stakes = staking.suggest(
+            np.array(columns[stake_at], dtype=float),
+            np.array(columns[at["odds"]], dtype=float),
+            np.array(columns[at["rating"]], dtype=str),
+            np.array(columns[at["data_quality"]], dtype=float),
+            np.minimum(
+                epoch_seconds(columns[at["created_at"]]), epoch_seconds(columns[at["kickoff_at"]])
+            ),
+            settings,
+            known,
+        )
+        for row, stake in zip(batch, stakes.tolist(), strict=True):
+            row[stake_at] = stake
+            yield row
 
 
 #: The fields of a prediction's flat row that are one of its selection's (from its JSON maps).
@@ -269,6 +307,8 @@ def prepare(user, resource: str, filters: dict, format_: str, settings, now=None
             rows = snapshot.rows(query, BATCH)
             if resource == "predictions":
                 rows = _prediction_rows(rows)
+            elif resource == "picks":
+                rows = _staked_rows(rows, staking.evidence(snapshot.fetch), settings)
         quotas.consume(user, {"exports": 1, "export_rows": count}, settings, now)
         record = Export.create(
             user=user,

@@ -188,7 +188,7 @@ def _predict_upcoming(now: datetime, until: datetime, settings) -> int:
     for country, match_ids in sorted(groups.items()):
         group_forecast = forecast.forecast(now, settings, match_ids=match_ids, country=country)
         rows = np.flatnonzero(np.isin(group_forecast.match_id, match_ids))
-        publication.write_forecast(group_forecast, rows, now)
+        publication.write_forecast(group_forecast, rows, now, settings)
         predicted += len(rows)
     return predicted
 

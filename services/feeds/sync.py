@@ -363,7 +363,7 @@ def _predict(match_ids, now, settings) -> tuple[int, int]:
             continue
         rows = np.flatnonzero(np.isin(group_forecast.match_id, ids))
         with writing():
-            written = publication.write_forecast(group_forecast, rows, now)
+            written = publication.write_forecast(group_forecast, rows, now, settings)
         predicted += len(rows)
         published += written["published"]
     return predicted, published

@@ -41,7 +41,7 @@ def backfill(settings, now=None, rebuild=False, progress=None) -> dict:
     modelled = time.perf_counter() - started
     with publishing.publish(settings, now):
         written = write_forecast(
-            backfilled, np.arange(len(backfilled.match_id)), now, rebuild=rebuild
+            backfilled, np.arange(len(backfilled.match_id)), now, settings, rebuild=rebuild
         )
         settled = settling.settle_pending(settings, now=now)
     live = Pick.select().where(Pick.is_live).count()
@@ -74,5 +74,5 @@ def refresh(match: Match, settings, now=None) -> dict:
     refreshed = forecast(now, settings, match_ids=[match.id], country=match.league.country)
     (row,) = np.flatnonzero(refreshed.match_id == match.id)
     with publishing.publish(settings, now):
-        written = write_forecast(refreshed, [row], now, refresh_intelligence=True)
+        written = write_forecast(refreshed, [row], now, settings, refresh_intelligence=True)
     return {"match_id": match.id, "refreshed_at": now, **written}

@@ -12,7 +12,7 @@ from models import MatchIntelligence, Pick, Prediction
 from services import routes
 from services.forecasting.forecast import Forecast
 from services.forecasting.rows import intelligence_rows, moment, pick_rows, prediction_rows
-from services.market import premium, price_cubes
+from services.market import premium, price_cubes, staking
 from services.record import signed_log
 from services.webhooks import events
 
@@ -139,9 +139,10 @@ def _pick_keys(records) -> set | None:
     return set(_of_matches(Pick, (Pick.match, Pick.market), (r["match"] for r in records)))
 
 
-def _emit_picks(records, held, forecast: Forecast, now) -> None:
-    """A ``pick.published`` event for each live pick just stored; a locked one (rated A) only
-    for endpoints whose owner may see it."""
+def _emit_picks(records, held, forecast: Forecast, now, settings) -> None:
+    """A ``pick.published`` event for each live pick just stored, with its suggested stake (by
+    ``settings``' rule, as the match cards give it); a locked one (rated A) only for endpoints
+    whose owner may see it."""
     if held is None:
         return
     made = [record for record in records if (record["match"], record["market"]) not in held]
@@ -149,6 +150,15 @@ def _emit_picks(records, held, forecast: Forecast, now) -> None:
         return
     kickoff = dict(zip(forecast.match_id.tolist(), forecast.kickoff.tolist(), strict=True))
     ids = _pick_ids(record["match"] for record in made)
+    stakes = staking.suggest(
+        np.array([record["trusted_probability"] for record in made], dtype=float),
+        np.array([record["odds"] for record in made], dtype=float),
+        np.array([record["rating"] for record in made], dtype=str),
+        np.array([record["data_quality"] for record in made], dtype=float),
+        # Each made now, before its kick-off (live): its moment is now.
+        np.minimum(now.timestamp(), [kickoff[record["match"]] for record in made]),
+        settings,
+    ).tolist()
     events.emit(
         "pick.published",
         [
@@ -166,10 +176,11 @@ def _emit_picks(records, held, forecast: Forecast, now) -> None:
                     "bookmaker": record["bookmaker"],
                     "probability": record["probability"],
                     "edge": record["edge"],
+                    "suggested_stake": stake,
                 },
                 "premium" if record["rating"] in premium.LOCKED_RATINGS else "subscribers",
             )
-            for record in made
+            for record, stake in zip(made, stakes, strict=True)
         ],
         now,
     )
@@ -209,9 +220,10 @@ def _drop_unquoted_lines(records, match_ids) -> None:
 
 
 def write_forecast(
-    forecast: Forecast, rows, now, refresh_intelligence=False, rebuild=False
+    forecast: Forecast, rows, now, settings, refresh_intelligence=False, rebuild=False
 ) -> dict:
-    """Write predictions, new picks and intelligence for ``rows`` of ``forecast``; returns counts.
+    """Write predictions, new picks and intelligence for ``rows`` of ``forecast``; returns counts
+    (``settings``: the stake rule's, for the picks announced).
 
     A row whose match has kicked off (see :func:`_upcoming`) keeps the prediction and
     intelligence it already has (unless ``refresh_intelligence``); only the others are live.
@@ -249,7 +261,7 @@ def write_forecast(
     before = Pick.select().count()
     _upsert(Pick, new_picks)
     made = Pick.select().count() - before
-    _emit_picks(live_picks, held, forecast, now)
+    _emit_picks(live_picks, held, forecast, now, settings)
     # A live pick enters the ledger in the transaction that stores it, and so do the prices it
     # was made from: an upcoming match's odds summary is written only here (pre-match prices
     # as the picks saw them; closing ones, which make no pick, as stored).

@@ -35,11 +35,12 @@ def settings_rule(settings) -> dict:
     }
 
 
-def evidence() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def evidence(read=fetch_rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The settled picks' ``(known_at, rating, odds)``: every pick with a result (won, lost, or
     half of either), set-apart ones left out, known a day after its match kicked off. One
-    query."""
-    rows = fetch_rows(
+    query, read by ``read`` (its rows as the driver returns them: ``fetch_rows``, or a
+    snapshot's ``fetch``)."""
+    rows = read(
         Pick.select(Match.kickoff_at, Pick.rating, Pick.odds)
         .join(Match)
         .where(Pick.status.in_(DECIDED_STATUSES) & Pick.not_live_reason.is_null())

@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from urllib.parse import urlencode
 
 import pytest
+from flask import current_app
 from itsdangerous import URLSafeSerializer
 from itsdangerous.encoding import base64_encode
 
@@ -35,6 +36,7 @@ from models import (
 from schemas.data import max_limit
 from schemas.exports import ROWS
 from services.data_api.exports import row_names
+from services.market import staking
 from tests import asserts, factories
 from tests.helpers import UNLIMITED, counted_queries, ok
 
@@ -672,6 +674,25 @@ def wire_names(resource) -> list[str]:
     return [field.data_key or name for name, field in ROWS[resource]().fields.items()]
 
 
+def card_stake(pick) -> float:
+    """A pick's suggested stake as the match cards work it out (``staking.with_stakes``)."""
+    (staked,) = staking.with_stakes(
+        [
+            {
+                "trusted_probability": pick.trusted_probability or pick.probability,
+                "odds": pick.odds,
+                "rating": pick.rating,
+                "data_quality": pick.data_quality,
+                "created_at": pick.created_at,
+                "match_id": pick.match_id,
+            }
+        ],
+        {pick.match_id: pick.match.kickoff_at},
+        current_app.config,
+    )
+    return staked["suggested_stake"]
+
+
 def stored_row(resource, row) -> dict:
     """The stored record behind an export row (read by its wire names), as ``{field name:
     value}`` for every field of the row schema: each found by name on the record, else on a
@@ -699,6 +720,8 @@ def stored_row(resource, row) -> dict:
     else:
         model = {"matches": Match, "picks": Pick, "teams": Team, "leagues": League}[resource]
         record, given = model.get_by_id(int(row["id"])), {}
+        if resource == "picks":  # not stored: worked out when read, as the match cards do
+            given["suggested_stake"] = card_stake(record)
     match = record if isinstance(record, Match) else getattr(record, "match", None)
     related = []
     if match is not None:

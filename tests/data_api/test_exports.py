@@ -671,3 +671,48 @@ def test_an_export_honours_accept_before_charging_anything(small, format_, accep
     else:
         assert report["exports"]["used"] == 1
         response.close()
+
+
+def test_a_picks_export_carries_each_picks_suggested_stake_in_every_format(make_app):
+    """Stakes from two settled picks of a rating and price band on, capped at 5 %: four settled
+    B picks at 2.5 two days apart (the first two made with fewer than two results known), then a
+    coming B pick and a coming A pick (no settled A pick behind it). Each row's stake is the
+    match card's, in its own last column of a CSV."""
+    now = datetime(2026, 5, 1, 12, tzinfo=UTC)
+    stake = 0.25 / 6  # a quarter of Kelly at 0.5 and 2.5: (1.25 − 1) / 1.5 / 4
+    app = make_app(CLOCK=lambda: now, STAKE_MIN_SETTLED=2, STAKE_CAP=0.05)
+    client = app.test_client()
+    with app.app_context():
+        for day in range(4):
+            kickoff = now - timedelta(days=20 - 2 * day)
+            won = day % 2 == 0
+            factories.pick(
+                factories.match(f"H{day}", f"A{day}", kickoff=kickoff),
+                odds=2.5, probability=0.5, rating="B", is_live=True,
+                created_at=kickoff - timedelta(hours=1),
+                status="won" if won else "lost", profit=1.5 if won else -1.0,
+            )  # fmt: skip
+        coming = factories.match(
+            "Gamma", "Delta", kickoff=now + timedelta(days=1), status="scheduled"
+        )
+        factories.pick(coming, "ou25", "over", odds=2.5, probability=0.5, created_at=now)
+        factories.pick(coming, odds=2.5, probability=0.5, rating="A", created_at=now)
+        people = factories.people()
+    headers = people["pro"][1]
+    expected = [0.0, 0.0, stake, stake, stake, 0.0]  # by kick-off, then id
+    card = helpers.ok(client.get(f"/api/matches/{coming.id}", headers=headers))
+    assert [pick["suggestedStake"] for pick in card["picks"]] == pytest.approx(
+        expected[4:], abs=1e-6
+    )
+    text = export(client, headers, "picks", "csv").get_data(as_text=True)
+    assert text.splitlines()[0].split(",")[-1] == "suggestedStake"  # the others keep their place
+    found = [float(row["suggestedStake"]) for row in csv_rows(text)]
+    assert found == pytest.approx(expected, abs=1e-6)
+    items = export(client, headers, "picks", "json").get_json()["items"]
+    assert [item["suggestedStake"] for item in items] == pytest.approx(expected, abs=1e-6)
+    lines = export(client, headers, "picks", "ndjson").get_data(as_text=True).splitlines()
+    found = [json.loads(line)["suggestedStake"] for line in lines]
+    assert found == pytest.approx(expected, abs=1e-6)
+    # The catalog lists the field with the others.
+    catalog = client.get(CATALOG, headers=headers).get_json()
+    assert "suggestedStake" in json.dumps(catalog)

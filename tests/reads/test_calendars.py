@@ -1,6 +1,6 @@
-"""Calendars: a league's and a user's chosen leagues', read back by the ``icalendar`` library as
-a calendar app would; the premium rule in them; the calendar token, rotated; the text writer's
-folding and escaping."""
+"""Calendars: a league's and a user's own (following their alert subscriptions, or the leagues
+they choose), read back by the ``icalendar`` library as a calendar app would; the premium rule in
+them; the calendar token, rotated; the text writer's folding and escaping."""
 
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
@@ -31,7 +31,13 @@ def clock():
 
 @pytest.fixture
 def app(make_app, clock):
-    return make_app(CLOCK=clock, PUBLIC_BASE_URL=BASE)
+    # A bot token: alert subscriptions by Telegram may be made (none is sent here).
+    return make_app(
+        CLOCK=clock,
+        PUBLIC_BASE_URL=BASE,
+        TELEGRAM_BOT_TOKEN="123456:calendar-test-bot",
+        RATELIMIT_AUTH="1000 per minute",
+    )
 
 
 @pytest.fixture
@@ -52,7 +58,12 @@ def world(app, people):
         factories.match(
             "Long", "Ago", kickoff=NOW - timedelta(days=3), status="finished", league=LEAGUE
         )
-        return {"match": match.id, "other": other.id, "people": people}
+        return {
+            "match": match.id,
+            "other": other.id,
+            "leagues": {"E0": match.league_id, "SP1": other.league_id},
+            "people": people,
+        }
 
 
 def calendar(response) -> icalendar.Calendar:
@@ -134,8 +145,25 @@ def test_pro_readers_see_every_pick_in_full(client, world):
     text = description(
         client.get("/api/calendars/leagues/E0.ics", headers=world["people"]["pro"][1])
     )
-    assert f"Match result, rated A: {AWAY} win at 3.45 (pinnacle), edge +10.0 %." in text
+    assert (
+        f"Match result, rated A: {AWAY} win at 3.45 (pinnacle), edge +10.0 %, no stake "
+        "suggested (the evidence behind it is thin)." in text
+    )
     assert "Both teams score, rated B: Both score at 1.91 (bet365)" in text
+
+
+def test_an_open_pick_shows_its_suggested_stake_and_a_locked_one_does_not(make_app, clock):
+    app = make_app(CLOCK=clock, PUBLIC_BASE_URL=BASE, STAKE_MIN_SETTLED=0)
+    client = app.test_client()
+    with app.app_context():
+        match = factories.match(HOME, AWAY, kickoff=KICKOFF, status="scheduled", league=LEAGUE)
+        # A quarter of Kelly at 0.55 and 3.45 is 9.2 %: capped at 2 %.
+        factories.pick(match, selection="away", odds=3.45, bookmaker="pinnacle", rating="A")
+        people = factories.people()
+    pro = description(client.get("/api/calendars/leagues/E0.ics", headers=people["pro"][1]))
+    assert "edge +10.0 %, suggested stake 2.00 % of the bankroll." in pro
+    free = description(client.get("/api/calendars/leagues/E0.ics", headers=people["free"][1]))
+    assert "locked until kick-off" in free and "stake" not in free
 
 
 def test_from_kick_off_every_pick_is_public(client, world, clock):
@@ -162,8 +190,8 @@ def test_a_played_match_shows_its_result_and_how_its_picks_did_and_a_cancelled_o
     text = str(found["Played vs Here"]["DESCRIPTION"])
     assert "Result: Played 2–1 Here" in text
     assert (
-        "Match result, rated A: Played win at 2.20 (bet365), edge +10.0 %; won, +1.20 units."
-        in text
+        "Match result, rated A: Played win at 2.20 (bet365), edge +10.0 %, no stake suggested "
+        "(the evidence behind it is thin); won, +1.20 units." in text
     )
     assert found["Played vs Here"].decoded("DTSTAMP") == changed.replace(microsecond=0)
     assert str(found["Called vs Off"]["STATUS"]) == "CANCELLED"
@@ -210,7 +238,7 @@ def test_a_calendar_answers_a_conditional_get_with_304(client, world):
     assert pro.headers["ETag"] != first.headers["ETag"]
 
 
-# A user's calendar of the leagues they choose
+# A user's own calendar: the leagues they choose (without alert subscriptions)
 
 
 def mine(client, token, leagues="E0,SP1", **more):
@@ -235,7 +263,6 @@ def test_a_users_calendar_refuses_an_unknown_league_and_bad_arguments(client, wo
     body = asserts.problem(mine(client, token, "E0,NOPE"), 404, "not-found")
     assert "NOPE" in body["detail"]
     for query, name in (
-        ({"token": token}, "leagues"),
         ({"token": token, "leagues": "E0,"}, "leagues"),
         ({"token": token, "leagues": ",".join(f"L{n}" for n in range(21))}, "leagues"),
         ({"token": "1.short", "leagues": "E0"}, "token"),
@@ -295,8 +322,9 @@ def test_the_calendars_are_documented(client):
     assert "text/calendar" in league["responses"]["200"]["content"]
     assert "404" in league["responses"]
     chosen = spec["paths"]["/api/calendars/mine.ics"]["get"]
-    names = {each["name"] for each in chosen["parameters"]}
-    assert names == {"token", "leagues"}
+    required = {each["name"]: each["required"] for each in chosen["parameters"]}
+    assert required == {"token": True, "leagues": False}
+    assert "alert subscriptions" in chosen["responses"]["200"]["description"]
     assert set(spec["paths"][TOKEN]) == {"get", "post"}
 
 
@@ -347,3 +375,127 @@ def test_a_users_calendar_shows_the_plan_of_now_and_is_never_kept(client, app, w
     with app.app_context():
         User.update(plan="free").where(User.id == pro[0].id).execute()  # not via the API
     assert "3.45" not in description(mine(client, token, "E0"))
+
+
+# A user's own calendar: their alert subscriptions
+
+ALERTS = "/api/me/alerts"
+
+
+def subscribe(client, headers, **filters) -> dict:
+    """An alert subscription by Telegram (``leagueIds``, ``markets``, ``ratings``)."""
+    response = client.post(
+        ALERTS, json={"channel": "telegram", "address": "424242", **filters}, headers=headers
+    )
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def own(client, token, **query):
+    return client.get(f"/api/calendars/mine.ics?{urlencode({'token': token, **query})}")
+
+
+@pytest.fixture
+def third(app, world):
+    """A match of a third league with only a B pick on both teams to score."""
+    with app.app_context():
+        match = factories.match(
+            "Roma", "Lazio", kickoff=KICKOFF, status="scheduled",
+            league=("I1", "Serie A", "Italy", "top-flight"),
+        )  # fmt: skip
+        factories.pick(match, market="btts", selection="no", odds=2.05, rating="B")
+    return match.id
+
+
+def test_a_users_calendar_follows_their_alert_subscriptions(client, world, third):
+    headers = world["people"]["pro"][1]
+    token = token_of(client, headers)
+    # The Premier League's A picks; and, in every league, the match-result picks rated C.
+    subscribe(client, headers, leagueIds=[world["leagues"]["E0"]], ratings=["A"])
+    subscribe(client, headers, markets=["1x2"], ratings=["C"])
+    response = own(client, token)
+    assert response.headers["Cache-Control"] == "no-store" and "ETag" not in response.headers
+    parsed = calendar(response)
+    assert str(parsed["X-WR-CALNAME"]) == "Your matches and picks"
+    caldesc = str(parsed["X-WR-CALDESC"])
+    assert caldesc.startswith("Follows your alert subscriptions")
+    assert "(Premier League)" in caldesc and "any other league" in caldesc
+    found = events(parsed)
+    # The league named, whole (its match past the window left out), and the match of another
+    # league with a pick asked for; not Serie A's, whose one pick nobody asked for.
+    assert sorted(found) == [f"{HOME} vs {AWAY}", "Sevilla vs Betis"]
+    text = str(found[f"{HOME} vs {AWAY}"]["DESCRIPTION"])
+    assert f"Match result, rated A: {AWAY} win at 3.45 (pinnacle)" in text
+    assert "Both teams score" not in text  # rated B: not asked for
+    assert "Match result, rated C: Draw at 3.30" in str(found["Sevilla vs Betis"]["DESCRIPTION"])
+    # ``leagues`` keeps the calendar to its leagues.
+    narrowed = calendar(own(client, token, leagues="SP1"))
+    assert list(events(narrowed)) == ["Sevilla vs Betis"]
+    assert "kept to La Liga" in str(narrowed["X-WR-CALDESC"])
+
+
+def test_a_match_of_a_league_followed_without_a_pick_asked_for_says_so(client, world):
+    headers = world["people"]["pro"][1]
+    subscribe(client, headers, leagueIds=[world["leagues"]["SP1"]], markets=["btts"])
+    (event,) = events(calendar(own(client, token_of(client, headers)))).values()
+    assert str(event["SUMMARY"]) == "Sevilla vs Betis"
+    assert "No pick you follow for this match." in str(event["DESCRIPTION"])
+    assert "3.30" not in str(event["DESCRIPTION"])
+    # Kept to a league no subscription asks for: empty, and it says why.
+    elsewhere = calendar(own(client, token_of(client, headers), leagues="E0"))
+    assert list(elsewhere.walk("VEVENT")) == []
+    assert "none of them asks for a pick of these leagues" in str(elsewhere["X-WR-CALDESC"])
+
+
+def test_a_free_subscriber_sees_a_sealed_pick_sealed(client, world):
+    headers = world["people"]["free"][1]
+    subscribe(client, headers, leagueIds=[world["leagues"]["E0"]])
+    text = str(events(calendar(own(client, token_of(client, headers))))[f"{HOME} vs {AWAY}"][
+        "DESCRIPTION"
+    ])  # fmt: skip
+    assert "Match result, rated A: locked until kick-off." in text
+    # Sealed with it: the B pick of the same match.
+    assert "Both teams score, rated B: locked until kick-off." in text
+    for secret in ("win", "3.45", "1.91", "pinnacle", "bet365", "edge", "Both score"):
+        assert secret not in text
+
+
+def test_a_user_without_subscriptions_gets_an_empty_calendar_that_says_how_to_fill_it(
+    client, world
+):
+    headers = world["people"]["pro"][1]
+    token = token_of(client, headers)
+    response = own(client, token)
+    assert response.headers["Cache-Control"] == "no-store"
+    parsed = calendar(response)
+    assert list(parsed.walk("VEVENT")) == []
+    caldesc = str(parsed["X-WR-CALDESC"])
+    assert caldesc.startswith("Empty") and ALERTS in caldesc and "&leagues=" in caldesc
+    # Subscribing fills it at once, and unsubscribing empties it (never kept).
+    made = subscribe(client, headers, leagueIds=[world["leagues"]["SP1"]])
+    assert list(events(calendar(own(client, token)))) == ["Sevilla vs Betis"]
+    assert client.delete(f"{ALERTS}/{made['id']}", headers=headers).status_code == 204
+    assert list(calendar(own(client, token)).walk("VEVENT")) == []
+
+
+def test_a_users_calendar_costs_the_same_queries_whatever_its_subscriptions(
+    client, app, world, third
+):
+    headers = world["people"]["free"][1]
+    token = token_of(client, headers)
+    subscribe(client, headers, leagueIds=[world["leagues"]["E0"]], ratings=["A"])
+    own(client, token)
+    counts = []
+    for more in (
+        {"markets": ["1x2"], "ratings": ["C"]},
+        {"leagueIds": [world["leagues"]["SP1"]], "markets": ["btts"]},
+    ):
+        subscribe(client, headers, **more)
+        with counted_queries() as statements:
+            calendar(own(client, token, leagues="E0,SP1,I1"))
+        queries = [each for each in statements if each.startswith("(")]
+        counts.append(sum("data_version" not in query for query in queries))
+    # The account, the leagues of ``leagues``, its subscriptions, the names of the leagues they
+    # name, the matches, the locked ones, their picks, the settled picks their stakes are judged
+    # by, when they changed.
+    assert counts == [9, 9]

@@ -79,6 +79,10 @@ def world(tmp_path_factory):
                 CLOCK=clock,
                 WEBHOOK_ALLOW_PRIVATE=True,
                 RATELIMIT_AUTH="100000 per minute",
+                RATELIMIT_PUBLIC="100000 per minute",
+                # Stakes from the first pick on: each is then the same read at publication as
+                # later (none waits for results the backfill settles after it publishes).
+                STAKE_MIN_SETTLED=0,
             )
         )
         client = app.test_client()
@@ -107,7 +111,7 @@ def world(tmp_path_factory):
             clock.now = last + timedelta(hours=3)
             jobs.settle(3650, app.config, now=clock())
         pump(app, clock)
-        app.receivers, app.clock = receivers, clock
+        app.receivers, app.clock, app.people = receivers, clock, people
         yield app
 
 
@@ -140,6 +144,25 @@ def test_each_live_pick_is_published_once(world, kind):
                 pick.rating,
             )
             assert data["url"] == f"/api/matches/{pick.match_id}"
+
+
+@pytest.mark.parametrize("kind", ["pro", "admin"])
+def test_each_published_pick_carries_its_suggested_stake_as_its_card_does(world, kind):
+    client, headers = world.test_client(), world.people[kind][1]
+    cards, stakes = {}, []
+    for item in world.receivers[kind].of_type("pick.published"):
+        data = item.payload["data"]
+        if data["matchId"] not in cards:
+            path = f"/api/matches/{data['matchId']}"
+            cards[data["matchId"]] = {
+                pick["id"]: pick for pick in client.get(path, headers=headers).get_json()["picks"]
+            }
+        stakes.append(data["suggestedStake"])
+        assert data["suggestedStake"] == pytest.approx(
+            cards[data["matchId"]][data["id"]]["suggestedStake"], abs=1e-6
+        )
+    assert stakes and all(0 <= stake <= world.config["STAKE_CAP"] for stake in stakes)
+    assert any(stake > 0 for stake in stakes)
 
 
 @pytest.mark.parametrize("kind", ["pro", "admin"])

@@ -51,8 +51,8 @@ def evidence(read=fetch_rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def suggest(probability, odds, rating, data_quality, moment, settings, known=None) -> np.ndarray:
-    """The suggested stake of each pick (arrays: the trusted probability, price, rating, data
-    quality, and moment in epoch seconds, see the module's docstring); ``known`` is
+    """The suggested stake of each pick (arrays, or lists: the trusted probability, price,
+    rating, data quality, and moment in epoch seconds, see the module's docstring); ``known`` is
     :func:`evidence`'s answer, read when not given."""
     known_at, known_rating, known_odds = evidence() if known is None else known
     counts = stakes.settled_before(moment, rating, odds, known_at, known_rating, known_odds)
@@ -62,9 +62,10 @@ def suggest(probability, odds, rating, data_quality, moment, settings, known=Non
 def moments(created_at, kickoff_at) -> np.ndarray:
     """Each pick's moment (epoch seconds): when it was made, or its kick-off if that came first
     (aware datetimes)."""
-    made = np.array([moment.timestamp() for moment in created_at], dtype=float)
-    kickoff = np.array([moment.timestamp() for moment in kickoff_at], dtype=float)
-    return np.minimum(made, kickoff)
+    return np.minimum(
+        [moment.timestamp() for moment in created_at],
+        [moment.timestamp() for moment in kickoff_at],
+    )
 
 
 def with_stakes(picks: list[dict], kickoffs: dict, settings) -> list[dict]:
@@ -73,11 +74,11 @@ def with_stakes(picks: list[dict], kickoffs: dict, settings) -> list[dict]:
     each match id to its kick-off. One query, none without picks."""
     if not picks:
         return picks
-    stake = suggest(
-        np.array([pick.pop("trusted_probability") for pick in picks], dtype=float),
-        np.array([pick["odds"] for pick in picks], dtype=float),
-        np.array([pick["rating"] for pick in picks], dtype=str),
-        np.array([pick["data_quality"] for pick in picks], dtype=float),
+    stake = suggest(  # lists: the engine makes arrays of them
+        [pick.pop("trusted_probability") for pick in picks],
+        [pick["odds"] for pick in picks],
+        [pick["rating"] for pick in picks],
+        [pick["data_quality"] for pick in picks],
         moments(
             [pick["created_at"] for pick in picks],
             [kickoffs[pick["match_id"]] for pick in picks],

@@ -102,3 +102,43 @@ def test_the_record_of_stakes_beside_flat_ones():
     empty = stakes.record([], [], flat=0.02)
     assert empty["mean_stake"] is None and empty["suggested"]["growth"] is None
     assert stakes.record([0.01], [1.0], 0.02)["suggested"]["mean_return_std_error"] is None
+
+
+def test_kelly_never_stakes_more_than_the_whole_bankroll():
+    # A sure thing is the whole bankroll at any price; a probability over 1 (bad data), no more.
+    assert stakes.kelly([1.0, 1.0], [3.0, 1.5]).tolist() == [1.0, 1.0]
+    assert stakes.kelly([1.2, 1.5], [2.0, 4.0]).tolist() == [1.0, 1.0]  # (2.4 − 1) / 1 = 1.4
+
+
+def test_a_missing_data_quality_is_thin_whatever_the_threshold():
+    rule = {**RULE, "min_quality": 0.0}
+    assert stakes.suggested([0.3, 0.3], [4.0, 4.0], [np.nan, 0.0], [30, 30], **rule).tolist() == [
+        0.0,
+        pytest.approx(0.2 / 12),
+    ]
+
+
+def test_the_counts_of_settled_picks_are_whole_numbers():
+    counts = stakes.settled_before(
+        [100.0, 300.0], ["B", "B"], [2.5, 2.5], [50, 250], ["B"] * 2, [2.1] * 2
+    )
+    assert counts.dtype.kind == "i" and counts.tolist() == [1, 2]
+
+
+def test_two_picks_have_a_standard_error_and_one_has_none():
+    figures = stakes.record([0.02, 0.02], [1.0, -1.0], flat=0.01)
+    # Returns 0.02 and −0.02: mean 0, sample deviation 0.02 × √2, over √2: 0.02.
+    assert figures["suggested"]["mean_return_std_error"] == pytest.approx(0.02)
+    assert figures["flat"]["mean_return_std_error"] == pytest.approx(0.01)
+    assert stakes.record([0.02], [1.0], flat=0.01)["flat"]["mean_return_std_error"] is None
+
+
+def test_a_missing_value_given_as_none_counts_as_missing():
+    # A probability or a price of None stakes nothing; a data quality of None is thin; a price
+    # of None is in the lowest band.
+    assert stakes.kelly([None, 0.5, 0.5], [2.5, None, 2.5]).tolist() == [0.0, 0.0, 0.25 / 1.5]
+    assert stakes.suggested([0.3, 0.3], [4.0, 4.0], [None, 0.9], [30, 30], **RULE).tolist() == [
+        0.0,
+        pytest.approx(0.2 / 12),
+    ]
+    assert stakes.stake_band([None, 2.5]).tolist() == [0, 1]

@@ -12,10 +12,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engine.ledger import merkle, notes
-from models import LedgerEntry
-from services.record import signed_log, tiles
+from errors import NotFound, ValidationFailed
+from models import LedgerCheckpoint, LedgerEntry, Match
+from services.record import settling, signed_log, tiles
 from store.database import db
 from tests import factories
+from tests.helpers import counted_queries
 from tests.verifier import load_verifier
 
 verifier = load_verifier()
@@ -318,3 +320,200 @@ def test_match_facts_give_a_span_of_days(make_app):
     assert items[1]["score"] is None
     refused = client.get("/api/track-record/ledger/matches?from=2026-03-01&days=8")
     assert refused.status_code == 422 and refused.mimetype == "application/problem+json"
+
+
+# The service's answers at their edges, called directly
+
+
+def test_a_bundle_holds_entries_up_to_a_uint16_and_refuses_a_longer_one():
+    largest = b"x" * tiles.MAX_ENTRY
+    assert tiles.bundle([b"", largest]) == b"\x00\x00" + b"\xff\xff" + largest
+    assert tiles.bundle([b"ab" * 150]) == b"\x01\x2c" + b"ab" * 150  # 300: big-endian
+    with pytest.raises(ValueError, match=r"^an entry of 65536 bytes does not fit a bundle$"):
+        tiles.bundle([b"ok", largest + b"x"])
+
+
+def test_a_bundle_is_gzipped_from_a_kilobyte_the_same_bytes_every_time():
+    small = bytes(range(256)) * 3 + b"y" * (tiles.GZIP_FROM - 769)
+    assert len(small) == tiles.GZIP_FROM - 1
+    assert tiles.compressed(small, True) == (small, False)
+    large = small + b"z"
+    assert tiles.compressed(large, False) == (large, False)
+    data, gzipped = tiles.compressed(large, True)
+    assert gzipped and gzip.decompress(data) == large
+    # RFC 1952: MTIME, bytes 4 to 7, is 0 (no time): a tile's gzipped bytes never change.
+    assert data[4:8] == b"\x00\x00\x00\x00"
+    assert tiles.compressed(large, True) == (data, True)
+
+
+def test_a_path_is_parsed_within_the_specs_ranges_or_refused_by_name():
+    assert tiles.parse("63/000") == tiles.Tile(63, 0, 256)
+    assert tiles.parse("0/000.p/255") == tiles.Tile(0, 0, 255)
+    assert tiles.parse("entries/x001/000") == tiles.Tile(None, 1000, 256)
+    for path, why in (
+        ("64/000", "No tile at '64/000'."),
+        ("0/0001", "No tile at '0/0001'."),
+        ("0/000.p/256", "No tile at '0/000.p/256': a partial tile is 1 to 255 wide."),
+        ("0/x000/001", "No tile at '0/x000/001'."),
+    ):
+        with pytest.raises(NotFound) as refused:
+            tiles.parse(path)
+        assert refused.value.detail == why
+
+
+def test_a_tile_past_the_signed_ledger_is_not_found_at_any_level(ctx):
+    grow(255)
+    assert len(tiles.read(tiles.Tile(0, 0, 255))) == 255 * 32
+    # A level-1 tile of one hash needs 256 entries, whatever level 0 holds.
+    with pytest.raises(NotFound) as refused:
+        tiles.read(tiles.Tile(1, 0, 1))
+    assert refused.value.detail == "No tile tile/1/000.p/1 in the signed ledger."
+    with pytest.raises(NotFound):
+        tiles.read(tiles.Tile(None, 0, 256))
+
+
+def signed_past_the_entries(size: int) -> None:
+    """A checkpoint row of ``size`` with the ledger holding fewer entries (a database restored
+    from two backups): what is signed and what is stored disagree."""
+    latest = LedgerCheckpoint.select().order_by(LedgerCheckpoint.size.desc()).first()
+    LedgerCheckpoint.insert(
+        size=size,
+        root_hash=latest.root_hash,
+        published_at=latest.published_at,
+        signed_note=latest.signed_note,
+        key_id=latest.key_id,
+    ).execute()
+
+
+def test_a_tile_the_stored_tree_cannot_give_is_an_error_never_short_bytes(ctx):
+    grow(3)
+    signed_past_the_entries(7 * 256)
+    with pytest.raises(RuntimeError, match=r"^the ledger lacks entries of tile/0/000\.p/5$"):
+        tiles.read(tiles.Tile(0, 0, 5))
+    with pytest.raises(RuntimeError, match=r"^the ledger lacks entries of tile/entries/000$"):
+        tiles.read(tiles.Tile(None, 0, 256))
+    expected_message = r"^the ledger tree lacks the tile tile/1/000\.p/6's nodes \[0, 1, 2, 3, 4\]$"
+    with pytest.raises(RuntimeError, match=expected_message):
+        tiles.read(tiles.Tile(1, 0, 6))
+
+
+def test_the_checkpoint_note_is_not_found_before_the_first(ctx):
+    with pytest.raises(NotFound) as refused:
+        tiles.checkpoint_note()
+    assert refused.value.detail == "The ledger has no signed checkpoint yet."
+    grow(1)
+    assert tiles.checkpoint_note() == LedgerCheckpoint.get().signed_note
+
+
+def test_a_page_of_checkpoints_says_whether_more_follow_in_a_fixed_number_of_queries(
+    ctx, monkeypatch
+):
+    for size in (2, 5, 9, 12):
+        grow(size, T0 + timedelta(minutes=size))
+    monkeypatch.setattr(tiles, "CHECKPOINTS_PAGE", 2)
+    settings = factories.settings()
+    key = signed_log.head(settings)
+    with counted_queries() as two_rows:
+        page = tiles.checkpoints(5, settings)
+    assert {name: page[name] for name in ("origin", "verifier_key", "after", "more")} == {
+        "origin": key["origin"],
+        "verifier_key": key["verifier_key"],
+        "after": 5,
+        "more": False,  # exactly a page left
+    }
+    assert page["items"] == [
+        signed_log._checkpoint(LedgerCheckpoint.get(LedgerCheckpoint.size == size))
+        for size in (9, 12)
+    ]
+    with counted_queries() as one_row:
+        assert [item["size"] for item in tiles.checkpoints(9, settings)["items"]] == [12]
+    assert len(two_rows) == len(one_row) == 3  # the page, its time-stamps, its cosignatures
+    assert tiles.checkpoints(0, settings)["more"] is True
+
+
+def reveal_history(clock):
+    """Three live B picks published before their kick-off (entries 0 to 2), the first two then
+    settled (entries 3 and 4), each operation signing a checkpoint: the picks."""
+    picks = []
+    for home in ("Alpha", "Gamma", "Epsilon"):
+        match = factories.match(
+            home, f"{home} Away", kickoff=T0 + timedelta(days=1), status="scheduled"
+        )
+        picks.append(
+            factories.pick(match, "1x2", "home", 2.5, is_live=True, rating="B", created_at=T0)
+        )
+    with db.atomic():
+        signed_log.publish_new([pick.match_id for pick in picks], T0, "test-1")
+        signed_log.checkpoint(T0, factories.settings())
+    for pick in picks[:2]:
+        factories.match(
+            pick.match.home_team.name, pick.match.away_team.name, kickoff=T0 + timedelta(days=1)
+        )
+    clock.now = T0 + timedelta(days=2)
+    settling.run(7, factories.settings(), now=clock.now)
+    return picks
+
+
+def test_reveals_span_a_range_of_entries_published_ones_only(make_app):
+    clock = Clock(T0)
+    app = make_app(CLOCK=clock)
+    with app.app_context():
+        picks = reveal_history(clock)
+        assert tiles.signed_size() == 5
+        now = clock.now
+
+        def shown(start, end=None):
+            answer = tiles.reveals(start, end, now)
+            return answer["start"], answer["end"], [item["index"] for item in answer["items"]]
+
+        assert shown(0) == (0, 5, [0, 1, 2])  # not the settled entries 3 and 4
+        assert shown(1, 2) == (1, 2, [1])
+        assert shown(2, 2) == (2, 2, [])
+        assert shown(5) == (5, 5, [])  # at the signed size: nothing yet
+        first = tiles.reveals(0, 1, now)["items"][0]["reveal"]
+        assert first["pick"]["id"] == picks[0].id and first["pick"]["selection"] == "home"
+        for start, end, field, message, errors in (
+            (6, None, "start", "start is past the signed ledger's 5 entries.", "at most 5."),
+            (
+                2,
+                1,
+                "end",
+                "end must lie in [start, start + 10000] and not past the signed "
+                "ledger's 5 entries.",
+                "at least 2, at most 5.",
+            ),
+            (0, 6, "end", None, "at least 0, at most 5."),
+        ):
+            with pytest.raises(ValidationFailed) as refused:
+                tiles.reveals(start, end, now)
+            assert message is None or refused.value.detail == message
+            assert refused.value.errors == {field: [f"Must be {errors}"]}
+
+
+def test_match_facts_take_whole_utc_days_the_last_one_excluded(ctx):
+    midnight = datetime(2026, 3, 1, tzinfo=UTC)
+    later = factories.match("Gamma", "Delta", kickoff=midnight + timedelta(hours=30))
+    first = factories.match("Alpha", "Beta", kickoff=midnight, status="scheduled")
+    factories.match("Eta", "Theta", kickoff=midnight + timedelta(days=2))  # the third day
+    factories.match("Iota", "Kappa", kickoff=midnight - timedelta(seconds=1))
+    half = factories.match("Mu", "Nu", kickoff=midnight + timedelta(hours=12))
+    Match.update(away_goals=None).where(Match.id == half.id).execute()  # a score half stored
+    facts = tiles.match_facts(midnight.date(), 2)
+    assert facts["first"] == midnight.date() and facts["days"] == 2
+    assert [item["id"] for item in facts["items"]] == [later.id, first.id, half.id]  # by id
+    assert facts["items"][0] == {
+        "id": later.id,
+        "kickoff_at": midnight + timedelta(hours=30),
+        "status": "finished",
+        "score": {"home": 2, "away": 1},
+    }
+    assert [item["score"] for item in facts["items"][1:]] == [None, None]
+    assert [item["id"] for item in tiles.match_facts(midnight.date(), 1)["items"]] == [
+        first.id,
+        half.id,
+    ]
+    for days in (0, 8):
+        with pytest.raises(ValidationFailed) as refused:
+            tiles.match_facts(midnight.date(), days)
+        assert refused.value.detail == "days must be 1 to 7."
+        assert refused.value.errors == {"days": ["Must be 1 to 7."]}

@@ -145,7 +145,8 @@ def _append(kinds, pick_ids, bodies, now, leaves=None, texts=None) -> int:
         },
         constants={"created_at": now},
     )
-    stored = [(level, position, value) for level, position, value in made if level >= STORED_LEVEL]
+    # ``made`` runs level by level upwards: the stored levels are its tail.
+    stored = made[bisect.bisect_left(made, (STORED_LEVEL,)) :]
     insert_columns(
         LedgerNode,
         {
@@ -230,7 +231,10 @@ def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now,
         now,
         **settled_by,
     )
-    kinds = [entries.VOIDED if state == "void" else entries.SETTLED for state in status]
+    kind_of = {
+        state: entries.VOIDED if state == "void" else entries.SETTLED for state in set(status)
+    }
+    kinds = list(map(kind_of.__getitem__, status))
     _append(kinds, list(pick_ids), list(map(str.encode, texts)), now, texts=texts)
     return len(texts)
 

@@ -415,15 +415,17 @@ def _instants(values) -> list[str]:
 
 
 def _scores(home, away) -> list[str]:
-    """Each score as canonical JSON, ``null`` unless both goals are known."""
-    return _written(
-        list(zip(home, away, strict=True)),
-        lambda goals: (
-            "null"
-            if goals[0] is None or goals[1] is None
-            else f'{{"away":{int(goals[1])},"home":{int(goals[0])}}}'
-        ),
-    )
+    """Each score as canonical JSON, ``null`` unless both goals are known: looked up by home
+    goals, then away goals, in a table of the distinct ones (no pair made per score)."""
+    aways = set(away)
+    table = {
+        h: {
+            a: "null" if h is None or a is None else f'{{"away":{int(a)},"home":{int(h)}}}'
+            for a in aways
+        }
+        for h in set(home)
+    }
+    return list(map(dict.__getitem__, map(table.__getitem__, home), away))
 
 
 def _quoted(values: list) -> list[str]:

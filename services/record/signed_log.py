@@ -134,7 +134,7 @@ def _append(kinds, pick_ids, bodies, now, leaves=None, texts=None) -> int:
     start = size()
     frontier = _lookup(merkle.subtrees(0, start)) if start else []
     leaves = leaves or merkle.leaf_hashes(bodies)
-    made, _ = merkle.append(frontier, start, leaves)
+    runs, _ = merkle.append_runs(frontier, start, leaves)
     insert_columns(
         LedgerEntry,
         {
@@ -145,8 +145,12 @@ def _append(kinds, pick_ids, bodies, now, leaves=None, texts=None) -> int:
         },
         constants={"created_at": now},
     )
-    # ``made`` runs level by level upwards: the stored levels are its tail.
-    stored = made[bisect.bisect_left(made, (STORED_LEVEL,)) :]
+    stored = [
+        (level, first + offset, value)
+        for level, first, hashes in runs
+        if level >= STORED_LEVEL
+        for offset, value in enumerate(hashes)
+    ]
     insert_columns(
         LedgerNode,
         {

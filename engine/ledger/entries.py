@@ -346,7 +346,8 @@ def outcome_texts(
         unknown = sorted(set(closing_line) - {*CLOSING_LINES, None}, key=repr)
         raise ValueError(f"not a closing line: {unknown[0]!r}")
     # Each entry is the template's literal parts and its own values joined in one call
-    # (``str.join`` over ``zip``): no Python code runs per entry, only per distinct value.
+    # (``str.join`` over ``zip``): Python code runs per distinct value of a column (and per
+    # null, zero or odd number there, see _quoted), not per entry.
     parts = (
         '{"closingBookmaker":',
         _texts(closing_bookmaker),

@@ -128,7 +128,7 @@ def insert_columns(model, columns: dict, constants=None, page_size=10000) -> Non
     for column, kind in zip(values, kinds, strict=True):
         if kind == "integer":
             column[:] = map(operator.index, column)  # refuses floats (and converts NumPy's ints)
-        elif any("\n" in value for value in column):
+        elif any(map(operator.contains, column, repeat("\n"))):
             raise ValueError("a text value holds a newline, which separates the values")
     cursor = db.cursor()
     if is_sqlite():

@@ -33,9 +33,11 @@ nothing about when the match really started.
 
 import hashlib
 import json
+import operator
 import re
 from datetime import UTC, datetime
 from decimal import Decimal
+from itertools import compress, repeat
 
 import numpy as np
 
@@ -58,7 +60,6 @@ _KINDS = {
 _HALF_STATUSES = frozenset({"half-won", "half-lost"})
 
 _HEX = re.compile("[0-9a-f]{64}")
-_HEXES = re.compile("[0-9a-f]*")
 
 
 def canonical(value) -> bytes:
@@ -331,67 +332,71 @@ def outcome_texts(
     if len({len(column) for column in columns}) > 1:
         raise ValueError("the columns of outcomes differ in length")
     kinds = _KINDS
-    if (
-        not set(status) <= kinds.keys()
-        or not set(map(type, published)) <= {str}
-        or not set(map(len, published)) <= {64}
-        or not _HEXES.fullmatch("".join(published))
-    ):
+    if not set(status) <= kinds.keys() or not _all_hashes(published):
         for state, value in zip(status, published, strict=True):
             if state not in kinds or not isinstance(value, str) or not _HEX.fullmatch(value):
                 raise ValueError(f"not an outcome: {state!r}, citing {value!r}")
     if None in profit:
         raise ValueError("a settled pick has a profit")
-    for state, at_line in zip(status, line, strict=True):
-        if state in _HALF_STATUSES and at_line is None:
-            raise ValueError(f"only a pick at a line is {state}")
+    if not _HALF_STATUSES.isdisjoint(status):
+        for state, at_line in zip(status, line, strict=True):
+            if state in _HALF_STATUSES and at_line is None:
+                raise ValueError(f"only a pick at a line is {state}")
     if not set(closing_line) <= {*CLOSING_LINES, None}:
         unknown = sorted(set(closing_line) - {*CLOSING_LINES, None}, key=repr)
         raise ValueError(f"not a closing line: {unknown[0]!r}")
-    tail = f'"settledAt":"{instant(settled_at)}",'
-    method = _text(margin_method)
-    return [
-        f'{{"closingBookmaker":{book},"closingLine":{line},"closingOdds":{closing},'
-        f'"closingProbability":{fair},'
-        f'"clv":{value},"kickoffAt":"{kickoff}",{at_line}"live":{live},"marginMethod":{method},'
-        f'"matchStatus":{state_of_match},"notLiveReason":{reason},"pickId":{pick_id},'
-        f'"profit":{gain},"published":"{cited}",'
-        f'"score":{score},{tail}"status":"{state}","type":"{kinds[state]}"}}'
-        for (
-            book,
-            line,
-            closing,
-            fair,
-            value,
-            kickoff,
-            at_line,
-            live,
-            state_of_match,
-            reason,
-            pick_id,
-            gain,
-            cited,
-            score,
-            state,
-        ) in zip(
-            _texts(closing_bookmaker),
-            _texts(closing_line),
-            _quoted(closing_odds),
-            _quoted(closing_probability),
-            _quoted(clv),
-            _instants(kickoff_at),
-            ["" if value is None else f'"line":"{decimal(value)}",' for value in line],
-            ["true" if reason is None else "false" for reason in not_live_reason],
-            _texts(match_status),
-            _texts(not_live_reason),
-            map(int, pick_ids),
-            _quoted(profit),
-            published,
-            _scores(home_goals, away_goals),
-            status,
-            strict=True,
-        )
-    ]
+    # Each entry is the template's literal parts and its own values joined in one call
+    # (``str.join`` over ``zip``): Python code runs per distinct value of a column (and per
+    # null, zero or odd number there, see _quoted), not per entry.
+    parts = (
+        '{"closingBookmaker":',
+        _texts(closing_bookmaker),
+        ',"closingLine":',
+        _texts(closing_line),
+        ',"closingOdds":',
+        _quoted(closing_odds),
+        ',"closingProbability":',
+        _quoted(closing_probability),
+        ',"clv":',
+        _quoted(clv),
+        ',"kickoffAt":"',
+        _instants(kickoff_at),
+        '",',
+        _written(_quoted(line), lambda text: "" if text == "null" else f'"line":{text},'),
+        '"live":',
+        _written(not_live_reason, lambda reason: "true" if reason is None else "false"),
+        f',"marginMethod":{_text(margin_method)},"matchStatus":',
+        _texts(match_status),
+        ',"notLiveReason":',
+        _texts(not_live_reason),
+        ',"pickId":',
+        map(str, map(int, pick_ids)),
+        ',"profit":',
+        _quoted(profit),
+        ',"published":"',
+        published,
+        '","score":',
+        _scores(home_goals, away_goals),
+        f',"settledAt":"{instant(settled_at)}","status":"',
+        _written(status, lambda state: f'{state}","type":"{kinds[state]}"}}'),
+    )
+    columns = (repeat(part) if isinstance(part, str) else part for part in parts)
+    return list(map("".join, zip(*columns, strict=False)))  # literals repeat without end
+
+
+def _all_hashes(values) -> bool:
+    """Whether every value is a SHA-256 hash as lower-case hex text (checked all at once)."""
+    if not set(map(type, values)) <= {str} or not set(map(len, values)) <= {64}:
+        return False
+    joined = "".join(values)
+    return joined.isascii() and not joined.encode().translate(None, b"0123456789abcdef")
+
+
+def _written(values, write) -> list[str]:
+    """``write`` of each value, called once per distinct value (names, states and lines repeat):
+    for values that compare equal only when written alike (strings, None)."""
+    known = {value: write(value) for value in set(values)}
+    return list(map(known.__getitem__, values))
 
 
 def _text(value) -> str:
@@ -401,39 +406,56 @@ def _text(value) -> str:
 
 def _texts(values) -> list[str]:
     """:func:`_text` of each value, each distinct one written once (names and states repeat)."""
-    known = {value: _text(value) for value in set(values)}
-    return list(map(known.__getitem__, values))
+    return _written(values, _text)
 
 
 def _instants(values) -> list[str]:
-    """:func:`instant` of each datetime, each distinct one written once (kick-offs repeat)."""
-    known = {}
-    return [
-        known[value] if value in known else known.setdefault(value, instant(value))
-        for value in values
-    ]
+    """:func:`instant` of each datetime, each distinct one written once (kick-offs repeat; two
+    datetimes equal as instants are written alike)."""
+    return _written(values, instant)
 
 
 def _scores(home, away) -> list[str]:
-    """Each score as canonical JSON, ``null`` unless both goals are known."""
-    return [
-        "null" if h is None or a is None else f'{{"away":{int(a)},"home":{int(h)}}}'
-        for h, a in zip(home, away, strict=True)
-    ]
+    """Each score as canonical JSON, ``null`` unless both goals are known: looked up by home
+    goals, then away goals, in a table of the distinct ones (no pair made per score)."""
+    aways = set(away)
+    table = {
+        h: {
+            a: "null" if h is None or a is None else f'{{"away":{int(a)},"home":{int(h)}}}'
+            for a in aways
+        }
+        for h in set(home)
+    }
+    return list(map(dict.__getitem__, map(table.__getitem__, home), away))
 
 
 def _quoted(values: list) -> list[str]:
     """Nullable numbers as canonical JSON (``null`` or :func:`decimal`'s string in quotes), a
     column at a time: each distinct value written once when values repeat (settled prices and
-    profits do)."""
+    profits do), else every value through ``repr`` in one pass, :func:`decimal` called only for
+    those ``repr`` writes otherwise (scientific notation, or not finite: refused)."""
+    count = len(values)
     distinct = set(values)
-    if len(distinct) * 4 > len(values):
-        return ["null" if value is None else f'"{decimal(value)}"' for value in values]
-    known = {value: "null" if value is None else f'"{decimal(value)}"' for value in distinct}
-    quoted = list(map(known.__getitem__, values))
-    if 0 in known:  # 0.0 and -0.0 are one key, but their signs are written
-        quoted = [
-            f'"{decimal(value)}"' if value == 0 else text
-            for value, text in zip(values, quoted, strict=True)
-        ]
+    if len(distinct) * 4 <= count:
+        known = {value: "null" if value is None else f'"{decimal(value)}"' for value in distinct}
+        quoted = list(map(known.__getitem__, values))
+        if 0 in known:  # 0.0 and -0.0 are one key, but their signs are written
+            for index in compress(range(count), map(operator.eq, values, repeat(0))):
+                quoted[index] = f'"{decimal(values[index])}"'
+        return quoted
+    # None is read as NaN here, and written "null" after; a number repr writes otherwise than
+    # decimal does ("1e-05", "nan", "inf") goes through decimal, which writes it or refuses it.
+    quoted = list(map('"%r"'.__mod__, map(float, map(_NONE_AS_NAN.get, values, values))))
+    if None in distinct:
+        for index in compress(range(count), map(operator.is_, values, repeat(None))):
+            quoted[index] = "null"
+    joined = "".join(quoted)
+    if "e" in joined or '"nan"' in joined or 'inf"' in joined:
+        for index, text in enumerate(quoted):
+            if "e" in text or text in ('"nan"', '"inf"', '"-inf"'):
+                quoted[index] = f'"{decimal(values[index])}"'
     return quoted
+
+
+#: What :func:`_quoted` reads a None as, before writing it "null".
+_NONE_AS_NAN = {None: "nan"}

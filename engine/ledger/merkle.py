@@ -14,6 +14,7 @@ the caller's: the functions here take a ``lookup`` that answers a list of addres
 
 import hashlib
 from collections.abc import Callable, Sequence
+from itertools import repeat
 
 #: The root of the empty tree: the hash of the empty string (RFC 9162 §2.1.1).
 EMPTY_ROOT = hashlib.sha256(b"").digest()
@@ -94,7 +95,19 @@ def append(frontier: Sequence[bytes], size: int, leaves: Sequence[bytes]):
     ``frontier`` holds the hashes of the perfect subtrees of ``[0, size)``
     (``subtrees(0, size)``, left to right). Returns ``(nodes, frontier)``: every perfect
     subtree above the leaves that the new leaves complete, as ``(level, index, hash)`` with
-    level ≥ 1, and the frontier of the grown tree.
+    level ≥ 1, and the frontier of the grown tree (:func:`append_runs` gives the same nodes a
+    level at a time).
+    """
+    runs, grown = append_runs(frontier, size, leaves)
+    made = []
+    for level, start, hashes in runs:
+        made.extend(zip(repeat(level), range(start, start + len(hashes)), hashes))
+    return made, grown
+
+
+def append_runs(frontier: Sequence[bytes], size: int, leaves: Sequence[bytes]):
+    """:func:`append`, its new nodes as one run per level: ``(level, first index, hashes)``,
+    level 1 first (no tuple per node: a hundred thousand leaves make as many nodes).
 
     Level by level: the new nodes of a level are a run of consecutive positions; each pair of
     them (the first paired with the old tree's subtree of that level when it starts on a right
@@ -106,7 +119,7 @@ def append(frontier: Sequence[bytes], size: int, leaves: Sequence[bytes]):
     old = dict(zip(levels, frontier, strict=True))
     total = size + len(leaves)
     last = {}  # level -> the hash of the run's last node there (the new frontier's, if any)
-    made = []
+    runs = []
     level, start, run = 0, size, list(leaves)
     while run:
         last[level] = run[-1]
@@ -118,15 +131,15 @@ def append(frontier: Sequence[bytes], size: int, leaves: Sequence[bytes]):
             for left, right in zip(run[0::2], run[1::2], strict=False)  # an odd last waits
         ]
         level, start = level + 1, start >> 1
-        positions = range(start, start + len(parents))
-        made.extend(zip([level] * len(parents), positions, parents, strict=True))
+        if parents:
+            runs.append((level, start, parents))
         run = parents
     grown = []
     for height in _levels(total):
         # The subtree ends at the new size: made now, or an old one when none was made above it.
         ends_new = (total >> height) > (size >> height)
         grown.append(last[height] if ends_new else old[height])
-    return made, grown
+    return runs, grown
 
 
 def _levels(size: int) -> list[int]:

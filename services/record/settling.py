@@ -146,7 +146,7 @@ def _settle(settings, now, kickoff_from) -> dict:
     at = np.flatnonzero(recorded).tolist()
     signed_log.record_outcomes(
         pick_id[recorded].tolist(),
-        [cited[row] for row in at],
+        list(map(cited.__getitem__, at)),
         decided[recorded].tolist(),
         profit[recorded].tolist(),
         _nullable(closing[recorded]),
@@ -161,10 +161,9 @@ def _settle(settings, now, kickoff_from) -> dict:
         closing_line=closing_line[recorded].tolist(),
         margin_method=settings["MARGIN_METHOD"],
         not_live_reason=reasons[recorded].tolist(),
-        line=[
-            float(value) if name in LINE_MARKETS else None
-            for name, value in zip(market[recorded], line[recorded].tolist(), strict=True)
-        ],
+        line=np.where(
+            np.isin(market[recorded], LINE_MARKETS), line[recorded].astype(object), None
+        ).tolist(),
     )
     for state, name in zip(SETTLED_STATUSES, COUNTED, strict=True):
         counts[name] = int((decided == state).sum())
@@ -222,7 +221,9 @@ def _instants(seconds) -> list[datetime]:
 
 def _goals(values) -> list:
     """Goals as ints, None where unknown (NaN)."""
-    return [None if value != value else int(value) for value in values.astype(float).tolist()]
+    goals = values.astype(float)
+    known = np.isfinite(goals)
+    return np.where(known, np.where(known, goals, 0).astype(np.int64).astype(object), None).tolist()
 
 
 def _closing(match_ids, market, handicap, selection, rows, method):

@@ -134,7 +134,7 @@ def _append(kinds, pick_ids, bodies, now, leaves=None, texts=None) -> int:
     start = size()
     frontier = _lookup(merkle.subtrees(0, start)) if start else []
     leaves = leaves or merkle.leaf_hashes(bodies)
-    made, _ = merkle.append(frontier, start, leaves)
+    runs, _ = merkle.append_runs(frontier, start, leaves)
     insert_columns(
         LedgerEntry,
         {
@@ -145,7 +145,12 @@ def _append(kinds, pick_ids, bodies, now, leaves=None, texts=None) -> int:
         },
         constants={"created_at": now},
     )
-    stored = [(level, position, value) for level, position, value in made if level >= STORED_LEVEL]
+    stored = [
+        (level, first + offset, value)
+        for level, first, hashes in runs
+        if level >= STORED_LEVEL
+        for offset, value in enumerate(hashes)
+    ]
     insert_columns(
         LedgerNode,
         {
@@ -230,7 +235,10 @@ def record_outcomes(pick_ids, published, status, profit, closing_odds, clv, now,
         now,
         **settled_by,
     )
-    kinds = [entries.VOIDED if state == "void" else entries.SETTLED for state in status]
+    kind_of = {
+        state: entries.VOIDED if state == "void" else entries.SETTLED for state in set(status)
+    }
+    kinds = list(map(kind_of.__getitem__, status))
     _append(kinds, list(pick_ids), list(map(str.encode, texts)), now, texts=texts)
     return len(texts)
 

@@ -637,6 +637,49 @@ def test_outcome_entries_keep_their_bytes_on_many_varied_outcomes():
     assert entries.outcome_entries([], [], [], [], [], [], at, **empty) == []
 
 
+def test_outcome_entries_keep_their_bytes_where_values_repeat():
+    """Columns of few distinct values (written once each): zeros of both signs, nulls, numbers
+    that compare equal across types, scores and lines that repeat."""
+    rng = np.random.default_rng(20261129)
+    total = 400
+    numbers = [0.0, -0.0, 1.0, 1, -1.0, 2.05, 1e-05, np.float64(0.5), None]
+
+    def column(nullable):
+        values = [numbers[index] for index in rng.integers(0, len(numbers), total)]
+        return [0.0 if value is None and not nullable else value for value in values]
+
+    pick_ids = rng.integers(1, 10**6, total).tolist()
+    cited = [hashlib.sha256(str(n).encode()).hexdigest() for n in range(total)]
+    status = rng.choice(["won", "lost", "void", "half-won", "half-lost"], total).tolist()
+    line = [float(rng.choice([-0.25, 0.0, -0.0, 2.75])) for _ in range(total)]
+    line = [
+        None if state in ("won", "lost") and n % 2 else value
+        for n, (state, value) in enumerate(zip(status, line, strict=True))
+    ]
+    profit, closing, clv = column(False), column(True), column(True)
+    extra = settled_by(total, rng)
+    extra["home_goals"] = [None if n % 7 == 0 else int(n % 3) for n in range(total)]
+    extra["away_goals"] = [None if n % 7 == 0 else float(n % 2) for n in range(total)]
+    extra["closing_probability"] = column(True)
+    at = datetime(2026, 11, 29, 5, 0, tzinfo=UTC)
+    fast = entries.outcome_entries(
+        pick_ids, cited, status, profit, closing, clv, at, **extra, line=line
+    )
+    for index in range(total):
+        assert fast[index] == entries.outcome_entry(
+            pick_id=pick_ids[index],
+            published=bytes.fromhex(cited[index]),
+            status=status[index],
+            profit=profit[index],
+            closing_odds=closing[index],
+            clv=clv[index],
+            settled_at=at,
+            line=line[index],
+            **one_outcome(extra, index),
+        )
+    assert b'"profit":"-0.0"' in b"".join(fast) and b'"line":"-0.0"' in b"".join(fast)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

@@ -26,7 +26,7 @@ from bench.common import build_picks, commit, machine, parse_arguments
 from engine.ledger import merkle, notes
 from models import LedgerEntry, Pick
 from models.schema import create_tables, drop_tables
-from services.record import settling, signed_log
+from services.record import log_reading, settling, signed_log
 from store.database import db
 from tools.verify_ledger import verify_consistency
 
@@ -132,11 +132,11 @@ def bench_settlement(settings, total: int) -> None:
         + " (without, then with)"
     )
     print(f"  (publishing the same picks beforehand: {publishing:.2f} s; {entries:,} entries)")
-    size = signed_log.size()
+    size = log_reading.size()
     previous = size - picks
     times = []
     for _ in range(21):
-        proof, seconds, _ = measured(lambda: signed_log.consistency(previous, size))
+        proof, seconds, _ = measured(lambda: log_reading.consistency(previous, size))
         times.append(seconds)
     print(
         f"consistency proof {previous:,} -> {size:,} from the database: "

@@ -41,7 +41,7 @@ from bench.serving import BARE_APP, BARE_MODULE, run_python_load, wait_until_up
 from engine.ledger import notes
 from models import LedgerCheckpoint, Match
 from models.schema import create_tables, drop_tables
-from services.record import settling, signed_log
+from services.record import log_reading, settling, signed_log
 from store.database import db
 
 START = datetime(2025, 8, 9, 15, 0, tzinfo=UTC)
@@ -79,7 +79,7 @@ def build_season(settings, picks: int, days: int) -> int:
         with db.atomic():
             settling.settle_pending(settings, now=settled)
             signed_log.checkpoint(settled, settings)
-    return signed_log.size()
+    return log_reading.size()
 
 
 def season(folder: Path, args) -> tuple[str, str]:

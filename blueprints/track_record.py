@@ -18,7 +18,7 @@ from schemas.ledger import (
 )
 from schemas.records import ByCompetitionTypeSchema, TrackRecordArgsSchema
 from services.reads import track_record
-from services.record import signed_log, tiles
+from services.record import log_reading, tiles
 from web.access import PUBLIC, TILES, now, settings
 from web.blueprint import Blueprint
 
@@ -49,7 +49,7 @@ class Ledger(MethodView):
     @blp.doc(operationId="getLedgerCheckpoint")
     def get(self):
         """The ledger's latest signed checkpoint and the key that signs it"""
-        return signed_log.head(settings())
+        return log_reading.head(settings())
 
 
 @blp.route("/ledger/entries")
@@ -59,7 +59,7 @@ class LedgerEntries(MethodView):
     @blp.doc(operationId="listLedgerEntries")
     def get(self, query):
         """Entries of the signed ledger, with the reveals of the picks anyone may see"""
-        return signed_log.page(query["start"], query["end"], now())
+        return log_reading.page(query["start"], query["end"], now())
 
 
 @blp.route("/ledger/proof")
@@ -69,7 +69,7 @@ class LedgerProof(MethodView):
     @blp.doc(operationId="getLedgerProof")
     def get(self, query):
         """An inclusion proof of an entry, or a consistency proof between two sizes"""
-        return signed_log.proof(**query)
+        return log_reading.proof(**query)
 
 
 #: Where the tiles are served (C2SP tlog-tiles' *prefix*).

@@ -12,7 +12,7 @@ from config import ledger_key_name
 from engine.ledger import notes
 from errors import CommandError
 from services.feeds import replay
-from services.record import signed_log
+from services.record import log_reading
 
 
 @click.group("ledger", cls=Commands)
@@ -23,7 +23,7 @@ def ledger_group():
 @ledger_group.command("key", writes=False)
 def ledger_key():
     """Print the public key that verifies the ledger's checkpoints."""
-    click.echo(signed_log.signing_key(current_app.config).verifier_key)
+    click.echo(log_reading.signing_key(current_app.config).verifier_key)
 
 
 @ledger_group.command("new-key", needs_config=False, with_appcontext=False)

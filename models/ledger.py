@@ -32,7 +32,7 @@ LedgerEntry.add_index(
 
 class LedgerNode(BaseModel):
     """The hash (hex) of the ledger tree's perfect subtree of ``2^level`` leaves starting at leaf
-    ``position × 2^level``, for the levels ``services.record.signed_log.STORED_LEVEL`` and up
+    ``position × 2^level``, for the levels ``services.record.log_reading.STORED_LEVEL`` and up
     (smaller ones are rehashed from their few leaves in ``LedgerEntry``): any root or proof is then
     O(log n) lookups. Keyed by one integer, ``address = position × 64 + level``
     (:func:`node_address`), so the key is the table itself (SQLite's rowid), not another index."""

@@ -53,7 +53,7 @@ from models import (
 from services.feeds import imports
 from services.feeds.formats import footballdata, text
 from services.forecasting import forecast, predictions, publication
-from services.record import publishing, settling, signed_log
+from services.record import log_reading, publishing, settling
 
 #: How long after kick-off a match's result and closing prices are known.
 PLAYED_AFTER = timedelta(hours=2)
@@ -151,15 +151,15 @@ def _run_day(known, now, settings, horizon, backfill, check_clock) -> ReplayDay:
         if check_clock:
             _check_clock(now)
         summary = imports.store_records(known, now)
-        before = signed_log.published_count()
+        before = log_reading.published_count()
         if backfill:
             predictions.backfill(settings, now=now)
         predicted = _predict_upcoming(now, now + horizon, settings)
         settled = settling.settle_pending(settings, now=now)
         # Read as the day's checkpoint, signed at the end of the unit, leaves them: it appends
         # no entry, and the day's appends hold the ledger's lock until the commit.
-        published = signed_log.published_count() - before
-        size = signed_log.size()
+        published = log_reading.published_count() - before
+        size = log_reading.size()
     return ReplayDay(
         now=now,
         matches_new=summary.matches_new,

@@ -14,7 +14,7 @@ from models import LedgerCheckpoint, Match, Operation, Pick, Prediction
 from schemas.ops import RESULT_SCHEMAS
 from services.market.names import MARKET_NAMES, market_name, selection_name
 from services.reads import cards, seo, track_record
-from services.record import signed_log
+from services.record import log_reading
 
 #: The landing page shows today and the days after it, this many days in all.
 LANDING_DAYS = 7
@@ -379,7 +379,7 @@ def track_record_page(settings, now: datetime) -> dict:
     return {
         **report,
         "calibration": latest_calibration(),
-        "ledger": signed_log.head(settings),
+        "ledger": log_reading.head(settings),
     }
 
 

@@ -22,7 +22,7 @@ from engine.model import lines
 from enums import LINE_MARKETS, MARKET_SELECTIONS, SEEN_LINE, SETTLED_STATUSES, SOURCE_LINE
 from models import Contradiction, LedgerSeal, Match, OddsQuote, Pick
 from services.market import price_cubes
-from services.record import publishing, signed_log
+from services.record import log_reading, publishing, signed_log
 from services.webhooks import events
 from store.bulk import epoch_seconds, fetch_rows, update_rows
 from store.database import db
@@ -73,12 +73,15 @@ def _settle(settings, now, kickoff_from) -> dict:
             Pick.is_live,
             Pick.created_at,
             LedgerSeal.published_hash,  # a live pick's entry, which its outcome cites
-            signed_log.PUBLISHED_ENTRY.position,  # where it is, for when it was first signed
+            log_reading.PUBLISHED_ENTRY.position,  # where it is, for when it was first signed
         )
         .join(Match)
         .join_from(Pick, LedgerSeal, on=(LedgerSeal.pick_id == Pick.id), join_type=JOIN.LEFT_OUTER)
         .join_from(
-            Pick, signed_log.PUBLISHED_ENTRY, on=signed_log.PUBLISHED_ON, join_type=JOIN.LEFT_OUTER
+            Pick,
+            log_reading.PUBLISHED_ENTRY,
+            on=log_reading.PUBLISHED_ON,
+            join_type=JOIN.LEFT_OUTER,
         )
         .where((Pick.status == "pending") & (Match.kickoff_at < now))
         .where(Match.id.not_in(held()))
@@ -194,7 +197,7 @@ def _not_live(pick_id, checked, made_at, kickoff_at, ledger) -> np.ndarray:
     ids = pick_id[checked].astype(np.int64).tolist()
     reasons[checked] = entries.not_live_reasons(
         made_at[checked],
-        signed_log.first_signed_at(position[checked].tolist()),
+        log_reading.first_signed_at(position[checked].tolist()),
         kickoff_at[checked],
         published[checked],
     )

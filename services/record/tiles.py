@@ -24,7 +24,7 @@ from peewee import fn
 from engine.ledger import entries, merkle
 from errors import NotFound, ValidationFailed
 from models import LedgerCheckpoint, LedgerEntry, LedgerNode, Match, node_address
-from services.record import signed_log, witnesses
+from services.record import log_reading, witnesses
 
 #: The largest entry a bundle can carry (its length is a uint16).
 MAX_ENTRY = 0xFFFF
@@ -171,7 +171,7 @@ def checkpoint_note() -> str:
 def checkpoints(after: int, settings) -> dict:
     """The signed checkpoints larger than ``after``, smallest first (at most
     :data:`CHECKPOINTS_PAGE`), with the log's name and key: each one's record as
-    ``signed_log.head`` gives the latest's."""
+    ``log_reading.head`` gives the latest's."""
     rows = list(
         LedgerCheckpoint.select()
         .where(LedgerCheckpoint.size > after)
@@ -180,14 +180,14 @@ def checkpoints(after: int, settings) -> dict:
     )
     more = len(rows) > CHECKPOINTS_PAGE
     rows = rows[:CHECKPOINTS_PAGE]
-    stamps = signed_log._stamps([row.size for row in rows])
+    stamps = log_reading.stamps_of([row.size for row in rows])
     cosignatures = witnesses.cosignature_lines([row.size for row in rows])
-    key = signed_log.signing_key(settings)
+    key = log_reading.signing_key(settings)
     return {
         "origin": key.name,
         "verifier_key": key.verifier_key,
         "after": after,
-        "items": [signed_log._checkpoint(row, stamps, cosignatures) for row in rows],
+        "items": [log_reading.checkpoint_record(row, stamps, cosignatures) for row in rows],
         "more": more,
     }
 
@@ -219,7 +219,7 @@ def reveals(start: int, end: int | None, now) -> dict:
         )
         .tuples()
     )
-    shown = signed_log._reveals([pick_id for _, pick_id in rows], now)
+    shown = log_reading.visible_reveals([pick_id for _, pick_id in rows], now)
     items = [
         {"index": position, "reveal": shown[pick_id]}
         for position, pick_id in sorted(rows)

@@ -266,7 +266,7 @@ def cosignature_lines(sizes) -> dict[int, str]:
 
 def cosigned_note(checkpoint, lines=None) -> str | None:
     """The signed note of ``checkpoint`` (a record with ``size`` and ``signed_note``, as
-    :func:`signed_log.head <services.record.signed_log.head>` makes, or a ``LedgerCheckpoint``
+    :func:`log_reading.head <services.record.log_reading.head>` makes, or a ``LedgerCheckpoint``
     row) followed by the cosignature lines stored for it, one per witness, in the order of their
     keys (from ``lines``, :func:`cosignature_lines` of several checkpoints, read for this one
     when None): a note any signed-note reader opens with the log's key, and checks the

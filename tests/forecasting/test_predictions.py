@@ -16,7 +16,7 @@ from schemas.spans import Span
 from services.feeds import imports
 from services.forecasting import backtests, forecast, predictions
 from services.operations import jobs
-from services.record import settling, signed_log
+from services.record import log_reading, settling, signed_log
 from store.database import db
 from tests import factories, helpers
 from tests.data import FOOTBALL_DATA, needs_football_data
@@ -384,7 +384,7 @@ def test_a_prediction_run_signs_its_picks_at_once_so_they_settle_live(ctx):
     predictions.backfill(factories.settings(), now=now)
     pick = Pick.get((Pick.match == upcoming) & (Pick.market == "1x2"))
     assert pick.is_live and not signed_log.unsigned()
-    assert signed_log.first_signed([pick.id]) == {pick.id: now}
+    assert log_reading.first_signed([pick.id]) == {pick.id: now}
     factories.match("T1", "T4", kickoff=kickoff, goals=(2, 0), odds=odds)
     settling.run(7, factories.settings(), now=kickoff + timedelta(hours=3))
     settled = Pick.get_by_id(pick.id)

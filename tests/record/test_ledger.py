@@ -34,7 +34,7 @@ from models import (
 )
 from services.feeds import prices
 from services.operations import jobs
-from services.record import settling, signed_log
+from services.record import log_reading, settling, signed_log
 from store.database import db, is_sqlite
 from tests import asserts, factories
 from tests.helpers import SHUTDOWN_POLL
@@ -187,8 +187,8 @@ def test_live_picks_are_published_and_settled_into_the_ledger(app, clock):
         assert sizes == [3, 4, 6, 7]  # one per operation that appended
         # When each entry was first signed, by pick (as a caller asks) and by position (as a
         # settlement does): the same instants, none for no entry or one not signed yet.
-        signed = signed_log.first_signed([pick.id for pick in picks])
-        by_position = signed_log.first_signed_at([0, None, 3, 6, 7]).tolist()
+        signed = log_reading.first_signed([pick.id for pick in picks])
+        by_position = log_reading.first_signed_at([0, None, 3, 6, 7]).tolist()
         assert by_position[0] == int(signed[picks[0].id].timestamp())
         assert by_position[2] == int(signed[picks[3].id].timestamp()) != by_position[0]
         last = LedgerCheckpoint.get(LedgerCheckpoint.size == 7).published_at
@@ -287,7 +287,7 @@ def test_the_database_refuses_to_update_or_delete_a_ledger_row(app, clock, model
         live_pick(later, "1x2", "draw", 3.3, "B", clock.now)
         publish([later.id], clock.now)  # 8 entries: the tree's first stored subtree
         # (no authority is configured here: the row an unanswered request leaves)
-        LedgerTimestamp.create(size=signed_log.size(), error="no answer", stamped_at=clock.now)
+        LedgerTimestamp.create(size=log_reading.size(), error="no answer", stamped_at=clock.now)
         assert model.select().count() > 0
         table = model._meta.table_name
         column = {
@@ -698,7 +698,7 @@ def test_an_authority_that_does_not_answer_is_recorded_after_the_checkpoint(make
         (row,) = LedgerCheckpoint.select()
         (stamp,) = LedgerTimestamp.select()
         assert stamp.size == row.size and stamp.token is None and "did not answer" in stamp.error
-        head = signed_log.head(factories.settings())
+        head = log_reading.head(factories.settings())
         assert head["timestamp_token"] is None and "did not answer" in head["timestamp_error"]
         # Asked once: a later run does not ask again, and a row stamped never changes.
         assert signed_log.stamp(factories.settings(), T0) == 0

@@ -14,7 +14,7 @@ import pytest
 from engine.ledger import merkle, notes
 from errors import NotFound, ValidationFailed
 from models import LedgerCheckpoint, LedgerEntry, Match
-from services.record import settling, signed_log, tiles
+from services.record import log_reading, settling, signed_log, tiles
 from store.database import db
 from tests import factories
 from tests.helpers import counted_queries
@@ -33,7 +33,7 @@ def body(position: int) -> bytes:
 def grow(size: int, now=T0) -> None:
     """Append entries up to ``size`` and sign a checkpoint, as an operation that appends does
     (the entries written directly: no picks settled for a 70,000-entry tree)."""
-    start = signed_log.size()
+    start = log_reading.size()
     bodies = [body(position) for position in range(start, size)]
     with db.atomic():
         signed_log._append(["pick.published"] * len(bodies), list(range(start, size)), bodies, now)
@@ -105,7 +105,7 @@ def test_every_tile_and_bundle_is_the_recomputed_tree_byte_for_byte(ctx, app, si
     assert checkpoint.mimetype == "text/plain"
     assert checkpoint.mimetype_params["charset"] == "utf-8"
     opened = notes.parse_checkpoint(
-        notes.parse_verifier_key(signed_log.head(factories.settings())["verifier_key"]).verify(
+        notes.parse_verifier_key(log_reading.head(factories.settings())["verifier_key"]).verify(
             checkpoint.get_data(as_text=True)
         )
     )
@@ -255,7 +255,7 @@ def test_checkpoints_are_listed_page_by_page(ctx, app, monkeypatch):
     monkeypatch.setattr(tiles, "CHECKPOINTS_PAGE", 2)
     first = client.get("/api/track-record/ledger/checkpoints").get_json()
     assert [item["size"] for item in first["items"]] == [2, 5] and first["more"] is True
-    assert first["verifierKey"] == signed_log.head(factories.settings())["verifier_key"]
+    assert first["verifierKey"] == log_reading.head(factories.settings())["verifier_key"]
     rest = client.get("/api/track-record/ledger/checkpoints?after=5").get_json()
     assert [item["size"] for item in rest["items"]] == [9] and rest["more"] is False
     assert rest["items"][0]["signedNote"] == client.get(f"{PREFIX}/checkpoint").get_data(
@@ -412,7 +412,7 @@ def test_a_page_of_checkpoints_says_whether_more_follow_in_a_fixed_number_of_que
         grow(size, T0 + timedelta(minutes=size))
     monkeypatch.setattr(tiles, "CHECKPOINTS_PAGE", 2)
     settings = factories.settings()
-    key = signed_log.head(settings)
+    key = log_reading.head(settings)
     with counted_queries() as two_rows:
         page = tiles.checkpoints(5, settings)
     assert {name: page[name] for name in ("origin", "verifier_key", "after", "more")} == {
@@ -422,7 +422,7 @@ def test_a_page_of_checkpoints_says_whether_more_follow_in_a_fixed_number_of_que
         "more": False,  # exactly a page left
     }
     assert page["items"] == [
-        signed_log._checkpoint(LedgerCheckpoint.get(LedgerCheckpoint.size == size))
+        log_reading.checkpoint_record(LedgerCheckpoint.get(LedgerCheckpoint.size == size))
         for size in (9, 12)
     ]
     with counted_queries() as one_row:

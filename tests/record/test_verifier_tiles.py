@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from bench.common import build_picks
-from services.record import settling, signed_log
+from services.record import log_reading, settling, signed_log
 from store.database import db
 from tests import factories, helpers
 from tests.verifier import load_verifier
@@ -68,7 +68,7 @@ def world(make_app):
         with db.atomic():
             signed_log.publish_new(match_ids, clock.now, "test-1")
             signed_log.checkpoint(clock.now, factories.settings())
-        assert signed_log.size() == 600
+        assert log_reading.size() == 600
     return app, clock
 
 
@@ -92,7 +92,7 @@ def test_a_second_run_fetches_only_the_new_tiles(world, tmp_path):
 
     settle(app, clock)  # 600 outcome entries: 1,200, tiles 002 and 003 full, 004 partial
     with app.app_context():
-        assert signed_log.size() == 1200
+        assert log_reading.size() == 1200
     again = verifier.TileCache(tmp_path / "tiles")
     report, _, latest, second, verdicts = run(client, again, key.text)
     assert not report.failed, verdicts

@@ -14,7 +14,7 @@ import pytest
 
 from engine.ledger import merkle, notes
 from models import LedgerCheckpoint, LedgerCosignature, data_version
-from services.record import signed_log, witnesses
+from services.record import log_reading, signed_log, witnesses
 from store.database import db
 from tests import factories
 from tests.helpers import LEDGER_KEY
@@ -50,7 +50,7 @@ def configured(found) -> str:
 def grow(size: int, now=T0) -> LedgerCheckpoint:
     """Entries up to ``size`` (stand-ins: the witnesses see only checkpoints) and their signed
     checkpoint, committed; returns it."""
-    start = signed_log.size()
+    start = log_reading.size()
     bodies = [b'{"n":%d}' % position for position in range(start, size)]
     with db.atomic():
         signed_log._append(["pick.published"] * len(bodies), list(range(start, size)), bodies, now)
@@ -59,7 +59,7 @@ def grow(size: int, now=T0) -> LedgerCheckpoint:
 
 
 def ask(now=T0) -> int:
-    return witnesses.ask(factories.settings(), now, signed_log._lookup)
+    return witnesses.ask(factories.settings(), now, log_reading.stored_hashes)
 
 
 def answer_of(witness, size) -> tuple[str | None, str | None]:
@@ -73,7 +73,7 @@ def answer_of(witness, size) -> tuple[str | None, str | None]:
 def proof_lines(old: int, new: int) -> bytes:
     return b"".join(
         base64.b64encode(value) + b"\n"
-        for value in merkle.consistency_proof(old, new, signed_log._lookup)
+        for value in merkle.consistency_proof(old, new, log_reading.stored_hashes)
     )
 
 

@@ -15,7 +15,7 @@ from peewee import DatabaseError
 from engine.ledger import entries, merkle, notes
 from models import LedgerCheckpoint, LedgerCosignature
 from services.operations import health
-from services.record import settling, signed_log, witnesses
+from services.record import log_reading, settling, signed_log, witnesses
 from store.database import db, is_sqlite
 from tests import factories
 from tests.helpers import LEDGER_KEY
@@ -132,7 +132,7 @@ def test_checkpoints_are_cosigned_after_the_commit_and_served_with_the_note(make
             }
             # asked once: a later run leaves them be
             assert signed_log.stamp(factories.settings(), clock.now) == 0
-            assert witnesses.ask(factories.settings(), clock.now, signed_log._lookup) == 0
+            assert witnesses.ask(factories.settings(), clock.now, log_reading.stored_hashes) == 0
             report = health.report(factories.settings(), lambda: ("ok", "memory"), 1.0, clock.now)
         client = app.test_client()
         head = client.get("/api/track-record/ledger").get_json()
@@ -172,10 +172,10 @@ def test_a_witness_that_knows_a_larger_size_is_resynced_from_it(make_app, tmp_pa
             with db.atomic():  # signed, not yet sent
                 publish_one("Gamma", clock)
             latest = LedgerCheckpoint.get(LedgerCheckpoint.size == 2)
-            proof = [bytes.fromhex(value) for value in signed_log.consistency(1, 2)["hashes"]]
+            proof = [bytes.fromhex(value) for value in log_reading.consistency(1, 2)["hashes"]]
             url = found["w1"][0]
             assert post(url, witnesses.request_body(1, proof, latest.signed_note))[0] == 200
-            assert witnesses.ask(factories.settings(), clock.now, signed_log._lookup) == 1
+            assert witnesses.ask(factories.settings(), clock.now, log_reading.stored_hashes) == 1
             assert answers()[("w1.example", 2)] == (True, None)
 
 
@@ -256,13 +256,13 @@ def test_a_witness_that_does_not_answer_is_recorded_and_none_is_asked_in_a_trans
     with app.app_context():
         with db.atomic():
             publish_one("Alpha", clock)
-            assert witnesses.ask(factories.settings(), clock.now, signed_log._lookup) == 0
+            assert witnesses.ask(factories.settings(), clock.now, log_reading.stored_hashes) == 0
             assert LedgerCosignature.select().count() == 0
-        assert witnesses.ask(factories.settings(), clock.now, signed_log._lookup) == 1
+        assert witnesses.ask(factories.settings(), clock.now, log_reading.stored_hashes) == 1
         (row,) = LedgerCosignature.select()
         assert row.signature is None and "did not answer" in row.error
         assert row.witness == key.vkey
-        head = signed_log.head(factories.settings())
+        head = log_reading.head(factories.settings())
         assert head["signed_note"] == LedgerCheckpoint.get().signed_note
         for statement in (
             'UPDATE "ledger_cosignature" SET "error" = NULL',

@@ -61,7 +61,7 @@ reuse_port = (
     and sys.platform.startswith("linux")
     and os.environ.get("GUNICORN_REUSE_PORT", "1") != "0"
 )
-# Exports stream on at most EXPORT_STREAMS_PER_PROCESS threads (config.py, 4 by default): at
+# Exports stream on at most EXPORT_STREAMS_PER_PROCESS threads (config/, 4 by default): at
 # least two more always serve probes and every other request.
 _export_streams = int(os.environ.get("EXPORT_STREAMS_PER_PROCESS") or "4")
 threads = max(int(os.environ.get("GUNICORN_THREADS", "8")), _export_streams + 2)

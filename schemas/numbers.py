@@ -142,8 +142,8 @@ LINE_DESCRIPTION = (
 
 
 class Line(fields.Float):
-    """A row's ``line`` as :func:`wire_line` writes it from the row's ``market`` (read from the
-    same object); loading is a plain float."""
+    """A row's ``line`` as :func:`engine.markets.market_line` gives it from the row's ``market``
+    (read from the same object); loading is a plain float."""
 
     def __init__(self, **kwargs):
         metadata = {"description": LINE_DESCRIPTION, **kwargs.pop("metadata", {})}

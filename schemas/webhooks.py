@@ -190,9 +190,10 @@ class PickPublishedDataSchema(PayloadDataSchema):
         allow_none=True,
         dump_default=None,
         metadata={
-            "description": "The suggested stake, a share of the bankroll, as the match card "
-            "gives it (`suggestedStake`: a fraction of Kelly at the probability the rating rule "
-            "trusts, capped, 0 where the evidence is thin), sized when the pick was published. "
+            "description": "The suggested stake, a share of the bankroll, as known at "
+            "publication (`suggestedStake`: a fraction of Kelly at the probability the rating "
+            "rule trusts, capped, 0 where the evidence is thin), from the results stored then: "
+            "a match card read later may size it on results stored since. "
             "Null for an event published before stakes were announced. Every endpoint's owner "
             "may see every pick, so nothing here is sealed."
         },

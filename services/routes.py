@@ -13,7 +13,8 @@ ME = f"{API}/me"
 ALERTS = f"{ME}/alerts"
 UNSUBSCRIBE = f"{API}/alerts/unsubscribe"
 
-#: The calendar of the leagues a user chooses (``?token=…&leagues=…``), and its token.
+#: A user's own calendar, following their alert subscriptions (``?token=…``, ``&leagues=…`` to
+#: narrow it), and its token.
 CHOSEN_CALENDAR = f"{CALENDARS}/mine.ics"
 CALENDAR_TOKEN = f"{ME}/calendar-token"
 

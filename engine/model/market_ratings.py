@@ -160,7 +160,8 @@ def match_weights(age, config: RatingsConfig) -> np.ndarray:
     """Each past match's weight in a fit, from its ``age`` (seconds before the newest match the
     fit uses): the short exponential decay, plus ``long_share`` of a slower one."""
     age = np.asarray(age, dtype=float)
-    weights = 0.5 ** (age / (config.half_life_days * DAY))
+    # exp(−ln 2 · age / half-life): the published model's weights to the last bit.
+    weights = np.exp(-np.log(2.0) / (config.half_life_days * DAY) * age)
     if config.long_share:
         weights = weights + config.long_share * 0.5 ** (age / (config.long_half_life_days * DAY))
     return weights

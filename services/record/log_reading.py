@@ -11,6 +11,7 @@ pick itself.
 import bisect
 
 import numpy as np
+from peewee import fn
 
 from engine.ledger import entries, merkle, notes
 from errors import ValidationFailed
@@ -240,12 +241,8 @@ def head(settings) -> dict:
 
 
 def signed_size() -> int:
-    last = (
-        LedgerCheckpoint.select(LedgerCheckpoint.size)
-        .order_by(LedgerCheckpoint.size.desc())
-        .first()
-    )
-    return 0 if last is None else last.size
+    """The size of the latest signed checkpoint (0 before the first)."""
+    return LedgerCheckpoint.select(fn.MAX(LedgerCheckpoint.size)).scalar() or 0
 
 
 def page(start: int, end: int | None, now) -> dict:

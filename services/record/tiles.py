@@ -19,8 +19,6 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from peewee import fn
-
 from engine.ledger import entries, merkle
 from errors import NotFound, ValidationFailed
 from models import LedgerCheckpoint, LedgerEntry, LedgerNode, Match, node_address
@@ -97,16 +95,11 @@ def parse(path: str) -> Tile:
     return Tile(level, index, width)
 
 
-def signed_size() -> int:
-    """The size of the latest signed checkpoint (0 before the first)."""
-    return LedgerCheckpoint.select(fn.MAX(LedgerCheckpoint.size)).scalar() or 0
-
-
 def read(tile: Tile) -> bytes:
     """A tile's bytes, or an entry bundle's; NotFound unless the latest signed checkpoint
     covers all of it."""
     level = 0 if tile.level is None else tile.level
-    if not merkle.tile_complete(level, tile.index, tile.width, signed_size()):
+    if not merkle.tile_complete(level, tile.index, tile.width, log_reading.signed_size()):
         raise NotFound(f"No tile {tile.path} in the signed ledger.")
     if tile.level is None:
         return bundle(_bodies(tile))
@@ -196,7 +189,7 @@ def reveals(start: int, end: int | None, now) -> dict:
     """The reveals anyone may see at ``now`` of the ``pick.published`` entries among entries
     ``[start, end)`` of the signed ledger (at most :data:`REVEALS_PAGE` entries; ``end`` defaults
     to as many as fit), by entry index; a sealed pick's entry is left out."""
-    signed = signed_size()
+    signed = log_reading.signed_size()
     if start > signed:
         raise ValidationFailed(
             f"start is past the signed ledger's {signed} entries.",

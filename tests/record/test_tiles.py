@@ -459,7 +459,7 @@ def test_reveals_span_a_range_of_entries_published_ones_only(make_app):
     app = make_app(CLOCK=clock)
     with app.app_context():
         picks = reveal_history(clock)
-        assert tiles.signed_size() == 5
+        assert log_reading.signed_size() == 5
         now = clock.now
 
         def shown(start, end=None):

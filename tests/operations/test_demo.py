@@ -3,6 +3,7 @@ is built, a second ``make run`` keeps it (same ids), and the API guide's example
 line against gunicorn serving it. Built once for the module, on an SQLite file."""
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -19,7 +20,13 @@ from services.operations import demo_world
 from tests.helpers import settings
 from tests.servers import ROOT, gunicorn
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        bool(os.environ.get("TEST_DATABASE_URL")),
+        reason="runs on its own SQLite file: the SQLite run of the suite covers it",
+    ),
+]
 
 #: The instant the world is built at: an evening, so today has finished and upcoming matches.
 NOW = datetime(2026, 11, 24, 21, 45, tzinfo=UTC)

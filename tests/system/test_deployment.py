@@ -4,6 +4,7 @@ exit status 1, never a traceback; the ledger's key is made with no configuration
 ``make run`` serves a database of imported leagues as it is; requirements.txt matches
 setup.cfg."""
 
+import configparser
 import os
 import pty
 import re
@@ -307,3 +308,21 @@ def test_the_requirements_check_fails_on_a_doctored_copy(tmp_path, doctor, said)
     assert done.returncode == 1, done.stdout
     assert said in done.stderr, done.stderr
     assert "run `make requirements`" in done.stderr.splitlines()[-1]
+
+
+def test_an_install_carries_every_module_the_service_imports():
+    """A non-editable install (``pip install .``, as a platform builds it) holds what
+    ``setup.cfg`` names: every top-level module in ``py_modules`` and every top-level package
+    in ``packages.find``'s ``include`` (but the benches and the tests), none left out."""
+    setup = configparser.ConfigParser()
+    setup.read(ROOT / "setup.cfg")
+    modules = {name.strip() for name in setup["options"]["py_modules"].split(",")}
+    included = {name.rstrip("*") for name in setup["options.packages.find"]["include"].split()}
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    top_modules = {path[:-3] for path in tracked if "/" not in path and path.endswith(".py")}
+    top_packages = {path.split("/")[0] for path in tracked if path.count("/") == 1}
+    top_packages &= {path.split("/")[0] for path in tracked if path.endswith("/__init__.py")}
+    assert modules == top_modules - {"gunicorn.conf"}  # gunicorn reads its file by path
+    assert included == top_packages - {"bench", "tests"}

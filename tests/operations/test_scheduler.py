@@ -293,9 +293,15 @@ def test_two_worker_processes_one_schedules_and_a_killed_leader_is_replaced(app,
         processes["b"] = start_worker(app, tmp_path, "b", clock_file, url("b"), name)
         until(lambda: "follows: another worker holds" in output(tmp_path, "b"))
 
-        set_clock(clock_file, START + timedelta(minutes=1))
+        # To the next minute in steps shorter than the lease, each renewed by the leader before
+        # the next: a jump past its expiry would let the follower take it first.
+        lease_time = timedelta(seconds=LEASE_SECONDS)
+        for seconds in (20, 40, 60):
+            moment = START + timedelta(seconds=seconds)
+            set_clock(clock_file, moment)
+            until(lambda moment=moment: holder()["expires_at"] == moment + lease_time)
+            assert pid_of(holder()) == processes["a"].pid
         until(lambda: beat() == START + timedelta(minutes=1))  # the leader's tick ran
-        until(lambda: holder()["expires_at"] == START + timedelta(minutes=1, seconds=30))
         processes["a"].send_signal(signal.SIGKILL)  # the leader dies, holding the lease
         processes["a"].wait(timeout=30)
         expiry = holder()["expires_at"]

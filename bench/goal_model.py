@@ -1,6 +1,7 @@
-"""What shots and past matches' results add to the goal model alone, no database.
+"""What shots, past matches' results and the league table add to the goal model alone, no database.
 
-    .venv/bin/python -m bench.goal_model [--data DIR] [--leagues E0,SP1] [--dixon-coles] [--smoke]
+    .venv/bin/python -m bench.goal_model [--data DIR] [--leagues E0,SP1] [--dixon-coles]
+        [--stakes-only] [--smoke]
 
 The goal model alone is what the service publishes where no sharp pre-match price is quoted:
 the market-implied ratings (fitted on earlier matches' closing lines), else Dixon-Coles on
@@ -28,6 +29,14 @@ its standard error.
    model's and the closing line's probabilities ÷ the close's mean RPS; nearly noiseless,
    but not the score: the score is that distance plus a covariance with the outcomes).
 
+4. **What is at stake in the table** (``RatingsConfig.dead_attack``, ``dead_defence``,
+   ``dead_learned``, ``dead_pace``, ``late_goals``; ``engine.model.standings``): from the
+   table of each match's league and season at its cut-off, a side that can no longer move
+   between its zones (title, European places, relegation) has its own goal rate and its
+   opponent's moved by a factor, fixed or learned from earlier such matches' closing lines.
+   Every setting is scored on the choice leagues only; the best there, and only it, is then
+   read on every set, its last eight rounds apart (``--stakes-only``: this section alone).
+
 Then the model alone as it is, on each set, with its standard error. ``--leagues`` keeps the
 files of those divisions only (to iterate on one or two); ``--smoke``: one file, one season.
 """
@@ -49,7 +58,7 @@ from bench.market_ratings import (
     ratio,
 )
 from engine.markets import outcome_indices
-from engine.model import market_ratings, shots, walkforward
+from engine.model import market_ratings, shots, standings, timeline, walkforward
 
 #: The ratings' (goal_weight, shots_weight) grid: each alone, then both.
 WEIGHTS = (
@@ -74,6 +83,32 @@ MEMORIES = (
     *(
         (f"daily, long 90 d at {share}", {"daily_cutoff": True, "long_share": share})
         for share in (0.03, 0.05)
+    ),
+)
+#: What is at stake, read from the table (``engine.model.standings``): (label, RatingsConfig
+#: changes). Written down before any was scored: a dead side's opponent's goal rate up
+#: (``dead_defence``), its own down (``dead_attack``), both learned walk-forward from earlier
+#: dead rubbers' closing lines, and more goals in a season's last eight rounds (``late_goals``).
+STAKES = (
+    ("dead: opponent +5 %", {"dead_defence": 0.05}),
+    ("dead: opponent +10 %", {"dead_defence": 0.1}),
+    ("dead: opponent +15 %", {"dead_defence": 0.15}),
+    ("dead: own -5 %", {"dead_attack": -0.05}),
+    ("dead: own -5 %, opponent +10 %", {"dead_attack": -0.05, "dead_defence": 0.1}),
+    ("dead: learned from earlier closes", {"dead_learned": True}),
+    ("dead: opponent +10 %, late +3 %", {"dead_defence": 0.1, "late_goals": 0.03}),
+    ("dead: learned, late +3 %", {"dead_learned": True, "late_goals": 0.03}),
+    # Added after the eight above were scored on the choice leagues (the confirmation leagues
+    # still unread): a side read as dead once it would need more than `dead_pace` points a
+    # match to move between zones, not 3 (closes of such sides moved about half as far).
+    *(
+        (f"dead at {pace} points a match: {label}", {"dead_pace": pace, **changes})
+        for pace in (2.0, 1.5)
+        for label, changes in (
+            ("opponent +7 %", {"dead_defence": 0.07}),
+            ("own -5 %, opponent +10 %", {"dead_attack": -0.05, "dead_defence": 0.1}),
+            ("learned from earlier closes", {"dead_learned": True}),
+        )
     ),
 )
 #: Shares of shots on target × conversion in Dixon-Coles' goal proxy, and pool weights of it.
@@ -141,12 +176,18 @@ def dixon_coles(ds, home_goals, away_goals) -> dict[str, np.ndarray]:
     return out.model
 
 
+def competitions(ds) -> np.ndarray:
+    """Each match's league table: its division and season ("E0 2023-24")."""
+    return np.char.add(np.char.add(ds.league.astype(str), " "), ds.season.astype(str))
+
+
 def model_alone(ds, dc, goal_weight=0.0, shots_weight=0.0, **changes) -> np.ndarray:
     """The ratings (moved by results and shots at these weights, ``changes`` made to their
     config), else ``dc``: 1x2 (n, 3)."""
     inp = replace(
         ratings_input(ds, handicap=False),
         observed=(np.column_stack([ds.home_goals, ds.away_goals]), ds.on_target),
+        competition=competitions(ds),
     )
     config = replace(
         market_ratings.RatingsConfig(),
@@ -202,6 +243,39 @@ def print_memories(ds, sets, dc, now) -> None:
     print(f"  chosen on {where}: {best}; distance to the close: {cells}")
 
 
+def print_stakes(ds, sets, dc, now) -> None:
+    """Each stakes setting on the choice leagues only; the choice's best, then read on every
+    set (the confirmation leagues never see the others), with the last eight rounds apart."""
+    print("4. what is at stake in the table -> 1x2 RPS ratio")
+    where = CHOICE if CHOICE in sets else "all"
+    rows = sets[where]
+    choice_rps = {}
+    for label, changes in STAKES:
+        probs = model_alone(ds, dc, **changes)
+        print(f"  {label}: {where}: {compare(ds, rows, probs, now)}", flush=True)
+        choice_rps[label] = (per_match_rps(ds, probs)[rows].mean(), changes)
+    best = min(choice_rps, key=lambda label: choice_rps[label][0])
+    chosen = model_alone(ds, dc, **choice_rps[best][1])
+    print(f"  chosen on {where}: {best}")
+    stakes = market_ratings_stakes(ds)
+    late = stakes.left.min(axis=1) <= 8
+    for name, sub in sets.items():
+        cells = f"{compare(ds, sub, chosen, now)}; last eight rounds ({(sub & late).sum()})"
+        if (sub & late).any():  # none in a season cut short (Ligue 1 2019/20, the smoke file)
+            cells += f" {compare(ds, sub & late, chosen, now)}"
+        cells += f"; distance to the close {distance(ds, sub, chosen):.5f}"
+        cells += f" (as it is {distance(ds, sub, now):.5f})"
+        print(f"    {name}: {cells}")
+
+
+def market_ratings_stakes(ds) -> standings.Stakes:
+    """The table's stakes at each match's weekly cut-off."""
+    cut = timeline.cutoff(ds.kickoff, int(ds.kickoff.max()) + 1)
+    return standings.at_stake(
+        competitions(ds), ds.kickoff, cut, ds.home, ds.away, ds.home_goals, ds.away_goals
+    )
+
+
 def print_dixon_coles(ds, sets, dc, now) -> None:
     """Dixon-Coles on the goal proxy alone (vs on goals), and pooled with the ratings."""
     goals = np.column_stack([ds.home_goals, ds.away_goals])
@@ -229,6 +303,7 @@ def main():
     parser.add_argument("--data", type=Path, default=FOOTBALL_DATA)
     parser.add_argument("--leagues", help="divisions to keep, e.g. E0,SP1 (default: every one)")
     parser.add_argument("--dixon-coles", action="store_true", help="also Dixon-Coles on shots")
+    parser.add_argument("--stakes-only", action="store_true", help="section 4 only")
     args = parse_arguments(parser)
     files = data_files(parser, args)
     if args.leagues:
@@ -250,8 +325,10 @@ def main():
         for name, rows in sets.items():
             value, se = ratio(ds, "1x2", now, rows)
             print(f"  {name}: {value:.4f} ± {se:.4f} ({rows.sum()} matches)")
-        print_ratings_grid(ds, sets, dc, now)
-        print_memories(ds, sets, dc, now)
+        if not args.stakes_only:
+            print_ratings_grid(ds, sets, dc, now)
+            print_memories(ds, sets, dc, now)
+        print_stakes(ds, sets, dc, now)
         if args.dixon_coles:
             print_dixon_coles(ds, sets, dc, now)
 

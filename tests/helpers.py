@@ -154,30 +154,35 @@ SELECT md5(string_agg(part, ',' ORDER BY part)) FROM (
 """
 
 
+#: Every table emptied and every sequence restarted, in one round trip: the append-only
+#: triggers off for the transaction that runs it.
+_EMPTY_TABLES = ";".join(
+    [
+        "SET LOCAL session_replication_role = replica",
+        *(f'DELETE FROM "{model._meta.table_name}"' for model in reversed(TABLES)),
+        "SELECT setval(format('%%I.%%I', schemaname, sequencename), 1, false) FROM pg_sequences "
+        "WHERE schemaname = current_schema()",
+    ]
+)
+
+
 def reset_tables() -> None:
     """Empty tables of the newest schema in the app's database, as ``create_tables`` leaves them.
 
     On PostgreSQL, when the schema found is the one ``create_tables`` made earlier in this run
     (the same relations, columns, triggers and applied steps), every row is deleted with the
-    append-only triggers off for that transaction and every sequence restarts: tens of
-    milliseconds, where dropping and creating the schema takes about half a second. Otherwise
+    append-only triggers off for that transaction and every sequence restarts, in one round
+    trip: about 5 ms (15 ms with a statement each), where dropping and creating the schema takes
+    about half a second. Otherwise
     (SQLite, the first reset, a schema a migration test left behind) everything is dropped and
     created again.
     """
     made = None if is_sqlite() else _made_schema.get(db.database)
     if made is not None and made == _schema_print():
         with db.atomic():
-            db.execute_sql("SET LOCAL session_replication_role = replica")
-            for model in reversed(TABLES):
-                db.execute_sql(f'DELETE FROM "{model._meta.table_name}"')
-            sequences = db.execute_sql(
-                "SELECT schemaname || '.' || sequencename FROM pg_sequences "
-                "WHERE schemaname = current_schema()"
-            ).fetchall()
-            for (sequence,) in sequences:
-                db.execute_sql("SELECT setval(%s, 1, false)", (sequence,))
-        # After the commit, which wrote the next data version for the rows it deleted.
-        # (That version's row has no tag: the one the next process reads is written here.)
+            db.execute_sql(_EMPTY_TABLES)
+        # The data version starts again at 0 under a new tag (the batch above, whose first
+        # statement writes no rows, moves no version), so no process reads an old copy of it.
         tag = new_tag()
         DataVersion.insert(id=1, value=0, tag=tag).on_conflict(
             conflict_target=[DataVersion.id], update={DataVersion.value: 0, DataVersion.tag: tag}

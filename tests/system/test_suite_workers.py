@@ -7,7 +7,8 @@ import os
 import psycopg2
 import pytest
 
-from tests import helpers
+from models import DataVersion, Match
+from tests import factories, helpers
 
 
 def test_a_worker_takes_the_redis_databases_after_the_one_given():
@@ -57,3 +58,17 @@ def test_what_workers_share_is_made_once_and_read_by_the_others(tmp_path):
     assert made == [tmp_path / "world"]
     assert second == first and second is not first  # read back, not made again
     assert second["path"].read_text() == "the world"
+
+
+def test_each_test_starts_on_empty_tables_whose_ids_start_at_one(make_app):
+    """The reset between tests (``helpers.reset_tables`` on PostgreSQL, a copy of the empty
+    schema on SQLite) leaves no row behind and restarts every id."""
+    for _ in range(2):
+        app = make_app()
+        with app.app_context():
+            assert all(
+                model.select().count() == 0 for model in helpers.TABLES if model is not DataVersion
+            )
+            first = factories.user("first@example.com")
+            factories.match()
+            assert first.id == 1 and Match.select(Match.id).scalar() == 1

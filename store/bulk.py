@@ -52,11 +52,18 @@ def json_documents(values) -> list:
 
 
 def insert_rows(
-    model, names: list[str], rows, page_size=5000, constants=None, skip_taken=False
+    model,
+    names: list[str],
+    rows,
+    page_size=5000,
+    constants=None,
+    skip_taken=False,
+    replace_on=None,
 ) -> None:
     """Insert many plain tuples (values in ``names`` order) in few statements; ``constants``
     are fields given one value for every row (converted once). ``skip_taken`` leaves out, without
-    an error, a row whose unique key a stored row holds already.
+    an error, a row whose unique key a stored row holds already; ``replace_on`` (the fields of a
+    unique key) makes such a row give the stored one every other field's value instead.
 
     Peewee's ``insert_many`` builds its SQL value by value, which costs far more than the database
     does for hundreds of thousands of rows; this hands the driver one prepared statement
@@ -74,20 +81,52 @@ def insert_rows(
         )
         converted = [(*row, *fixed) for row in converted]
     columns = ", ".join(f'"{field.column_name}"' for field in fields)
+    table = f'"{model._meta.table_name}"'
+    verb, on_conflict = "INSERT", ""
+    if replace_on:
+        key = [model._meta.fields[name].column_name for name in replace_on]
+        updates = ", ".join(
+            f'"{field.column_name}" = excluded."{field.column_name}"'
+            for field in fields
+            if field.column_name not in key
+        )
+        target = ", ".join(f'"{column}"' for column in key)
+        on_conflict = f" ON CONFLICT ({target}) DO UPDATE SET {updates}"
+    elif skip_taken:  # as Peewee's on_conflict_ignore() writes it for each database
+        if is_sqlite():
+            verb = "INSERT OR IGNORE"
+        else:
+            on_conflict = " ON CONFLICT DO NOTHING"
     cursor = db.cursor()
     if is_sqlite():
         marks = ", ".join("?" for _ in fields)
-        verb = "INSERT OR IGNORE" if skip_taken else "INSERT"
         cursor.executemany(
-            f'{verb} INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})', converted
+            f"{verb} INTO {table} ({columns}) VALUES ({marks}){on_conflict}", converted
         )
         return
     execute_values(
         cursor,
-        f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES %s'
-        + (" ON CONFLICT DO NOTHING" if skip_taken else ""),
+        f"{verb} INTO {table} ({columns}) VALUES %s{on_conflict}",
         converted,
         page_size=page_size,
+    )
+
+
+def insert_records(model, records: list[dict], replace_on=None, skip_taken=False) -> None:
+    """:func:`insert_rows` for records (dicts of field names, all with the same keys), the
+    model's defaults filling the fields they leave out (a callable default is called once for
+    them all), as Peewee's ``insert_many`` fills them."""
+    if not records:
+        return
+    names = list(records[0])
+    left_out = {
+        field.name: default() if callable(default) else default
+        for field, default in model._meta.defaults.items()
+        if field.name not in names
+    }
+    rows = [tuple(record[name] for name in names) for record in records]
+    insert_rows(
+        model, names, rows, constants=left_out, skip_taken=skip_taken, replace_on=replace_on
     )
 
 

@@ -15,6 +15,7 @@ from services.forecasting.rows import intelligence_rows, moment, pick_rows, pred
 from services.market import premium, price_cubes, staking
 from services.record import signed_log
 from services.webhooks import events
+from store.bulk import insert_records
 
 BATCH = 1000
 
@@ -22,17 +23,7 @@ BATCH = 1000
 def _upsert(model, records, conflict=None):
     """Insert ``records`` (dicts of field names); on a conflict on the fields ``conflict`` keep
     every other field's new value, or, without ``conflict``, keep the stored row."""
-    if not records:
-        return
-    preserve = [getattr(model, name) for name in records[0] if name not in (conflict or ())]
-    for start in range(0, len(records), BATCH):
-        query = model.insert_many(records[start : start + BATCH])
-        if conflict:
-            conflict_target = [getattr(model, name) for name in conflict]
-            query = query.on_conflict(conflict_target=conflict_target, preserve=preserve)
-        else:
-            query = query.on_conflict_ignore()
-        query.execute()
+    insert_records(model, records, replace_on=conflict, skip_taken=not conflict)
 
 
 def _of_matches(model, columns, match_ids):

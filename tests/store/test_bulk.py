@@ -1,14 +1,16 @@
 """Bulk writes (``store.bulk``): rows given column by column come back exactly as given, on
-SQLite and on PostgreSQL (each column of a page shipped there as one text parameter)."""
+SQLite and on PostgreSQL (each column of a page shipped there as one text parameter); records
+are written as Peewee's ``insert_many`` writes them."""
 
 from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 
-from models import LedgerEntry, LedgerNode, Operation
-from store.bulk import fetch_rows, insert_columns, json_documents
+from models import LedgerEntry, LedgerNode, MatchIntelligence, Operation, Pick
+from store.bulk import fetch_rows, insert_columns, insert_records, json_documents
 from store.database import db
+from tests import factories
 
 AT = datetime(2026, 3, 1, 18, 0, 7, tzinfo=UTC)
 #: Text that quoting, escaping or splitting could get wrong; none holds a newline.
@@ -116,3 +118,49 @@ def test_stored_json_read_in_bulk_is_what_peewee_reads(app):
         (texts,) = zip(*fetch_rows(query), strict=True)
         assert json_documents(texts) == [row.result for row in query] == documents
     assert json_documents([]) == []
+
+
+def test_records_take_the_models_defaults_and_keep_or_replace_a_row_on_its_key(app):
+    with app.app_context():
+        first, second = factories.match("Alpha", "Beta"), factories.match("Gamma", "Delta")
+        pick = {
+            "match": first.id,
+            "market": "1x2",
+            "line": -1.0,
+            "selection": "home",
+            "bookmaker": "bet365",
+            "odds": 2.1,
+            "probability": 0.55,
+            "edge": 0.1,
+            "rating": "B",
+            "data_quality": 0.9,
+            "created_at": AT,
+        }
+        with db.atomic():
+            insert_records(Pick, [pick], skip_taken=True)
+            insert_records(
+                Pick, [{**pick, "odds": 9.0}, {**pick, "match": second.id}], skip_taken=True
+            )
+        stored = list(Pick.select().order_by(Pick.match))
+        assert [(row.match_id, row.odds) for row in stored] == [(first.id, 2.1), (second.id, 2.1)]
+        assert {(row.stake, row.status, row.is_live, row.created_at) for row in stored} == {
+            (1.0, "pending", False, AT)
+        }  # the defaults of the fields the records leave out
+
+        payloads = [{"note": text} for text in AWKWARD[:3]]
+        with db.atomic():
+            insert_records(MatchIntelligence, [{"match": first.id, "payload": payloads[0]}])
+            insert_records(
+                MatchIntelligence,
+                [
+                    {"match": first.id, "payload": payloads[1]},
+                    {"match": second.id, "payload": payloads[2]},
+                ],
+                replace_on=("match",),
+            )
+        stored = MatchIntelligence.select().order_by(MatchIntelligence.match)
+        assert [(row.match_id, row.payload) for row in stored] == [
+            (first.id, payloads[1]),
+            (second.id, payloads[2]),
+        ]
+        assert insert_records(Pick, []) is None and Pick.select().count() == 2

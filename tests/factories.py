@@ -79,11 +79,28 @@ def match(
     """A stored match with its odds, through the importer (needs an app context).
 
     ``odds`` are ``(bookmaker, market, selection, price, is_closing)`` tuples; ``kickoff``
-    defaults to a day before the app's clock.
+    defaults to a day before the app's clock. Many at once: :func:`match_record`.
     """
+    record = match_record(home, away, kickoff, status, goals, odds, league, season)
+    imports.store_records([record])
+    return Match.get(Match.slug == Match.slug_for(home, away, record.kickoff_at))
+
+
+def match_record(
+    home="Alpha",
+    away="Beta",
+    kickoff=None,
+    status="finished",
+    goals=(2, 1),
+    odds=(),
+    league=("TST", "Test League", "Testland", "top-flight"),
+    season="2026-27",
+) -> MatchRecord:
+    """What :func:`match` stores, for storing many in one import
+    (``imports.store_records([...])``)."""
     kickoff = kickoff or now() - timedelta(days=1)
     home_goals, away_goals = goals if status == "finished" else (None, None)
-    record = MatchRecord(
+    return MatchRecord(
         league=LeagueRecord(*league),
         season=season,
         kickoff_at=kickoff,
@@ -94,8 +111,6 @@ def match(
         away_goals=away_goals,
         odds=[OddsRecord(*quote) for quote in odds],
     )
-    imports.store_records([record])
-    return Match.get(Match.slug == Match.slug_for(home, away, kickoff))
 
 
 def pick(

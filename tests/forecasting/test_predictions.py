@@ -35,14 +35,18 @@ SELECTIONS = ("home", "draw", "away")
 def played_month(now, odds) -> None:
     """28 played matches of Testland's six clubs, one a day until three days before ``now``, each
     priced by ``odds``."""
-    for day in range(30, 2, -1):
-        factories.match(
-            f"T{day % 6}",
-            f"T{(day + 1) % 6}",
-            kickoff=now - timedelta(days=day),
-            goals=(day % 3, 1),
-            odds=odds,
-        )
+    imports.store_records(
+        [
+            factories.match_record(
+                f"T{day % 6}",
+                f"T{(day + 1) % 6}",
+                kickoff=now - timedelta(days=day),
+                goals=(day % 3, 1),
+                odds=odds,
+            )
+            for day in range(30, 2, -1)
+        ]
+    )
 
 
 def _backfill(files):
@@ -188,14 +192,18 @@ def test_the_live_path_and_the_backfill_give_the_same_data_quality(ctx):
     ]
     closing = [(book, m, s, price + 0.02, True) for book, m, s, price, _ in pre_match]
     pairs = itertools.permutations(range(8), 2)  # a match is found again by its teams
-    for day, (home, away) in zip(range(50, 3, -1), pairs, strict=False):
-        factories.match(
-            f"T{home}",
-            f"T{away}",
-            kickoff=kickoff - timedelta(days=day),
-            goals=(day % 3, day % 2),
-            odds=pre_match + closing,
-        )
+    imports.store_records(
+        [
+            factories.match_record(
+                f"T{home}",
+                f"T{away}",
+                kickoff=kickoff - timedelta(days=day),
+                goals=(day % 3, day % 2),
+                odds=pre_match + closing,
+            )
+            for day, (home, away) in zip(range(50, 3, -1), pairs, strict=False)
+        ]
+    )
     fixture = factories.match(
         "T7",
         "T2",

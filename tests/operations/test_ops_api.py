@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from clock import utcnow
-from models import MatchIntelligence, Operation, Pick
+from models import Match, MatchIntelligence, Operation, Pick
+from services.feeds import imports
 from services.forecasting import calibration_runs, predictions
 from services.record import settling
 from tests import asserts, factories
@@ -51,14 +52,18 @@ def world(ctx):
     refresh: name → match."""
     now = utcnow()
     pairs = itertools.permutations(range(7), 2)  # 42 distinct fixtures; the last is kept
-    for day, (home, away) in zip(range(40, 0, -1), pairs, strict=False):
-        last = factories.match(
+    played = [
+        factories.match_record(
             f"T{home}",
             f"T{away}",
             kickoff=now - timedelta(days=day, hours=-12),  # half a day off any window's edge
             goals=(day % 3, day % 2),
             odds=ODDS,
         )
+        for day, (home, away) in zip(range(40, 0, -1), pairs, strict=False)
+    ]
+    imports.store_records(played)
+    last = Match.get(Match.kickoff_at == played[-1].kickoff_at)
     predictions.backfill(factories.settings())
     difference = last.home_goals - last.away_goals
     factories.pick(last, "1x2", "draw" if not difference else "home" if difference > 0 else "away")

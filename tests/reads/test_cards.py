@@ -7,6 +7,7 @@ import pytest
 
 from app import create_app
 from models import Match, MatchIntelligence, OddsSummary, Pick, data_version
+from services.feeds import imports
 from services.forecasting import predictions
 from services.market import premium
 from services.reads import cards
@@ -39,25 +40,30 @@ ODDS = [
 def two_days(ctx):
     """One match on one day and forty on another, all with odds, predictions and picks; the
     history before them is a few weeks of results between the same teams."""
-    for day in range(60, 0, -1):
-        factories.match(
+    history = [
+        factories.match_record(
             f"T{day % 7}",
             f"T{(day + 3) % 7}",
             kickoff=DAY_ONE - timedelta(days=day),
             goals=(day % 3, day % 2),
             odds=ODDS,
         )
-    factories.match(
-        "T1", "T2", kickoff=DAY_ONE + timedelta(hours=15), status="scheduled", odds=ODDS
-    )
-    for index in range(40):
-        factories.match(
+        for day in range(60, 0, -1)
+    ]
+    upcoming = [
+        factories.match_record(
             f"H{index}",
             f"A{index}",
             kickoff=DAY_MANY + timedelta(hours=12, minutes=index),
             status="scheduled",
             odds=ODDS,
         )
+        for index in range(40)
+    ]
+    alone = factories.match_record(
+        "T1", "T2", kickoff=DAY_ONE + timedelta(hours=15), status="scheduled", odds=ODDS
+    )
+    imports.store_records([*history, alone, *upcoming])
     # Sixty results are the league's whole history: it counts as seen (the picks are the point).
     seen = {**factories.settings(), "MODEL_MIN_LEAGUE_MATCHES": 10}
     predictions.backfill(seen, now=DAY_ONE)

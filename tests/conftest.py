@@ -24,6 +24,15 @@ def pytest_configure(config):
         os.environ.update(helpers.worker_settings(worker, os.environ))
 
 
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist (``-n``), the tests of a module with a module-scoped fixture (a demo
+    world's copy, a model run, servers) run on one worker, which makes the fixture once; every
+    other test goes to whichever worker is free (``helpers.SharedFixtureScheduling``)."""
+    if config.getvalue("dist") == "load":
+        return helpers.SharedFixtureScheduling(config, log)
+    return None
+
+
 @pytest.fixture(scope="session")
 def schema_template(tmp_path_factory):
     """An SQLite file holding the empty schema, made once per run and copied for each test

@@ -10,6 +10,7 @@ import io
 import logging
 import os
 import pickle
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import redis
 from limits import parse
 from limits.strategies import SlidingWindowCounterRateLimiter
 from werkzeug.test import EnvironBuilder
+from xdist.scheduler import LoadScopeScheduling
 
 from app import create_app
 from engine.model import timeline
@@ -215,6 +217,46 @@ def demo_template(folder: Path):
     if not db.is_closed():
         db.close()
     return folder / "demo.db"
+
+
+#: A test module that defines a module-scoped fixture.
+_MODULE_FIXTURE = re.compile(r'@pytest\.fixture\(scope="module"')
+
+
+class SharedFixtureScheduling(LoadScopeScheduling):
+    """pytest-xdist's scheduling (``tests/conftest.py``'s ``pytest_xdist_make_scheduler``): the
+    tests of a module that defines a module-scoped fixture are one unit of work, so one worker
+    makes the fixture once (spread over two, each would make it: half a minute for some); every
+    other test is a unit of its own, to whichever worker is free. The units of many tests go
+    first, so the longest fixtures do not wait for the end of the run.
+
+    (pytest-xdist's own ``--dist loadgroup`` reads groups from marks it writes into node ids,
+    which pytest 9.2 no longer lets a plugin rewrite.)"""
+
+    def __init__(self, config, log=None):
+        super().__init__(config, log)
+        self.shared_modules = modules_with_module_fixtures(config.rootpath / "tests")
+
+    def _split_scope(self, nodeid: str) -> str:
+        return work_unit(nodeid, self.shared_modules)
+
+
+def work_unit(nodeid: str, shared_modules: set[str]) -> str:
+    """The unit of work a test belongs to: its module if that is one of ``shared_modules``,
+    else itself."""
+    module = nodeid.split("::", 1)[0]
+    return module if module in shared_modules else nodeid
+
+
+def modules_with_module_fixtures(folder: Path) -> set[str]:
+    """The test modules under ``folder`` (paths as node ids write them) that define a
+    module-scoped fixture."""
+    root = folder.parent
+    return {
+        path.relative_to(root).as_posix()
+        for path in folder.rglob("test_*.py")
+        if _MODULE_FIXTURE.search(path.read_text())
+    }
 
 
 def built_once(shared: Path, name: str, make):

@@ -72,3 +72,24 @@ def test_each_test_starts_on_empty_tables_whose_ids_start_at_one(make_app):
             first = factories.user("first@example.com")
             factories.match()
             assert first.id == 1 and Match.select(Match.id).scalar() == 1
+
+
+@pytest.fixture(scope="module")
+def made_once():
+    return object()
+
+
+def test_a_module_with_a_module_fixture_is_one_unit_of_work_and_other_tests_one_each(
+    request, made_once
+):
+    shared = helpers.modules_with_module_fixtures(request.config.rootpath / "tests")
+    assert shared >= {
+        "tests/system/test_suite_workers.py",  # this one (made_once)
+        "tests/webhooks/test_events.py",
+        "tests/operations/test_demo.py",
+    }
+    assert "tests/accounts/test_auth.py" not in shared
+    here = "tests/system/test_suite_workers.py::test_nothing_is_changed_where_nothing_is_shared"
+    assert helpers.work_unit(here, shared) == "tests/system/test_suite_workers.py"
+    elsewhere = "tests/accounts/test_auth.py::test_the_bearer_scheme_is_case_insensitive[bearer]"
+    assert helpers.work_unit(elsewhere, shared) == elsewhere

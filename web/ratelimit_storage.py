@@ -266,7 +266,9 @@ class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
 
 def window_stats(item, previous_count, previous_ttl, current_count, current_ttl) -> WindowStats:
     """(reset epoch, remaining) from the sliding window's counts, as limits computes it from a
-    fresh read of the same counters."""
+    fresh read of the same counters, but for a counter read in the millisecond it was set (its
+    time to live a whole number of windows): a whole window to wait, where the remainder of
+    that division said none (a 429 with ``Retry-After: 1`` for an hour's limit)."""
     previous_expires_in, current_expires_in = previous_ttl / 1000, current_ttl / 1000
     expiry = item.get_expiry()
     weighted = previous_count * previous_expires_in / expiry + current_count
@@ -276,9 +278,10 @@ def window_stats(item, previous_count, previous_ttl, current_count, current_ttl)
         return WindowStats(now, remaining)
     previous_reset_in = current_reset_in = math.inf
     if previous_count:
-        previous_reset_in = previous_expires_in % (expiry / previous_count)
+        share = expiry / previous_count
+        previous_reset_in = previous_expires_in % share or share
     if current_count:
-        current_reset_in = current_expires_in % expiry
+        current_reset_in = current_expires_in % expiry or expiry
     return WindowStats(now + min(previous_reset_in, current_reset_in), remaining)
 
 

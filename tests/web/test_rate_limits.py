@@ -3,9 +3,11 @@
 import os
 import re
 import threading
+import time
 
 import pytest
 import redis
+from limits import parse
 from limits.strategies import STRATEGIES
 
 from tests import asserts, factories
@@ -525,3 +527,22 @@ def test_the_ipv6_network_counted_is_configuration(make_app):
 )
 def test_a_client_key_has_one_spelling_per_client(address, key):
     assert client_keys.client_key(address, 64) == key
+
+
+@pytest.mark.parametrize(
+    ("counts", "wait"),
+    [
+        ((0, 0, 1, 7_200_000), 3600),  # spent, read in the millisecond it was set
+        ((0, 0, 1, 7_199_000), 3599),
+        ((1, 3_600_000, 0, 0), 3600),  # the last window's one hit, just become the last
+        ((1, 1_800_000, 1, 5_400_000), 1800),
+    ],
+)
+def test_a_spent_counter_names_its_wait_even_read_the_moment_it_was_set(counts, wait):
+    """The one-trip strategy's counts (Redis): the previous and current windows' counts and
+    times to live (ms; the current key lives two windows). A time to live of a whole number of
+    windows is a whole window to wait, not none."""
+    before = time.time()
+    reset_at, remaining = ratelimit_storage.window_stats(parse("1 per hour"), *counts)
+    assert remaining == 0
+    assert wait <= reset_at - before <= wait + (time.time() - before)

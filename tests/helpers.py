@@ -24,6 +24,7 @@ import psycopg2.extensions
 import redis
 from limits import parse
 from limits.strategies import SlidingWindowCounterRateLimiter
+from peewee import AutoField
 from werkzeug.test import EnvironBuilder
 from xdist.scheduler import LoadScopeScheduling
 
@@ -156,14 +157,26 @@ SELECT md5(string_agg(part, ',' ORDER BY part)) FROM (
 """
 
 
-#: Every table emptied and every sequence restarted, in one round trip: the append-only
-#: triggers off for the transaction that runs it.
+def _numbered(model) -> bool:
+    return isinstance(model._meta.primary_key, AutoField)
+
+
+def _id_sequence(model) -> str:
+    """SQL naming the sequence that numbers ``model``'s rows."""
+    table, column = model._meta.table_name, model._meta.primary_key.column_name
+    return f"""pg_get_serial_sequence('"{table}"', '{column}')"""
+
+
+#: Every table emptied and the sequence of each one's id restarted (the migration history,
+#: which is not emptied, keeps its own), in one round trip: the append-only triggers off for the
+#: transaction that runs it.
 _EMPTY_TABLES = ";".join(
     [
         "SET LOCAL session_replication_role = replica",
         *(f'DELETE FROM "{model._meta.table_name}"' for model in reversed(TABLES)),
-        "SELECT setval(format('%%I.%%I', schemaname, sequencename), 1, false) FROM pg_sequences "
-        "WHERE schemaname = current_schema()",
+        "SELECT setval(sequence, 1, false) FROM unnest(ARRAY["
+        + ", ".join(_id_sequence(model) for model in TABLES if _numbered(model))
+        + "]) AS sequence WHERE sequence IS NOT NULL",
     ]
 )
 

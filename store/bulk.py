@@ -63,7 +63,8 @@ def insert_rows(
     """Insert many plain tuples (values in ``names`` order) in few statements; ``constants``
     are fields given one value for every row (converted once). ``skip_taken`` leaves out, without
     an error, a row whose unique key a stored row holds already; ``replace_on`` (the fields of a
-    unique key) makes such a row give the stored one every other field's value instead.
+    unique key) makes such a row give the stored one its other ``names``' values instead (the
+    ``constants`` only fill new rows).
 
     Peewee's ``insert_many`` builds its SQL value by value, which costs far more than the database
     does for hundreds of thousands of rows; this hands the driver one prepared statement
@@ -87,7 +88,7 @@ def insert_rows(
         key = [model._meta.fields[name].column_name for name in replace_on]
         updates = ", ".join(
             f'"{field.column_name}" = excluded."{field.column_name}"'
-            for field in fields
+            for field in fields[: len(names)]  # the rows' own fields, not the constants
             if field.column_name not in key
         )
         target = ", ".join(f'"{column}"' for column in key)
@@ -114,8 +115,8 @@ def insert_rows(
 
 def insert_records(model, records: list[dict], replace_on=None, skip_taken=False) -> None:
     """:func:`insert_rows` for records (dicts of field names, all with the same keys), the
-    model's defaults filling the fields they leave out (a callable default is called once for
-    them all), as Peewee's ``insert_many`` fills them."""
+    model's defaults filling the fields they leave out in new rows, as Peewee's ``insert_many``
+    fills them (but a callable default is called once for them all, not once a row)."""
     if not records:
         return
     names = list(records[0])

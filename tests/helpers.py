@@ -186,7 +186,7 @@ def reset_tables() -> None:
 
     On PostgreSQL, when the schema found is the one ``create_tables`` made earlier in this run
     (the same relations, columns, triggers and applied steps), every row is deleted with the
-    append-only triggers off for that transaction and every sequence restarts, in one round
+    append-only triggers off for that transaction and their ids' sequences restart, in one round
     trip: about 5 ms (15 ms with a statement each), where dropping and creating the schema takes
     about half a second. Otherwise
     (SQLite, the first reset, a schema a migration test left behind) everything is dropped and

@@ -266,9 +266,11 @@ class OneTripSlidingWindow(SlidingWindowCounterRateLimiter):
 
 def window_stats(item, previous_count, previous_ttl, current_count, current_ttl) -> WindowStats:
     """(reset epoch, remaining) from the sliding window's counts, as limits computes it from a
-    fresh read of the same counters, but for a counter read in the millisecond it was set (its
-    time to live a whole number of windows): a whole window to wait, where the remainder of
-    that division said none (a 429 with ``Retry-After: 1`` for an hour's limit)."""
+    fresh read of the same counters, but for the current window's: it lives from one to two
+    windows (:data:`ACQUIRE_AND_COUNT` sets it for two and renames it below one), so it has
+    room when its own window ends, its time to live less one window. limits takes the remainder
+    of a division by the window, which says no wait at all for a counter read the moment it
+    was set (two whole windows): a 429 with ``Retry-After: 1`` for an hour's limit."""
     previous_expires_in, current_expires_in = previous_ttl / 1000, current_ttl / 1000
     expiry = item.get_expiry()
     weighted = previous_count * previous_expires_in / expiry + current_count
@@ -278,10 +280,9 @@ def window_stats(item, previous_count, previous_ttl, current_count, current_ttl)
         return WindowStats(now, remaining)
     previous_reset_in = current_reset_in = math.inf
     if previous_count:
-        share = expiry / previous_count
-        previous_reset_in = previous_expires_in % share or share
+        previous_reset_in = previous_expires_in % (expiry / previous_count)
     if current_count:
-        current_reset_in = current_expires_in % expiry or expiry
+        current_reset_in = max(current_expires_in - expiry, 0.0)
     return WindowStats(now + min(previous_reset_in, current_reset_in), remaining)
 
 

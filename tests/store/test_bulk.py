@@ -163,4 +163,10 @@ def test_records_take_the_models_defaults_and_keep_or_replace_a_row_on_its_key(a
             (first.id, payloads[1]),
             (second.id, payloads[2]),
         ]
+        # A replaced row keeps what the records leave out (the defaults fill new rows only).
+        Pick.update(status="won").where(Pick.match == first.id).execute()
+        with db.atomic():
+            insert_records(Pick, [{**pick, "odds": 3.3}], replace_on=("match", "market"))
+        replaced = Pick.get(Pick.match == first.id)
+        assert (replaced.odds, replaced.status) == (3.3, "won")
         assert insert_records(Pick, []) is None and Pick.select().count() == 2

@@ -64,7 +64,7 @@ def test_what_workers_share_is_made_once_and_read_by_the_others(tmp_path):
 
 def test_each_test_starts_on_empty_tables_whose_ids_start_at_one(make_app):
     """The reset between tests (``helpers.reset_tables`` on PostgreSQL, a copy of the empty
-    schema on SQLite) leaves no row behind and restarts every id."""
+    schema on SQLite) leaves no row behind and restarts every table's ids."""
     for _ in range(2):
         app = make_app()
         with app.app_context():

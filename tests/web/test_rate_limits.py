@@ -532,16 +532,18 @@ def test_a_client_key_has_one_spelling_per_client(address, key):
 @pytest.mark.parametrize(
     ("counts", "wait"),
     [
-        ((0, 0, 1, 7_200_000), 3600),  # spent, read in the millisecond it was set
+        ((0, 0, 1, 7_200_000), 3600),  # spent, read the moment it was set
         ((0, 0, 1, 7_199_000), 3599),
-        ((1, 3_600_000, 0, 0), 3600),  # the last window's one hit, just become the last
+        ((0, 0, 1, 3_600_000), 0),  # its window ends now
         ((1, 1_800_000, 1, 5_400_000), 1800),
+        ((2, 1_800_000, 0, 0), 0),  # the last window's two hits weigh one: room for one
     ],
 )
 def test_a_spent_counter_names_its_wait_even_read_the_moment_it_was_set(counts, wait):
     """The one-trip strategy's counts (Redis): the previous and current windows' counts and
-    times to live (ms; the current key lives two windows). A time to live of a whole number of
-    windows is a whole window to wait, not none."""
+    times to live (ms; the current window's counter lives from one window to two). The current
+    window's counter has room when its window ends: read the moment it was set, a whole
+    window to wait, not none."""
     before = time.time()
     reset_at, remaining = ratelimit_storage.window_stats(parse("1 per hour"), *counts)
     assert remaining == 0

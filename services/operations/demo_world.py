@@ -58,18 +58,21 @@ def other_leagues() -> list[str]:
     return sorted(code for (code,) in others.tuples())
 
 
-def build(now, settings, live_days: int = LIVE_DAYS, seed: int = SEED, progress=None) -> dict:
+def build(
+    now, settings, live_days: int = LIVE_DAYS, seed: int = SEED, progress=None, knobs=None
+) -> dict:
     """The demo world at the instant ``now`` in a database that holds none of it, its last
     ``live_days`` days replayed (the last one at ``now`` itself), then a settlement and a
     calibration run.
 
-    ``progress(done, total)`` hears of each replayed day. Deterministic for a given ``now`` and
-    ``seed`` but for the ledger's secrets (commitment salts) and the operations' timings.
+    ``progress(done, total)`` hears of each replayed day; ``knobs`` (``football.DemoSettings``,
+    the defaults without) size the world. Deterministic for a given ``now``, ``seed`` and
+    ``knobs`` but for the ledger's secrets (commitment salts) and the operations' timings.
     Returns what was made.
     """
     if present():
         raise CommandError("the database already holds the demo world")
-    world = football.generate(now, seed)
+    world = football.generate(now, seed, knobs)
     total = live_days + 1
     seen = []
 

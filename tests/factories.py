@@ -66,24 +66,14 @@ def people() -> dict:
     return found
 
 
-def match(
-    home="Alpha",
-    away="Beta",
-    kickoff=None,
-    status="finished",
-    goals=(2, 1),
-    odds=(),
-    league=("TST", "Test League", "Testland", "top-flight"),
-    season="2026-27",
-):
-    """A stored match with its odds, through the importer (needs an app context).
-
-    ``odds`` are ``(bookmaker, market, selection, price, is_closing)`` tuples; ``kickoff``
-    defaults to a day before the app's clock. Many at once: :func:`match_record`.
-    """
-    record = match_record(home, away, kickoff, status, goals, odds, league, season)
+def match(*args, **fields):
+    """A stored match with its odds, through the importer (needs an app context); the
+    arguments are :func:`match_record`'s. Many at once: ``imports.store_records`` of records."""
+    record = match_record(*args, **fields)
     imports.store_records([record])
-    return Match.get(Match.slug == Match.slug_for(home, away, record.kickoff_at))
+    return Match.get(
+        Match.slug == Match.slug_for(record.home_team, record.away_team, record.kickoff_at)
+    )
 
 
 def match_record(
@@ -96,8 +86,10 @@ def match_record(
     league=("TST", "Test League", "Testland", "top-flight"),
     season="2026-27",
 ) -> MatchRecord:
-    """What :func:`match` stores, for storing many in one import
-    (``imports.store_records([...])``)."""
+    """A match as a source gives it, with its odds: ``odds`` are ``(bookmaker, market,
+    selection, price, is_closing)`` tuples; ``kickoff`` defaults to a day before the app's
+    clock. What :func:`match` stores; many at once in one import:
+    ``imports.store_records([...])``."""
     kickoff = kickoff or now() - timedelta(days=1)
     home_goals, away_goals = goals if status == "finished" else (None, None)
     return MatchRecord(

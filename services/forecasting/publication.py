@@ -20,12 +20,6 @@ from store.bulk import insert_records
 BATCH = 1000
 
 
-def _upsert(model, records, conflict=None):
-    """Insert ``records`` (dicts of field names); on a conflict on the fields ``conflict`` keep
-    every other field's new value, or, without ``conflict``, keep the stored row."""
-    insert_records(model, records, replace_on=conflict, skip_taken=not conflict)
-
-
 def _of_matches(model, columns, match_ids):
     """``columns`` (tuples) of ``model``'s rows for ``match_ids``: one ``IN`` query per
     :data:`BATCH` of them, so no list is too long for the database."""
@@ -242,15 +236,15 @@ def write_forecast(
     live_predictions = [record for record in predictions if record["is_live"]]
     before_live = _published_probabilities(live_predictions)
     _drop_unquoted_lines(predictions, [int(forecast.match_id[row]) for row in fresh])
-    _upsert(Prediction, predictions, ("match", "market", "line"))
+    insert_records(Prediction, predictions, replace_on=("match", "market", "line"))
     _emit_predictions(live_predictions, before_live, now)
     intel = intelligence_rows(forecast, rows.tolist() if refresh_intelligence else fresh, now)
-    _upsert(MatchIntelligence, intel, ("match",))
+    insert_records(MatchIntelligence, intel, replace_on=("match",))
     new_picks = pick_rows(forecast, fresh, live, now)  # a pick comes with its prediction
     live_picks = [record for record in new_picks if record["is_live"]]
     held = _pick_keys(live_picks)
     before = Pick.select().count()
-    _upsert(Pick, new_picks)
+    insert_records(Pick, new_picks, skip_taken=True)  # a stored pick is never replaced
     made = Pick.select().count() - before
     _emit_picks(live_picks, held, forecast, now, settings)
     # A live pick enters the ledger in the transaction that stores it, and so do the prices it

@@ -32,23 +32,6 @@ def few_results(app):
 SELECTIONS = ("home", "draw", "away")
 
 
-def played_month(now, odds) -> None:
-    """28 played matches of Testland's six clubs, one a day until three days before ``now``, each
-    priced by ``odds``."""
-    imports.store_records(
-        [
-            factories.match_record(
-                f"T{day % 6}",
-                f"T{(day + 1) % 6}",
-                kickoff=now - timedelta(days=day),
-                goals=(day % 3, 1),
-                odds=odds,
-            )
-            for day in range(30, 2, -1)
-        ]
-    )
-
-
 def _backfill(files):
     drop_tables()
     create_tables()
@@ -109,7 +92,7 @@ def test_refresh_updates_an_open_match_and_keeps_what_was_published(ctx):
         ("bet365", "1x2", s, p, False)
         for s, p in zip(("home", "draw", "away"), (2.3, 3.4, 3.5), strict=True)
     ]
-    played_month(now, odds)
+    factories.played_days(now, range(30, 2, -1), odds)
     upcoming = factories.match(
         "T1", "T4", status="scheduled", kickoff=now + timedelta(days=2), odds=odds
     )
@@ -144,7 +127,7 @@ def test_a_league_the_model_has_not_seen_publishes_the_market_and_makes_no_pick(
     soft = [
         ("bet365", "1x2", s, p, False) for s, p in zip(SELECTIONS, (2.3, 3.4, 3.5), strict=True)
     ]
-    played_month(now, sharp + soft)
+    factories.played_days(now, range(30, 2, -1), sharp + soft)
     kickoff = now + timedelta(days=2)
     seen = factories.match("T1", "T4", status="scheduled", kickoff=kickoff, odds=sharp + soft)
     new = ("NEW", "New League", "Newland", "top-flight")
@@ -386,7 +369,7 @@ def test_a_prediction_run_signs_its_picks_at_once_so_they_settle_live(ctx):
         ("bet365", "1x2", s, p, False)
         for s, p in zip(("home", "draw", "away"), (2.3, 3.4, 3.5), strict=True)
     ]
-    played_month(now, odds)
+    factories.played_days(now, range(30, 2, -1), odds)
     kickoff = now + timedelta(days=2)
     upcoming = factories.match("T1", "T4", status="scheduled", kickoff=kickoff, odds=odds)
     predictions.backfill(factories.settings(), now=now)

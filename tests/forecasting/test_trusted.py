@@ -39,14 +39,7 @@ def seen(app):
 @pytest.mark.usefixtures("seen")
 def test_a_refresh_rates_a_pick_as_the_backfill_does(ctx, app):
     now = utcnow()
-    for day in range(24, 2, -1):
-        factories.match(
-            f"T{day % 6}",
-            f"T{(day + 1) % 6}",
-            kickoff=now - timedelta(days=day),
-            goals=(day % 3, 1),
-            odds=PRICES,
-        )
+    factories.played_days(now, range(24, 2, -1), PRICES)
     upcoming = factories.match(
         "T0", "T3", kickoff=now + timedelta(days=2), status="scheduled", odds=PRICES[:6]
     )

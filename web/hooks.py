@@ -197,7 +197,10 @@ def init_app(app):
 
 class App(Flask):
     """Flask, whose own answer to OPTIONS (the methods a path allows, no body) carries no
-    ``Content-Type``: there is nothing for it to describe."""
+    ``Content-Type``: there is nothing for it to describe; its templates are compiled once per
+    process (``html.COMPILED_TEMPLATES``)."""
+
+    jinja_options = {**Flask.jinja_options, "bytecode_cache": html.COMPILED_TEMPLATES}
 
     def make_default_options_response(self):
         response = super().make_default_options_response()

@@ -8,6 +8,7 @@ import base64
 import hashlib
 
 from flask import current_app, make_response, render_template, request
+from jinja2 import BytecodeCache
 
 from web.charts import signed
 from web.links import base_url
@@ -80,6 +81,32 @@ DOCS_POLICY = (
 #: Endpoints outside a blueprint of pages that still answer a browser with a page: the landing
 #: page at ``/`` (a JSON index for every other client).
 PAGE_ENDPOINTS = frozenset({"meta.Index"})
+
+
+class CompiledTemplates(BytecodeCache):
+    """Templates compiled once per process, for every app it makes (a worker makes one; the
+    test suite thousands, each of which compiled every page it rendered again). Jinja keys a
+    template by its name and file and checks its source's checksum before it reuses the code,
+    so an edited template is compiled again. The code also holds the environment's settings
+    (autoescaping, filters): only environments configured alike may share one, as every
+    ``hooks.App`` is."""
+
+    def __init__(self):
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket) -> None:
+        if (code := self._code.get(bucket.key)) is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+    def clear(self) -> None:
+        self._code.clear()
+
+
+#: The process's compiled templates (``hooks.App.jinja_options``).
+COMPILED_TEMPLATES = CompiledTemplates()
 
 
 def page_request() -> bool:

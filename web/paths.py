@@ -6,6 +6,7 @@ A path has one spelling: a doubled slash inside it or a trailing slash does not 
 from datetime import date
 from typing import ClassVar
 
+from flask_smorest.spec.plugins import FlaskPlugin
 from werkzeug import routing
 from werkzeug.routing import BaseConverter, IntegerConverter, ValidationError
 
@@ -90,17 +91,30 @@ def init_app(app) -> None:
 
 
 def document(api) -> None:
-    """Teach the API description the converters (after ``api.init_app``: before it, the
-    singleton's spec is the previous app's, and touching it would write that app's description)."""
-    api.register_converter(
-        IdConverter,
-        lambda converter: {"type": "integer", "maximum": converter.max, "minimum": converter.min},
-    )
-    api.register_converter(
-        SlugConverter, lambda _converter: {"type": "string", "pattern": f"^{SlugConverter.regex}$"}
-    )
-    api.register_converter(DayConverter, lambda _converter: {"type": "string", "format": "date"})
-    api.register_converter(
-        LeagueCodeConverter,
-        lambda _converter: {"type": "string", "pattern": f"^{LeagueCodeConverter.regex}$"},
-    )
+    """Teach the API description the converters, when it is written (``ProblemApi.document``):
+    flask-smorest's own ``register_converter`` would write the description at once, and would
+    keep each converter again for every app the process makes."""
+
+    def register(spec):
+        plugin = next(plugin for plugin in spec.plugins if isinstance(plugin, FlaskPlugin))
+        plugin.register_converter(
+            IdConverter,
+            lambda converter: {
+                "type": "integer",
+                "maximum": converter.max,
+                "minimum": converter.min,
+            },
+        )
+        plugin.register_converter(
+            SlugConverter,
+            lambda _converter: {"type": "string", "pattern": f"^{SlugConverter.regex}$"},
+        )
+        plugin.register_converter(
+            DayConverter, lambda _converter: {"type": "string", "format": "date"}
+        )
+        plugin.register_converter(
+            LeagueCodeConverter,
+            lambda _converter: {"type": "string", "pattern": f"^{LeagueCodeConverter.regex}$"},
+        )
+
+    api.document(register)

@@ -44,16 +44,22 @@ class ProblemApi(Api):
         self._undocumented = []
         self._documenting = threading.RLock()
         self._writing = False
+        self._starting = False
         super().__init__(*args, **kwargs)
 
     def init_app(self, app, *, spec_kwargs=None):
         self._undocumented = []  # what an earlier app left unwritten is not this app's
-        super().init_app(app, spec_kwargs=spec_kwargs)
+        self._starting = True  # flask-smorest reads the description as it sets it up
+        try:
+            super().init_app(app, spec_kwargs=spec_kwargs)
+        finally:
+            self._starting = False
 
     @property
     def spec(self):
-        """The OpenAPI description, complete: the steps still waiting are written first."""
-        if self._undocumented:
+        """The OpenAPI description, complete: the steps still waiting are written first (but
+        for flask-smorest's own reads while an app is made)."""
+        if self._undocumented and not self._starting:
             self._write_pending()
         return self._spec
 
@@ -97,11 +103,17 @@ class ProblemApi(Api):
         pagination header and its ``PaginationMetadata`` would be documented for no operation."""
 
     def _register_responses(self):
+        """flask-smorest's error responses, written with the rest of the description when it is
+        first read: resolving the problem schema for each of forty statuses was most of what
+        making an app cost."""
+        self.document(self._write_error_responses)
+
+    def _write_error_responses(self, spec):
         for status in http.HTTPStatus:
             if status < 400:
                 continue
-            self.spec.components.response(status.name, error_response(status), lazy=True)
-        self.spec.components.response(
+            spec.components.response(status.name, error_response(status), lazy=True)
+        spec.components.response(
             self.DEFAULT_ERROR_RESPONSE_NAME,
             error_response(
                 http.HTTPStatus.INTERNAL_SERVER_ERROR,

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from errors import PROBLEMS
+from web.extensions import api
 
 
 @pytest.fixture
@@ -220,3 +221,18 @@ def test_the_description_written_on_first_read_is_whole_whoever_reads_it_first(m
     assert set(answers) == {alone}
     assert client.get("/openapi.json").get_data() == alone
     assert len(json.loads(alone)["paths"]) > 30
+
+
+def test_making_an_app_writes_none_of_its_description(make_app):
+    """Nothing of the description is written when an app is made (flask-smorest's error
+    responses, the bearer scheme and the converters included), and nothing of one app's is kept
+    for the next; the first read writes it whole."""
+    for _ in range(2):
+        app = make_app()
+        assert api._spec.to_dict().get("components", {}) == {}
+        assert api._converters == []
+    described = app.test_client().get("/openapi.json").get_json()
+    assert described["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    assert "DEFAULT_ERROR" in described["components"]["responses"]
+    (match_id,) = described["paths"]["/api/matches/{match_id}"]["parameters"]
+    assert match_id["schema"] == {"type": "integer", "maximum": 2**31 - 1, "minimum": 1}

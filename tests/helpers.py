@@ -55,13 +55,6 @@ UNLIMITED = {
 }
 
 
-#: The cyclic garbage collector's thresholds in a test process (``gc.set_threshold``): the
-#: youngest generation collected every 100,000 allocations (Python's default: 700), the older
-#: ones after 10 collections of the one below (as by default), so about 140 times less often.
-#: Tests that measure memory call ``gc.collect()`` first, as they did.
-COLLECTOR_THRESHOLDS = (100_000, 10, 10)
-
-
 def test_database_url(tmp_path):
     """TEST_DATABASE_URL when CI gives one (the suite may wipe it), else a fresh SQLite file."""
     return os.environ.get("TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'test.db'}"

@@ -90,6 +90,22 @@ def init_app(app) -> None:
     app.url_map.converters["league_code"] = LeagueCodeConverter
 
 
+#: Each converter's parameter schema in the API description.
+CONVERTER_SCHEMAS = {
+    IdConverter: lambda converter: {
+        "type": "integer",
+        "maximum": converter.max,
+        "minimum": converter.min,
+    },
+    SlugConverter: lambda _converter: {"type": "string", "pattern": f"^{SlugConverter.regex}$"},
+    DayConverter: lambda _converter: {"type": "string", "format": "date"},
+    LeagueCodeConverter: lambda _converter: {
+        "type": "string",
+        "pattern": f"^{LeagueCodeConverter.regex}$",
+    },
+}
+
+
 def document(api) -> None:
     """Teach the API description the converters, when it is written (``ProblemApi.document``):
     flask-smorest's own ``register_converter`` would write the description at once, and would
@@ -97,24 +113,7 @@ def document(api) -> None:
 
     def register(spec):
         plugin = next(plugin for plugin in spec.plugins if isinstance(plugin, FlaskPlugin))
-        plugin.register_converter(
-            IdConverter,
-            lambda converter: {
-                "type": "integer",
-                "maximum": converter.max,
-                "minimum": converter.min,
-            },
-        )
-        plugin.register_converter(
-            SlugConverter,
-            lambda _converter: {"type": "string", "pattern": f"^{SlugConverter.regex}$"},
-        )
-        plugin.register_converter(
-            DayConverter, lambda _converter: {"type": "string", "format": "date"}
-        )
-        plugin.register_converter(
-            LeagueCodeConverter,
-            lambda _converter: {"type": "string", "pattern": f"^{LeagueCodeConverter.regex}$"},
-        )
+        for converter, schema in CONVERTER_SCHEMAS.items():
+            plugin.register_converter(converter, schema)
 
     api.document(register)
